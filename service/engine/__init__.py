@@ -1,0 +1,24 @@
+"""The rules engine: pure Python, standard library only.
+
+Deal a game from (variant, options, seed), list the legal commands, apply one
+(getting the next game and its diff), read the outcome and the public view::
+
+    game = Game.deal("gilbert", seed=42)
+    game, diff = game.apply({"type": "draw"})
+    game.status, game.legal_moves(), game.public_piles()
+"""
+
+from .commands import DRAW, RESIGN, UNDO, Command, Draw, Move, Resign, Undo, command_from_dict, command_to_dict
+from .diff import Op, apply_ops, compute_ops
+from .errors import BadCommand, BadOptions, EngineError, IllegalCommand, UnknownVariant
+from .game import MAX_SEED, RULES_VERSION, Diff, Game, Position, Status
+from .piles import Pile, PileSpec
+from .variant import Option, Variant
+from .variants import VARIANTS, get_variant
+
+__all__ = [
+    "DRAW", "RESIGN", "UNDO", "Command", "Draw", "Move", "Resign", "Undo", "command_from_dict",
+    "command_to_dict", "Op", "apply_ops", "compute_ops", "BadCommand", "BadOptions", "EngineError",
+    "IllegalCommand", "UnknownVariant", "MAX_SEED", "RULES_VERSION", "Diff", "Game", "Position",
+    "Status", "Pile", "PileSpec", "Option", "Variant", "VARIANTS", "get_variant",
+]

@@ -1,0 +1,109 @@
+"""Diffs: the ordered pile operations that turn one public view into the next.
+
+A diff is computed by comparing the piles before and after a command, so
+every command (undo included) gets one by the same means. Operations come in
+the order a client applies them: first what leaves piles (``pop``, ``down``),
+then what arrives (``push``), then cards turning up (``flip``); within each
+phase, the command's source pile, then its destination, then layout order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .piles import Pile
+
+Op = dict[str, Any]
+
+
+def pile_ops(pile_id: str, before: Pile, after: Pile) -> tuple[list[Op], list[Op], list[Op]]:
+    """The (leaving, arriving, turning-up) operations for one pile."""
+    leave: list[Op] = []
+    arrive: list[Op] = []
+    turn: list[Op] = []
+    a_down, b_down = len(before.down), len(after.down)
+    a_up, b_up = before.up, after.up
+    if a_down == b_down:
+        k = _common_prefix(a_up, b_up)
+        if len(a_up) > k:
+            leave.append({"pile": pile_id, "op": "pop", "n": len(a_up) - k})
+        if len(b_up) > k:
+            arrive.append({"pile": pile_id, "op": "push", "cards": list(b_up[k:])})
+    elif b_down < a_down and 0 < a_down - b_down <= len(b_up) and not _keeps_up(a_up, b_up):
+        # Face-down cards turned up: clear the face-up cards above, then flip.
+        if a_up:
+            leave.append({"pile": pile_id, "op": "pop", "n": len(a_up)})
+        flips = a_down - b_down
+        turn.extend({"pile": pile_id, "op": "flip", "card": c} for c in b_up[:flips])
+        if len(b_up) > flips:
+            turn.append({"pile": pile_id, "op": "push", "cards": list(b_up[flips:])})
+    else:
+        # Face-down cards added (waste turned over, a flip undone) or dealt away.
+        k = _common_prefix(a_up, b_up) if b_down < a_down else 0
+        if len(a_up) > k:
+            leave.append({"pile": pile_id, "op": "pop", "n": len(a_up) - k})
+        leave.append({"pile": pile_id, "op": "down", "n": b_down - a_down})
+        if len(b_up) > k:
+            arrive.append({"pile": pile_id, "op": "push", "cards": list(b_up[k:])})
+    return leave, arrive, turn
+
+
+def _keeps_up(a_up: tuple[str, ...], b_up: tuple[str, ...]) -> bool:
+    # Cards that were face up and stay at the bottom of the face-up part mean
+    # nothing below them can have turned up: treat as cards dealt away.
+    return bool(a_up) and bool(b_up) and a_up[0] == b_up[0]
+
+
+def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    k = 0
+    n = min(len(a), len(b))
+    while k < n and a[k] == b[k]:
+        k += 1
+    return k
+
+
+def compute_ops(before: Mapping[str, Pile], after: Mapping[str, Pile], order: Iterable[str]) -> list[Op]:
+    """Every operation turning ``before`` into ``after``, piles visited in ``order`` then the rest."""
+    leave: list[Op] = []
+    arrive: list[Op] = []
+    turn: list[Op] = []
+    seen: set[str] = set()
+    for pile_id in [*order, *after]:
+        if pile_id in seen:
+            continue
+        seen.add(pile_id)
+        a, b = before[pile_id], after[pile_id]
+        if a is b or a == b:
+            continue
+        l_ops, a_ops, t_ops = pile_ops(pile_id, a, b)
+        leave += l_ops
+        arrive += a_ops
+        turn += t_ops
+    return leave + arrive + turn
+
+
+def apply_ops(piles: Mapping[str, Mapping[str, Any]], ops: Iterable[Op]) -> dict[str, dict[str, Any]]:
+    """Apply operations to a public view's piles (``{"down": n, "up": [...]}``), as a client does."""
+    out = {k: {"down": v["down"], "up": list(v["up"])} for k, v in piles.items()}
+    for op in ops:
+        pile = out[op["pile"]]
+        kind = op["op"]
+        if kind == "pop":
+            if op["n"] > len(pile["up"]):
+                raise ValueError(f"pop {op['n']} from {op['pile']} with {len(pile['up'])} face-up cards")
+            del pile["up"][len(pile["up"]) - op["n"]:]
+        elif kind == "push":
+            pile["up"].extend(op["cards"])
+        elif kind == "flip":
+            if pile["down"] < 1:
+                raise ValueError(f"flip on {op['pile']} with no face-down card")
+            pile["down"] -= 1
+            pile["up"].append(op["card"])
+        elif kind == "down":
+            pile["down"] += op["n"]
+            if pile["down"] < 0:
+                raise ValueError(f"down {op['n']} on {op['pile']} leaves a negative count")
+        else:
+            raise ValueError(f"unknown op {kind!r}")
+    return out

@@ -1,0 +1,34 @@
+"""What the engine refuses, as ``ValueError`` subclasses carrying a reason a person can read."""
+
+from __future__ import annotations
+
+
+class EngineError(ValueError):
+    """Base of every error the engine raises for bad input."""
+
+
+class UnknownVariant(EngineError):
+    def __init__(self, variant_id: object, known: list[str]) -> None:
+        super().__init__(f"unknown variant {variant_id!r}; known variants: {', '.join(known)}")
+        self.variant_id = variant_id
+
+
+class BadOptions(EngineError):
+    """Options that the variant does not define, or of the wrong type."""
+
+
+class BadCommand(EngineError):
+    """A command that is malformed: unknown type, missing or mistyped field."""
+
+
+class IllegalCommand(EngineError):
+    """A well-formed command that the rules forbid now.
+
+    ``rule`` is a short stable identifier of the rule (``"empty_tableau_sevens_only"``),
+    the message says it in words. Neither ever names a face-down card.
+    """
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.message = message

@@ -1,0 +1,233 @@
+"""A game: the deal, the commands in effect, the outcome.
+
+A :class:`Game` is immutable: :meth:`Game.apply` returns the next game and
+its :class:`Diff`. Each :class:`Position` (the piles after one command in
+effect) points at the position before it, so ``undo`` is a step back along
+that chain: exactly the replay of the commands not undone, without replaying.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .commands import DRAW, RESIGN, UNDO, Command, Draw, Move, Resign, Undo, command_from_dict
+from .diff import Op, compute_ops
+from .errors import BadCommand, IllegalCommand
+from .movegen import check_move, legal_moves
+from .piles import Pile
+from .variant import Variant
+
+# A stored game records this; a change to RULES.md that changes any outcome bumps it.
+RULES_VERSION = 1
+MAX_SEED = 2**53  # seeds are integers 0 <= seed < 2**53 (exact in every JSON client)
+
+
+class Status(enum.StrEnum):
+    PLAYING = "playing"
+    WON = "won"
+    LOST = "lost"
+    RESIGNED = "resigned"
+
+    @property
+    def is_final(self) -> bool:
+        return self in (Status.WON, Status.RESIGNED)
+
+
+class Position:
+    """The piles after the deal and the commands in effect so far."""
+
+    __slots__ = ("piles", "command", "_parent", "_rebuild", "only_draws_since_turnover")
+
+    def __init__(self, piles: dict[str, Pile], command: Command | None, parent: Position | None,
+                 only_draws_since_turnover: bool, rebuild: Callable[[], Position | None] | None = None) -> None:
+        self.piles = piles
+        self.command = command  # the command that led here (None for the deal)
+        self._parent = parent
+        self._rebuild = rebuild  # set on positions restored from a snapshot
+        # Gilbert's "lost" test (c): every command in effect since the waste was
+        # last turned over (or since the deal) is a draw.
+        self.only_draws_since_turnover = only_draws_since_turnover
+
+    @property
+    def parent(self) -> Position | None:
+        if self._rebuild is not None:
+            self._parent, self._rebuild = self._rebuild(), None
+        return self._parent
+
+    @property
+    def has_parent(self) -> bool:
+        return self.command is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Diff:
+    """What one applied command changed: the operations and the new outcome."""
+
+    command: Command
+    ops: list[Op]
+    status: Status
+    moves: int
+    foundation_cards: int
+
+
+class Game:
+    """One game of a variant: immutable, :meth:`apply` returns the next one."""
+
+    __slots__ = ("variant", "seed", "position", "moves", "status")
+
+    def __init__(self, variant: Variant, seed: int, position: Position, moves: int, status: Status) -> None:
+        self.variant = variant
+        self.seed = seed
+        self.position = position
+        self.moves = moves
+        self.status = status
+
+    # --- making games ------------------------------------------------------------
+    @classmethod
+    def deal(cls, variant_id: str, seed: int, options: Mapping[str, Any] | None = None) -> Game:
+        """The dealt game of ``variant_id`` with ``seed`` (see :mod:`service.engine.rng`)."""
+        from .variants import get_variant
+
+        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < MAX_SEED:
+            raise BadCommand(f"a seed is a whole number 0 <= seed < 2**53, got {seed!r}")
+        variant = get_variant(variant_id)(options)
+        position = Position(variant.deal(seed), None, None, True)
+        # A deal can leave no legal command at all: such a game is lost from the start.
+        status = Status.LOST if variant.is_lost(position) else Status.PLAYING
+        return cls(variant, seed, position, 0, status)
+
+    @classmethod
+    def replay(cls, variant_id: str, seed: int, options: Mapping[str, Any] | None,
+               commands: Iterable[Command | Mapping[str, Any]]) -> Game:
+        """The game after ``commands`` (a whole log, undos and all) from the deal."""
+        game = cls.deal(variant_id, seed, options)
+        for command in commands:
+            game = game.apply(command)[0]
+        return game
+
+    # --- reading -------------------------------------------------------------------
+    @property
+    def piles(self) -> dict[str, Pile]:
+        return self.position.piles
+
+    @property
+    def foundation_cards(self) -> int:
+        piles = self.position.piles
+        return sum(len(piles[spec.id].up) for spec in self.variant.foundations)
+
+    @property
+    def can_undo(self) -> bool:
+        return not self.status.is_final and self.position.has_parent
+
+    def legal_moves(self) -> list[Command]:
+        """Every legal ``move`` (foundations by index) and ``draw`` now."""
+        if self.status is not Status.PLAYING:
+            return []
+        out: list[Command] = list(legal_moves(self.variant, self.position.piles))
+        if self.variant.can_draw(self.position.piles):
+            out.append(DRAW)
+        return out
+
+    def legal_commands(self) -> list[Command]:
+        """Every command that :meth:`apply` accepts now."""
+        if self.status.is_final:
+            return []
+        out = self.legal_moves()
+        if self.can_undo:
+            out.append(UNDO)
+        out.append(RESIGN)
+        return out
+
+    def effective_commands(self) -> list[Command]:
+        """The commands in effect, oldest first (undos and what they reverted left out)."""
+        out: list[Command] = []
+        position: Position | None = self.position
+        while position is not None and position.command is not None:
+            out.append(position.command)
+            position = position.parent
+        out.reverse()
+        return out
+
+    def public_piles(self) -> dict[str, dict[str, Any]]:
+        """The redacted piles of PROTOCOL.md: face-down cards only as counts."""
+        return {pile_id: pile.public() for pile_id, pile in self.position.piles.items()}
+
+    # --- playing -------------------------------------------------------------------
+    def apply(self, command: Command | Mapping[str, Any]) -> tuple[Game, Diff]:
+        """The game after ``command`` and its diff; :class:`IllegalCommand` says which rule refuses it."""
+        if not isinstance(command, (Move, Draw, Undo, Resign)):
+            command = command_from_dict(command)
+        if self.status.is_final:
+            raise IllegalCommand("game_over", "the game is over")
+        if isinstance(command, Resign):
+            game = Game(self.variant, self.seed, self.position, self.moves, Status.RESIGNED)
+            return game, Diff(command, [], game.status, game.moves, game.foundation_cards)
+        if isinstance(command, Undo):
+            parent = self.position.parent
+            if parent is None:
+                raise IllegalCommand("nothing_to_undo", "there is nothing to undo")
+            return self._next(command, parent, None)
+        if self.status is Status.LOST:
+            raise IllegalCommand("game_lost", "the game is lost: only undo or resign are accepted")
+        variant = self.variant
+        before = self.position.piles
+        piles = dict(before)
+        if isinstance(command, Draw):
+            turned_over = variant.draw(piles)
+            only_draws = True if turned_over else self.position.only_draws_since_turnover
+            return self._next(command, Position(piles, command, self.position, only_draws), None)
+        move = check_move(variant, before, command)
+        src, dst = before[move.from_], before[move.to]
+        if variant.kind[move.from_] == "stock":
+            piles[move.from_] = Pile(src.down[:-1], src.up)
+            piles[move.to] = Pile(dst.down, dst.up + src.down[-1:])
+        else:
+            piles[move.from_] = Pile(src.down, src.up[: len(src.up) - move.count])
+            piles[move.to] = Pile(dst.down, dst.up + src.up[len(src.up) - move.count:])
+        variant.after_move(piles, move.from_)
+        return self._next(move, Position(piles, move, self.position, False), (move.from_, move.to))
+
+    def _next(self, command: Command, position: Position, order: tuple[str, ...] | None) -> tuple[Game, Diff]:
+        ops = compute_ops(self.position.piles, position.piles, order or ())
+        game = Game(self.variant, self.seed, position, self.moves + 1, Status.PLAYING)
+        if game.foundation_cards == self.variant.total_cards:
+            game.status = Status.WON
+        elif self.variant.is_lost(position):
+            game.status = Status.LOST
+        return game, Diff(command, ops, game.status, game.moves, game.foundation_cards)
+
+    # --- snapshots -----------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        """Everything needed to restore this game without replaying its log."""
+        return {
+            "rules_version": RULES_VERSION,
+            "variant": self.variant.id,
+            "options": self.variant.options,
+            "seed": self.seed,
+            "moves": self.moves,
+            "status": self.status.value,
+            "effective": [c.to_dict() for c in self.effective_commands()],
+            "piles": {k: [list(p.down), list(p.up)] for k, p in self.position.piles.items()},
+            "only_draws_since_turnover": self.position.only_draws_since_turnover,
+        }
+
+    @classmethod
+    def from_snapshot(cls, data: Mapping[str, Any]) -> Game:
+        """The game of :meth:`snapshot`; positions before it are rebuilt only if undo reaches them."""
+        from .variants import get_variant
+
+        variant = get_variant(data["variant"])(data["options"])
+        seed = data["seed"]
+        effective = [command_from_dict(c) for c in data["effective"]]
+        piles = {k: Pile(tuple(d), tuple(u)) for k, (d, u) in data["piles"].items()}
+
+        def rebuild() -> Position | None:
+            return Game.replay(variant.id, seed, variant.options, effective[:-1]).position
+
+        command = effective[-1] if effective else None
+        position = Position(piles, command, None, bool(data["only_draws_since_turnover"]),
+                            rebuild if command is not None else None)
+        return cls(variant, seed, position, int(data["moves"]), Status(data["status"]))

@@ -1,0 +1,84 @@
+"""Gate (RULES.md): two pillars of five cards refill the eight bars' spaces;
+once both are empty, only the waste top (or, with no waste, the stock's top)
+fills a space. Draw one, one pass."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from ..errors import IllegalCommand
+from ..piles import Kind, Pile, PileSpec
+from ..variant import Option, Variant
+from ._layout import foundations, tableau
+
+
+class Gate(Variant):
+    id = "gate"
+    name = "Gate"
+    decks = 1
+    layout = (
+        PileSpec("stock", "stock", row=0, col=0),
+        PileSpec("waste", "waste", row=0, col=1),
+        *foundations("ascending", 0, row=0, col=2),
+        PileSpec("reserve/0", "reserve", row=1, col=0, spread="down"),
+        *tableau(4, row=1, per_row=4, spread="down", col=1),
+        PileSpec("reserve/1", "reserve", row=1, col=5, spread="down"),
+        *tableau(4, row=2, per_row=4, spread="down", col=1, first_index=4),
+    )
+    rules = (
+        "One deck. Build foundation/0-3 up by suit from the Ace. Tableau piles (the bars) build "
+        "down in alternating colours; runs move as a unit unless single_card_moves. The pillars "
+        "(reserve/0, reserve/1) give their top card to a foundation or the tableau and take "
+        "nothing. While a pillar holds cards, an emptied bar is refilled at once from the fuller "
+        "pillar (the left on a tie); after that a space takes only the waste top, or the stock's "
+        "top when the waste is empty. Draw turns one card; one pass."
+    )
+    options_spec = {
+        "single_card_moves": Option(False, "only one card moves at a time (Marks and Harrod's rule)"),
+    }
+    tableau_build = "alternate_colour_down"
+    stock_fills_spaces = True
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(options)
+        self.runs_move = not self.options["single_card_moves"]
+
+    def deal(self, seed: int) -> dict[str, Pile]:
+        """reserve/0 then reserve/1 take five cards each (bottom to top), tableau/0..7 one
+        each, and the 34 left form the stock in deck order, the last card on top."""
+        cards = self.shuffled_deck(seed)
+        piles = self.empty_piles()
+        piles["reserve/0"] = Pile((), tuple(cards[0:5]))
+        piles["reserve/1"] = Pile((), tuple(cards[5:10]))
+        for i in range(8):
+            piles[f"tableau/{i}"] = Pile((), (cards[10 + i],))
+        piles["stock"] = Pile(tuple(cards[18:]), ())
+        return piles
+
+    def empty_tableau_refusal(self, source_kind: Kind, card: str) -> str | None:
+        if source_kind in ("waste", "stock"):
+            return None
+        return ("a space may be filled only with the waste top, or with the stock's top card "
+                "when the waste is empty")
+
+    def after_move(self, piles: dict[str, Pile], source: str) -> None:
+        if self.kind[source] != "tableau" or piles[source].up:
+            return
+        left, right = piles["reserve/0"], piles["reserve/1"]
+        if not left.up and not right.up:
+            return  # a space: it stays empty until the player fills it
+        pillar = "reserve/0" if len(left.up) >= len(right.up) else "reserve/1"
+        cards = piles[pillar].up
+        piles[pillar] = Pile((), cards[:-1])
+        piles[source] = Pile((), cards[-1:])
+
+    def can_draw(self, piles: Mapping[str, Pile]) -> bool:
+        return bool(piles["stock"].down)
+
+    def draw(self, piles: dict[str, Pile]) -> bool:
+        stock = piles["stock"]
+        if not stock.down:
+            raise IllegalCommand("stock_empty", "the stock is empty (one pass only, no redeal)")
+        piles["stock"] = Pile(stock.down[:-1], ())
+        piles["waste"] = Pile((), piles["waste"].up + stock.down[-1:])
+        return False
