@@ -43,6 +43,15 @@ class Settings:
     hello_timeout_s: float = 5.0
     redis_pool_size: int = 256
     redis_timeout_s: float = 2.0
+    # Retries of a command after a connection error (jittered exponential
+    # backoff from 50 ms, capped at 1 s) before StoreUnavailable (503).
+    redis_retries: int = 3
+    # A pooled connection idle this long is PINGed before use; the fan-out's
+    # subscriber connections are PINGed this often and dropped when silent.
+    redis_health_check_s: float = 10.0
+    # Events queued for one local fan-out listener; on overflow its queue is
+    # replaced by one RESYNC (the listener refills from the log).
+    fanout_queue: int = 1024
     # Embedded store only: the append-only file's fsync policy
     # ("everysec": at most ~1 s of acknowledged commands lost on a machine
     # crash; "always": none, at the cost of an fsync per command).

@@ -1,0 +1,73 @@
+"""``python -m service``: run the service, with its own embedded store when REDIS_URL is unset."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+
+from aiohttp import web
+
+from service.app import create_app
+from service.settings import Settings
+from service.store.embedded import EmbeddedServer, EmbeddedServerError
+
+log = logging.getLogger("service")
+
+
+async def serve(settings: Settings) -> None:
+    embedded: EmbeddedServer | None = None
+    if not settings.redis_url:
+        embedded = EmbeddedServer.from_settings(settings)
+        try:
+            await embedded.astart()
+        except EmbeddedServerError as exc:
+            log.error("%s", exc)
+            raise SystemExit(2) from None
+        log.info("embedded store: %s (%s), data in %s, appendfsync %s", embedded.url,
+                 embedded.binary or "valkey-server", settings.data_dir / "redis", settings.appendfsync)
+        settings = dataclasses.replace(settings, redis_url=embedded.url)
+    else:
+        log.info("store: %s", _redact(settings.redis_url))
+    runner = web.AppRunner(create_app(settings), handle_signals=False, shutdown_timeout=10.0)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await runner.setup()
+        site = web.TCPSite(runner, settings.host, settings.port)
+        await site.start()
+        log.info("listening on http://%s:%d (instance %s)", settings.host, settings.port, settings.instance_id)
+        await stop.wait()
+        log.info("shutting down: closing WebSockets with 1001")
+    finally:
+        await runner.cleanup()
+        if embedded is not None:
+            await embedded.astop()
+            log.info("embedded store stopped")
+
+
+def _redact(url: str | None) -> str:
+    if not url:
+        return ""
+    return ",".join(part.split("@")[-1] if "@" in part else part for part in url.split(","))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    settings = Settings.from_args(argv)
+    logging.basicConfig(level=settings.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(serve(settings))
+    else:
+        uvloop.run(serve(settings))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""The application factory: one place where resources are made and torn down.
+
+``create_app(settings)`` returns an aiohttp application whose ``cleanup_ctx``
+connects to the store (``settings.redis_url``), starts the instance-wide
+pub/sub hub, and on shutdown closes every WebSocket with 1001 (going away)
+before closing the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aiohttp import web
+
+from service.auth import Tokens, load_secret
+from service.clock import Clock
+from service.errors import Handler, error_middleware
+from service.games import GameService
+from service.metrics import Metrics
+from service.players import Players
+from service.ratelimit import Limiter
+from service.settings import Settings
+from service.store.connection import RedisConn
+from service.store.errors import StoreError
+from service.store.fanout import Hub
+from service.store.games import Games
+from service.store.ratelimit import RateLimiter
+
+log = logging.getLogger("service")
+WEB_ROOT = Path(__file__).resolve().parent.parent / "clients" / "web"
+
+
+@dataclass
+class Context:
+    """Everything a handler needs, made at start-up."""
+
+    settings: Settings
+    clock: Clock
+    metrics: Metrics
+    redis: RedisConn
+    games: GameService
+    players: Players
+    tokens: Tokens
+    limiter: Limiter
+    hub: Hub
+    sockets: set[web.WebSocketResponse] = field(default_factory=set)
+    extensions: dict[str, object] = field(default_factory=dict)
+
+    async def store_ready(self) -> bool:
+        try:
+            await self.redis.ping()
+        except StoreError:
+            return False
+        return True
+
+
+Extension = Callable[["Context"], Awaitable[None]]  # called at start-up with the Context
+
+
+class Slot:
+    """Holds the Context, made at start-up (an app's items are frozen by then)."""
+
+    ctx: Context | None = None
+
+
+SLOT = web.AppKey("slot", Slot)
+EXTENSIONS = web.AppKey("extensions", list)
+
+
+def context(app: web.Application) -> Context:
+    ctx = app[SLOT].ctx
+    assert ctx is not None, "the application has not started"
+    return ctx
+
+
+@web.middleware
+async def metrics_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    response = await handler(request)
+    route = request.match_info.route.resource
+    name = route.canonical if route is not None else "unmatched"
+    ctx = request.app[SLOT].ctx
+    if ctx is not None:
+        ctx.metrics.requests.inc(name, request.method, str(response.status))
+    return response
+
+
+def create_app(settings: Settings, clock: Clock | None = None,
+               extensions: Sequence[Extension] = ()) -> web.Application:
+    """The service as an aiohttp application. ``settings.redis_url`` must be set
+    (``python -m service`` starts the embedded store and sets it)."""
+    if not settings.redis_url:
+        raise ValueError("create_app needs settings.redis_url (python -m service starts an embedded store)")
+    from service import rest, ws
+
+    app = web.Application(client_max_size=settings.max_body_bytes,
+                          middlewares=[metrics_middleware, error_middleware])
+    app[SLOT] = Slot()
+    app[EXTENSIONS] = list(extensions)
+    app.add_routes(rest.routes)
+    app.router.add_get("/v1/games/{game_id}/ws", ws.websocket_handler)
+    _add_web_client(app)
+    app.cleanup_ctx.append(_resources(settings, clock or Clock()))
+    app.on_shutdown.append(_close_sockets)
+    return app
+
+
+def _add_web_client(app: web.Application) -> None:
+    index = WEB_ROOT / "index.html"
+    if not index.exists():
+        return
+
+    async def index_page(request: web.Request) -> web.FileResponse:
+        return web.FileResponse(index)
+
+    app.router.add_get("/", index_page)
+    app.router.add_static("/web/", WEB_ROOT, show_index=False)
+
+
+def _resources(settings: Settings, clock: Clock):  # type: ignore[no-untyped-def]
+    async def resources(app: web.Application) -> AsyncIterator[None]:
+        assert settings.redis_url is not None
+        metrics = Metrics()
+        redis = RedisConn(settings, settings.redis_url)
+        hub = Hub(redis)
+        tokens = Tokens(load_secret(settings.token_secret, settings.data_dir), settings.token_ttl_s, clock)
+        ctx = Context(
+            settings=settings, clock=clock, metrics=metrics, redis=redis,
+            games=GameService(Games(redis), settings, clock, metrics),
+            players=Players(redis), tokens=tokens,
+            limiter=Limiter(RateLimiter(redis), settings.rate_limit_per_s, settings.rate_limit_burst),
+            hub=hub,
+        )
+        app[SLOT].ctx = ctx
+        for setup in app[EXTENSIONS]:
+            await setup(ctx)
+        log.info("store: %s", redis.url if "@" not in redis.url else redis.url.split("@")[-1])
+        try:
+            yield
+        finally:
+            await hub.aclose()
+            await redis.aclose()
+
+    return resources
+
+
+
+
+async def _close_sockets(app: web.Application) -> None:
+    ctx = app[SLOT].ctx
+    if ctx is None:
+        return
+    from service.ws import Close
+
+    sockets = list(ctx.sockets)
+    with contextlib.suppress(Exception):
+        await asyncio.gather(*(s.close(code=Close.GOING_AWAY, message=b"server shutting down")
+                               for s in sockets), return_exceptions=True)

@@ -1,0 +1,91 @@
+"""Player tokens: HMAC-signed, verified without a store lookup.
+
+A token is ``v1.<payload>.<signature>``: the payload is URL-safe base64 of
+``{"sub": player_id, "exp": unix_seconds}``, the signature HMAC-SHA256 of
+``v1.<payload>`` with the server secret. Every instance shares the secret.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from pathlib import Path
+
+from .clock import Clock
+from .errors import ApiError
+
+_PREFIX = "v1"
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class Tokens:
+    def __init__(self, secret: bytes, ttl_s: int, clock: Clock) -> None:
+        if len(secret) < 16:
+            raise ValueError("the token secret must be at least 16 bytes")
+        self._secret = secret
+        self.ttl_s = ttl_s
+        self._clock = clock
+
+    def issue(self, player_id: str) -> str:
+        payload = _b64(json.dumps({"sub": player_id, "exp": int(self._clock.time()) + self.ttl_s},
+                                  separators=(",", ":")).encode())
+        return f"{_PREFIX}.{payload}.{self._sign(payload)}"
+
+    def verify(self, token: str) -> str:
+        """The player id in ``token``, or ``401 unauthorized`` saying why."""
+        parts = token.split(".")
+        if len(parts) != 3 or parts[0] != _PREFIX:
+            raise ApiError("unauthorized", "malformed token: expected the token from POST /v1/players")
+        _, payload, signature = parts
+        if not hmac.compare_digest(signature, self._sign(payload)):
+            raise ApiError("unauthorized", "invalid token: its signature does not match")
+        try:
+            claims = json.loads(_unb64(payload))
+            player_id, expires = claims["sub"], claims["exp"]
+        except (ValueError, KeyError, TypeError):
+            raise ApiError("unauthorized", "malformed token payload") from None
+        if not isinstance(player_id, str) or not isinstance(expires, int):
+            raise ApiError("unauthorized", "malformed token payload")
+        if expires <= self._clock.time():
+            raise ApiError("unauthorized", "the token has expired: create a player again")
+        return player_id
+
+    def _sign(self, payload: str) -> str:
+        digest = hmac.new(self._secret, f"{_PREFIX}.{payload}".encode(), hashlib.sha256).digest()
+        return _b64(digest)
+
+
+def load_secret(configured: str | None, data_dir: Path) -> bytes:
+    """The configured secret, or one generated once and kept in ``data_dir/token_secret``."""
+    if configured:
+        return configured.encode()
+    path = data_dir / "token_secret"
+    if path.exists():
+        return path.read_text().strip().encode()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    secret = secrets.token_urlsafe(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(secret + "\n")
+    return secret.encode()
+
+
+def bearer_token(header: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header (None when absent)."""
+    if not header:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError("unauthorized", "the Authorization header must be 'Bearer <token>'")
+    return token.strip()

@@ -1,0 +1,47 @@
+"""The service's clock, injectable so tests can move time (day rollover, expiry)."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+
+class Clock:
+    """Wall-clock time in UTC."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    def time(self) -> float:
+        """Seconds since the epoch."""
+        return time.time()
+
+
+class FakeClock(Clock):
+    """A clock that stands still until a test moves it."""
+
+    def __init__(self, start: datetime) -> None:
+        self._now = start
+
+    def now(self) -> datetime:
+        return self._now
+
+    def time(self) -> float:
+        return self._now.timestamp()
+
+    def advance(self, seconds: float) -> None:
+        from datetime import timedelta
+
+        self._now += timedelta(seconds=seconds)
+
+    def set(self, when: datetime) -> None:
+        self._now = when
+
+
+def rfc3339(when: datetime) -> str:
+    """``2026-11-29T15:18:58.123Z``: RFC 3339, UTC, milliseconds."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+
+
+def parse_rfc3339(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -1,0 +1,90 @@
+"""Errors as the contract shapes them: ``{"error": {"code", "message", "details"}}``.
+
+Handlers raise :class:`ApiError`; :func:`error_middleware` turns it, and every
+other failure, into that body with the code's HTTP status. Bad input is never a 500.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from protocol.codec import encode
+from protocol.errors import PAYLOAD_TOO_LARGE, ErrorCode, error_body, http_status
+from service.engine import BadCommand, BadOptions, IllegalCommand, UnknownVariant
+from service.store.errors import StoreUnavailable
+
+log = logging.getLogger("service.errors")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class ApiError(Exception):
+    """An error the client should see, with the contract's ``code``."""
+
+    def __init__(self, code: ErrorCode, message: str, details: Mapping[str, Any] | None = None,
+                 status: int | None = None, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.code: ErrorCode = code
+        self.message = message
+        self.details = dict(details or {})
+        self.status = status or http_status(code)
+        self.headers = dict(headers or {})
+
+
+def to_api_error(exc: BaseException) -> ApiError | None:
+    """The contract's error for an exception raised by the engine, the codecs or the store."""
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, IllegalCommand):
+        return ApiError("illegal_move", exc.message, {"rule": exc.rule})
+    if isinstance(exc, (BadCommand, BadOptions, UnknownVariant)):
+        return ApiError("bad_request", str(exc))
+    if isinstance(exc, msgspec.DecodeError):
+        return ApiError("bad_request", f"invalid request: {exc}")
+    if isinstance(exc, StoreUnavailable):
+        return ApiError("unavailable", "the game store is unreachable; nothing was written, try again",
+                        headers={"Retry-After": "1"})
+    return None
+
+
+def json_response(body: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> web.Response:
+    return web.Response(body=encode(body), status=status, content_type="application/json",
+                        headers=headers)
+
+
+def error_response(err: ApiError) -> web.Response:
+    return json_response(error_body(err.code, err.message, err.details), err.status, err.headers)
+
+
+_HTTP_CODES: dict[int, ErrorCode] = {
+    400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "bad_request",
+    409: "conflict", PAYLOAD_TOO_LARGE: "bad_request", 415: "bad_request", 422: "illegal_move",
+    429: "rate_limited", 503: "unavailable",
+}
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        code = _HTTP_CODES.get(exc.status, "bad_request")
+        message = {404: f"no such endpoint: {request.method} {request.path}",
+                   405: f"method {request.method} is not allowed on {request.path}",
+                   PAYLOAD_TOO_LARGE: "the request body is too large"}.get(exc.status, exc.reason)
+        return error_response(ApiError(code, message, status=exc.status))
+    except Exception as exc:  # noqa: BLE001 - every failure must leave as the contract's JSON
+        err = to_api_error(exc)
+        if err is None:
+            incident = uuid.uuid4().hex[:12]
+            log.exception("unhandled error %s on %s %s", incident, request.method, request.path)
+            err = ApiError("unavailable", f"internal error (incident {incident}); try again", status=500)
+        return error_response(err)

@@ -1,0 +1,285 @@
+"""Games over the event log: create, load, command, read — the service's domain layer.
+
+The log in Redis is the truth; a game's state is a fold of its events over the
+deal (from the latest snapshot on). An in-process cache keeps recent games, but
+a command is written only if the log is still at the cached ``seq`` (the append
+script checks it), so a stale cache costs a retry, never a wrong write.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from protocol.codec import encode
+from protocol.commands import Move as pmove
+from service.clock import Clock, parse_rfc3339, rfc3339
+from service.engine import (
+    MAX_SEED, RULES_VERSION, Command, Game, Move, Status, command_from_dict,
+)
+from service.errors import ApiError
+from service.metrics import Metrics
+from service.settings import Settings
+from service.store.errors import Conflict, Duplicate, NotFound
+from service.store.games import GameMeta, Games
+
+log = logging.getLogger("service.games")
+
+
+class _EventHead(msgspec.Struct):
+    """What the service reads back from a stored event (the rest goes to clients as is)."""
+
+    seq: int
+    command: dict[str, Any]
+    at: str
+
+
+_event_head = msgspec.json.Decoder(_EventHead)
+_snapshot_decoder = msgspec.json.Decoder(dict[str, Any])
+_options_decoder = msgspec.json.Decoder(dict[str, Any])
+
+
+def engine_command(command: Any) -> Command:
+    """The engine's command for a decoded protocol command (or its JSON dict)."""
+    if isinstance(command, dict):
+        return command_from_dict(command)
+    if isinstance(command, pmove):
+        return Move(command.from_, command.to, command.count)
+    return command_from_dict({"type": type(command).__name__.lower()})
+
+
+def decode_event(data: bytes) -> _EventHead:
+    return _event_head.decode(data)
+
+
+@dataclass(slots=True)
+class Loaded:
+    """One game as of ``seq``: its metadata and the engine's game."""
+
+    game_id: str
+    meta: GameMeta
+    game: Game
+    seq: int
+    last_at: str | None = None  # time of the latest command
+
+    @property
+    def owner(self) -> str:
+        return self.meta.owner
+
+
+FinalHook = Callable[[Loaded], Awaitable[None]]
+
+
+@dataclass
+class GameService:
+    store: Games
+    settings: Settings
+    clock: Clock
+    metrics: Metrics
+    on_final: list[FinalHook] = field(default_factory=list)
+    cache_size: int = 10_000
+    _cache: OrderedDict[str, Loaded] = field(default_factory=OrderedDict)
+
+    # --- creating ------------------------------------------------------------------
+    async def create(self, owner: str, variant: str, seed: int | None, options: dict[str, Any] | None,
+                     public: bool, extra: dict[str, str] | None = None, seed_secret: bool | None = None,
+                     game_id: str | None = None) -> Loaded:
+        """Deal and store a new game. A server-chosen seed stays secret until the game is over."""
+        chosen = seed is None
+        if seed is None:
+            seed = secrets.randbelow(MAX_SEED)
+        game = Game.deal(variant, seed, options)  # validates variant, options and seed
+        game_id = game_id or "g_" + secrets.token_urlsafe(12)
+        now = rfc3339(self.clock.now())
+        meta = GameMeta(
+            variant=game.variant.id, options=encode(game.variant.options).decode(), seed=seed, owner=owner,
+            rules_version=str(RULES_VERSION), created_at=now, status=game.status.value, public=public,
+            seq=0, extra={"seed_secret": "1" if (chosen if seed_secret is None else seed_secret) else "0",
+                          **(extra or {})},
+        )
+        await self.store.create(game_id, meta, self.settings.game_ttl_s)
+        self.metrics.games_created.inc(game.variant.id)
+        loaded = Loaded(game_id, meta, game, 0)
+        self._remember(loaded)
+        return loaded
+
+    # --- loading -------------------------------------------------------------------
+    async def load(self, game_id: str) -> Loaded:
+        """The game as the log has it now (404 when there is no such game)."""
+        try:
+            result = await self.store.load(game_id)
+        except NotFound:
+            raise ApiError("not_found", f"no game {game_id!r}") from None
+        meta = result.meta
+        if result.snapshot is not None:
+            game = Game.from_snapshot(_snapshot_decoder.decode(result.snapshot))
+        else:
+            game = Game.deal(meta.variant, meta.seed, _options_decoder.decode(meta.options))
+        last_at = None
+        for raw in result.events:
+            head = decode_event(raw)
+            game = game.apply(head.command)[0]
+            last_at = head.at
+        if last_at is None and meta.seq > 0:
+            last_at = meta.extra.get("last_at")
+        loaded = Loaded(game_id, meta, game, meta.seq, last_at)
+        self._remember(loaded)
+        return loaded
+
+    def _remember(self, loaded: Loaded) -> None:
+        cache = self._cache
+        cache[loaded.game_id] = loaded
+        cache.move_to_end(loaded.game_id)
+        while len(cache) > self.cache_size:
+            cache.popitem(last=False)
+
+    # --- access ----------------------------------------------------------------------
+    def can_read(self, loaded: Loaded, player: str | None) -> bool:
+        if player is not None and player == loaded.owner:
+            return True
+        readable_from = loaded.meta.extra.get("readable_from")
+        if readable_from:  # a daily attempt: nobody else may look until its day is over
+            return self.clock.now() >= parse_rfc3339(readable_from)
+        return loaded.meta.public
+
+    def check_read(self, loaded: Loaded, player: str | None) -> None:
+        if not self.can_read(loaded, player):
+            raise ApiError("not_found", f"no game {loaded.game_id!r}")  # private: 404, not 403
+
+    def check_command(self, loaded: Loaded, player: str | None) -> None:
+        if player is None:
+            if not self.can_read(loaded, None):
+                raise ApiError("not_found", f"no game {loaded.game_id!r}")
+            raise ApiError("unauthorized", "a command needs the owner's token (Authorization: Bearer)")
+        if player != loaded.owner:
+            self.check_read(loaded, player)
+            raise ApiError("forbidden", "only the game's owner may send commands to it")
+
+    # --- reading ---------------------------------------------------------------------
+    def seed_visible(self, loaded: Loaded) -> bool:
+        extra = loaded.meta.extra
+        if extra.get("seed_from"):  # a daily challenge's seed: hidden until its day is over
+            return self.clock.now() >= parse_rfc3339(extra["seed_from"])
+        if extra.get("seed_secret") == "1":
+            return loaded.game.status.is_final
+        return True
+
+    def stats(self, loaded: Loaded) -> dict[str, Any]:
+        extra = loaded.meta.extra
+        started, finished = extra.get("started_at"), extra.get("finished_at")
+        end = finished or loaded.last_at
+        duration = 0
+        if started and end:
+            duration = max(0, int((parse_rfc3339(end) - parse_rfc3339(started)).total_seconds() * 1000))
+        return {"moves": loaded.game.moves, "foundation_cards": loaded.game.foundation_cards,
+                "started_at": started or None, "finished_at": finished or None, "duration_ms": duration}
+
+    def state(self, loaded: Loaded) -> dict[str, Any]:
+        """The redacted state of PROTOCOL.md."""
+        game = loaded.game
+        return {
+            "game_id": loaded.game_id, "variant": game.variant.id, "options": game.variant.options,
+            "seq": loaded.seq, "status": game.status.value, "piles": game.public_piles(),
+            "stats": self.stats(loaded), "public": loaded.meta.public,
+            "seed": game.seed if self.seed_visible(loaded) else None, "owner": loaded.owner,
+        }
+
+    # --- commanding -------------------------------------------------------------------
+    async def command(self, game_id: str, player: str | None, command: Command | dict[str, Any],
+                      expected_seq: int | None, command_id: str | None) -> tuple[int, bytes]:
+        """Apply one command; the new seq and the stored event (the diff message).
+
+        Raises ApiError: 401/403/404 (access), 409 (stale ``expected_seq``), 422 (illegal).
+        A repeated ``command_id`` returns the first result and applies nothing.
+        """
+        command = engine_command(command) if not hasattr(command, "to_dict") else command
+        loaded = self._cache.get(game_id) or await self.load(game_id)
+        for attempt in range(4):
+            self.check_command(loaded, player)
+            if expected_seq is not None and expected_seq != loaded.seq and attempt == 0:
+                loaded = await self.load(game_id)  # our cache may be behind the log
+                continue
+            try:
+                if expected_seq is not None and expected_seq != loaded.seq:
+                    raise Conflict(game_id, expected_seq, loaded.seq)
+                return await self._append(loaded, command, command_id)
+            except Duplicate as dup:
+                return dup.seq, await self._event(game_id, dup.seq)
+            except Conflict as exc:
+                if command_id is not None:
+                    first = await self.store.command_seq(game_id, command_id)
+                    if first is not None:
+                        return first, await self._event(game_id, first)
+                if expected_seq is not None:
+                    self.metrics.commands_refused.inc("conflict")
+                    raise ApiError("conflict", f"the game is at seq {exc.current_seq}, "
+                                   f"not at the expected seq {expected_seq}",
+                                   {"seq": exc.current_seq, "expected_seq": expected_seq}) from None
+                loaded = await self.load(game_id)  # another writer went first: retry on the new state
+            except ApiError as err:
+                if err.code == "illegal_move" and command_id is not None:
+                    first = await self.store.command_seq(game_id, command_id)
+                    if first is not None:
+                        return first, await self._event(game_id, first)
+                self.metrics.commands_refused.inc(err.code)
+                raise
+        raise ApiError("conflict", "the game kept changing under this command; send it again",
+                       {"seq": loaded.seq})
+
+    async def _event(self, game_id: str, seq: int) -> bytes:
+        data = await self.store.event_at(game_id, seq)
+        if data is None:  # pragma: no cover - the log never loses an event it acknowledged
+            raise ApiError("not_found", f"no event {seq} in game {game_id!r}")
+        return data
+
+    async def _append(self, loaded: Loaded, command: Command, command_id: str | None) -> tuple[int, bytes]:
+        from service.errors import to_api_error
+        from service.engine import IllegalCommand
+
+        try:
+            game, diff = loaded.game.apply(command)
+        except IllegalCommand as exc:
+            err = to_api_error(exc)
+            assert err is not None
+            err.details.update({"seq": loaded.seq})
+            raise err from None
+        now = rfc3339(self.clock.now())
+        seq = loaded.seq + 1
+        extra = dict(loaded.meta.extra)
+        updates: dict[str, str] = {"status": game.status.value, "moves": str(game.moves),
+                                   "foundation_cards": str(game.foundation_cards), "last_at": now}
+        if not extra.get("started_at"):
+            updates["started_at"] = now
+        final = game.status.is_final
+        if final:
+            updates["finished_at"] = now
+        extra.update(updates)
+        extra.pop("status")
+        new_meta = loaded.meta.replace(status=game.status.value, seq=seq, extra=extra)
+        nxt = Loaded(loaded.game_id, new_meta, game, seq, now)
+        event = encode({"type": "diff", "seq": seq, "command": diff.command.to_dict(), "ops": diff.ops,
+                        "status": diff.status.value, "stats": self.stats(nxt), "at": now})
+        snapshot = None
+        every = self.settings.snapshot_every
+        if every and seq % every == 0:
+            snapshot = encode(game.snapshot())
+        await self.store.append(loaded.game_id, loaded.seq, command_id, event, updates,
+                                None if final else self.settings.game_ttl_s, snapshot)
+        self.metrics.commands.inc(game.variant.id, type(command).__name__.lower())
+        self._remember(nxt)
+        if final or game.status is Status.LOST:
+            for hook in self.on_final:
+                try:
+                    await hook(nxt)
+                except Exception:  # noqa: BLE001 - a hook must not undo an acknowledged command
+                    log.exception("final-state hook failed for game %s", nxt.game_id)
+        return seq, event
+
+    async def events(self, game_id: str, after: int, limit: int = 1000) -> list[bytes]:
+        return await self.store.events(game_id, after, limit)

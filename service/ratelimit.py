@@ -1,0 +1,57 @@
+"""Per-player rate limits that hold across instances, at a fraction of a round trip each.
+
+The bucket lives in Redis (:mod:`service.store.ratelimit`). An instance takes a
+small lease of requests from it at once and spends it locally for at most a
+second, so a busy player costs one Redis call per few commands; across all
+instances a player still never gets more than the bucket allows, plus at most
+one unspent lease per instance.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+from service.errors import ApiError
+from service.store import keys
+from service.store.ratelimit import RateLimiter
+
+LEASE_S = 1.0
+
+
+@dataclass
+class _Lease:
+    tokens: int
+    expires: float
+
+
+@dataclass
+class Limiter:
+    store: RateLimiter
+    rate_per_s: float
+    burst: int
+    lease_size: int = 4
+    _leases: dict[str, _Lease] = field(default_factory=dict)
+
+    async def check(self, who: str) -> None:
+        """Count one request by ``who`` (a player id, or ``ip:<address>``); 429 when over the limit."""
+        now = time.monotonic()
+        lease = self._leases.get(who)
+        if lease is not None and lease.tokens > 0 and lease.expires > now:
+            lease.tokens -= 1
+            return
+        key = keys.rate_limit(who)
+        size = max(1, min(self.lease_size, self.burst // 4))
+        decision = await self.store.allow(key, self.rate_per_s, self.burst, cost=size)
+        if not decision.allowed and size > 1:
+            size = 1
+            decision = await self.store.allow(key, self.rate_per_s, self.burst, cost=1)
+        if not decision.allowed:
+            retry = max(1, math.ceil(decision.retry_after_s))
+            raise ApiError("rate_limited", f"too many requests: at most {self.rate_per_s:g}/s "
+                           f"(bursts of {self.burst}); retry in {retry} s",
+                           {"retry_after_s": retry}, headers={"Retry-After": str(retry)})
+        if len(self._leases) > 100_000:
+            self._leases = {k: v for k, v in self._leases.items() if v.expires > now}
+        self._leases[who] = _Lease(size - 1, now + LEASE_S)

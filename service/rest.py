@@ -1,0 +1,165 @@
+"""The REST endpoints of PROTOCOL.md, under ``/v1`` (plus health, metrics, the spec)."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from protocol.codec import decode, decode_query, encode
+from protocol.rest import CommandRequest, CreateGame, CreatePlayer, EventsQuery, UpdatePlayer
+from service.auth import bearer_token
+from service.engine import VARIANTS
+from service.errors import ApiError, json_response
+from service.games import decode_event, engine_command
+
+if TYPE_CHECKING:
+    from service.app import Context
+
+from service.app import context
+
+routes = web.RouteTableDef()
+OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
+
+
+def ctx_of(request: web.Request) -> Context:
+    return context(request.app)  # type: ignore[no-any-return]
+
+
+def player_of(request: web.Request, required: bool) -> str | None:
+    """The caller's player id from the bearer token (401 if required and absent, or bad)."""
+    token = bearer_token(request.headers.get("Authorization"))
+    if token is None:
+        if required:
+            raise ApiError("unauthorized", "this needs a token: Authorization: Bearer <token> "
+                           "(get one from POST /v1/players)")
+        return None
+    return ctx_of(request).tokens.verify(token)
+
+
+async def body_of(request: web.Request, type_: type[Any]) -> Any:
+    return decode(await request.read(), type_)
+
+
+# --- variants and players -----------------------------------------------------------
+
+_VARIANTS_BODY = encode({"variants": [cls().describe() for cls in VARIANTS.values()]})
+
+
+@routes.get("/v1/variants")
+async def variants(request: web.Request) -> web.Response:
+    return web.Response(body=_VARIANTS_BODY, content_type="application/json")
+
+
+@routes.post("/v1/players")
+async def create_player(request: web.Request) -> web.Response:
+    ctx = ctx_of(request)
+    body: CreatePlayer = await body_of(request, CreatePlayer)
+    await ctx.limiter.check("ip:" + (request.remote or "unknown"))
+    player_id = "p_" + secrets.token_urlsafe(12)
+    name = ctx.players.validate_name(body.name)
+    await ctx.players.set_name(player_id, name)
+    return json_response({"player_id": player_id, "name": name, "token": ctx.tokens.issue(player_id)}, 201)
+
+
+@routes.patch("/v1/players/me")
+async def update_player(request: web.Request) -> web.Response:
+    ctx = ctx_of(request)
+    player = player_of(request, required=True)
+    assert player is not None
+    body: UpdatePlayer = await body_of(request, UpdatePlayer)
+    await ctx.limiter.check(player)
+    name = ctx.players.validate_name(body.name)
+    await ctx.players.set_name(player, name)
+    return json_response({"player_id": player, "name": name})
+
+
+# --- games ----------------------------------------------------------------------------
+
+
+@routes.post("/v1/games")
+async def create_game(request: web.Request) -> web.Response:
+    ctx = ctx_of(request)
+    player = player_of(request, required=True)
+    assert player is not None
+    body: CreateGame = await body_of(request, CreateGame)
+    await ctx.limiter.check(player)
+    loaded = await ctx.games.create(player, body.variant, body.seed, body.options, body.public)
+    return json_response({"game_id": loaded.game_id, "state": ctx.games.state(loaded)}, 201)
+
+
+@routes.get("/v1/games/{game_id}")
+async def get_game(request: web.Request) -> web.Response:
+    ctx = ctx_of(request)
+    player = player_of(request, required=False)
+    loaded = await ctx.games.load(request.match_info["game_id"])
+    ctx.games.check_read(loaded, player)
+    return json_response(ctx.games.state(loaded))
+
+
+@routes.post("/v1/games/{game_id}/commands")
+async def post_command(request: web.Request) -> web.Response:
+    ctx = ctx_of(request)
+    player = player_of(request, required=True)
+    body: CommandRequest = await body_of(request, CommandRequest)
+    assert player is not None
+    await ctx.limiter.check(player)
+    seq, event = await ctx.games.command(request.match_info["game_id"], player, engine_command(body.command),
+                                         body.expected_seq, body.command_id)
+    # The stored event is the diff itself (with "type" and "at" as additions).
+    return web.Response(body=b'{"seq":%d,"diff":%s}' % (seq, event), content_type="application/json")
+
+
+@routes.get("/v1/games/{game_id}/moves")
+async def get_moves(request: web.Request) -> web.Response:
+    ctx = ctx_of(request)
+    player = player_of(request, required=False)
+    loaded = await ctx.games.load(request.match_info["game_id"])
+    ctx.games.check_read(loaded, player)
+    game = loaded.game
+    return json_response({"seq": loaded.seq, "moves": [m.to_dict() for m in game.legal_moves()],
+                          "can_undo": game.can_undo})
+
+
+@routes.get("/v1/games/{game_id}/events")
+async def get_events(request: web.Request) -> web.Response:
+    ctx = ctx_of(request)
+    player = player_of(request, required=False)
+    query: EventsQuery = decode_query(request.query, EventsQuery)
+    game_id = request.match_info["game_id"]
+    loaded = await ctx.games.load(game_id)
+    ctx.games.check_read(loaded, player)
+    out = []
+    for raw in await ctx.games.events(game_id, query.after):
+        head = decode_event(raw)
+        out.append({"seq": head.seq, "command": head.command, "at": head.at})
+    return json_response({"events": out})
+
+
+# --- operations ---------------------------------------------------------------------------
+
+
+@routes.get("/healthz")
+async def healthz(request: web.Request) -> web.Response:
+    return json_response({"status": "ok"})
+
+
+@routes.get("/readyz")
+async def readyz(request: web.Request) -> web.Response:
+    ctx = ctx_of(request)
+    if not await ctx.store_ready():
+        raise ApiError("unavailable", "the game store is unreachable")
+    return json_response({"status": "ok"})
+
+
+@routes.get("/metrics")
+async def metrics(request: web.Request) -> web.Response:
+    return web.Response(text=ctx_of(request).metrics.render(), content_type="text/plain",
+                        charset="utf-8", headers={"X-Content-Type-Options": "nosniff"})
+
+
+@routes.get("/openapi.yaml")
+async def openapi(request: web.Request) -> web.Response:
+    return web.Response(body=OPENAPI_PATH.read_bytes(), content_type="application/yaml")

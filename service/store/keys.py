@@ -1,0 +1,81 @@
+"""Every Redis key and channel of the service, in one place.
+
+All keys of one game share the hash tag ``{<game_id>}``, so a game lives in a
+single Redis Cluster slot: its Lua scripts touch only keys of that slot, and
+its pub/sub channel (published with SPUBLISH) is served by the same node.
+
+| key                   | type   | holds                                              |
+|-----------------------|--------|----------------------------------------------------|
+| ``g:{id}:meta``       | hash   | :class:`~service.store.games.GameMeta` fields, seq |
+| ``g:{id}:events``     | list   | event bytes; index ``seq - 1``                     |
+| ``g:{id}:cmds``       | hash   | command_id -> seq of its first application         |
+| ``g:{id}:snap``       | hash   | ``seq`` and ``data``: the latest snapshot          |
+| ``g:{id}:diffs``      | channel| ``b"<seq> <event bytes>"`` per appended event      |
+| ``rl:{player_id}``    | string | the rate limiter's theoretical arrival time (µs)   |
+"""
+
+from __future__ import annotations
+
+# -- games --------------------------------------------------------------------
+
+GAME_PREFIX = "g:"
+
+
+def game_meta(game_id: str) -> str:
+    return f"g:{{{game_id}}}:meta"
+
+
+def game_events(game_id: str) -> str:
+    return f"g:{{{game_id}}}:events"
+
+
+def game_commands(game_id: str) -> str:
+    return f"g:{{{game_id}}}:cmds"
+
+
+def game_snapshot(game_id: str) -> str:
+    return f"g:{{{game_id}}}:snap"
+
+
+def game_channel(game_id: str) -> str:
+    """The pub/sub channel on which every appended event of the game is published."""
+    return f"g:{{{game_id}}}:diffs"
+
+
+def game_keys(game_id: str) -> tuple[str, str, str, str]:
+    """The game's data keys (meta, events, cmds, snap), in the order the scripts take them."""
+    return (game_meta(game_id), game_events(game_id), game_commands(game_id), game_snapshot(game_id))
+
+
+# -- rate limits --------------------------------------------------------------
+
+RATE_LIMIT_PREFIX = "rl:"
+
+
+def rate_limit(player_id: str) -> str:
+    return f"rl:{{{player_id}}}"
+
+
+# -- players ----------------------------------------------------------------
+
+PLAYER_PREFIX = "p:"
+
+
+def player(player_id: str) -> str:
+    """Hash: the player's ``name`` (shown on leaderboards)."""
+    return f"p:{{{player_id}}}"
+
+
+# -- daily challenges ---------------------------------------------------------
+# Reserved for the daily-challenge store: keys ``daily:{<date>:<variant>}:...``
+# (one slot per day and variant), e.g. the leaderboard and the attempts. Add
+# them here, next to the others.
+
+DAILY_PREFIX = "daily:"
+
+
+# -- service ------------------------------------------------------------------
+
+# A shard channel used once at start-up to learn whether the server has
+# sharded pub/sub (SPUBLISH/SSUBSCRIBE: Redis >= 7, Valkey).
+PROBE_CHANNEL = "probe:{solitaire}"

@@ -1,0 +1,72 @@
+"""A rate limit per key, held in Redis so that it holds across service instances.
+
+The algorithm is GCRA (the generic cell rate algorithm: a token bucket kept as
+one number, the "theoretical arrival time"): ``burst`` requests may come at
+once, then one every ``1 / rate_per_s`` seconds. One Lua script decides and
+records atomically, so concurrent requests from several instances are counted
+exactly once each.
+
+The clock is the Redis server's (``TIME`` inside the script), so instances with
+skewed clocks agree. Tests pass ``now_s`` to drive a fake clock instead.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from service.store.connection import RedisConn, Script
+
+
+class RateDecision(NamedTuple):
+    allowed: bool
+    # When refused: seconds until one more request would be allowed; else 0.
+    retry_after_s: float
+
+
+# KEYS: the limit's key. ARGV: interval_us (1 / rate), burst, now_us (-1: server TIME).
+# The key holds the theoretical arrival time (TAT) in µs and expires when it
+# is in the past (the bucket is full again), so idle keys cost nothing.
+_GCRA = Script("""
+local interval = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+if now < 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+local tat = tonumber(redis.call('GET', KEYS[1])) or now
+if tat < now then tat = now end
+local new_tat = tat + interval
+local limit = burst * interval
+if new_tat - now > limit then
+  return {0, new_tat - now - limit}
+end
+redis.call('SET', KEYS[1], string.format('%.0f', new_tat), 'PX', math.ceil((new_tat - now) / 1000))
+return {1, 0}
+""")
+
+
+class RateLimiter:
+    """``await limiter.allow(keys.rate_limit(player_id), rate_per_s, burst)``."""
+
+    def __init__(self, redis: RedisConn) -> None:
+        self.redis = redis
+
+    async def allow(self, key: str, rate_per_s: float, burst: int, *,
+                    now_s: float | None = None, cost: int = 1) -> RateDecision:
+        """Count one request against ``key``; say whether it may go ahead.
+
+        ``now_s`` (seconds, any epoch, monotonic across calls) replaces the
+        server's clock, for tests. Raises StoreUnavailable when Redis is
+        unreachable: the caller decides whether to fail open. ``cost`` counts
+        that many requests at once (all or none), for callers that lease.
+        """
+        if rate_per_s <= 0 or burst < 1:
+            raise ValueError(f"rate_per_s={rate_per_s} must be > 0 and burst={burst} >= 1")
+        interval_us = max(1, round(1_000_000 / rate_per_s))
+        now_us = -1 if now_s is None else round(now_s * 1_000_000)
+        # n requests at once: the arrival time moves by n intervals; the bound
+        # (burst * interval) stays the same, so pass burst / n against n intervals.
+        allowed, wait_us = await self.redis.run(
+            _GCRA, [key], [interval_us * cost, repr(burst / cost), now_us])
+        return RateDecision(bool(allowed), int(wait_us) / 1_000_000)

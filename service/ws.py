@@ -1,0 +1,264 @@
+"""The WebSocket of a game: ``GET /v1/games/{id}/ws`` (PROTOCOL.md).
+
+A connection goes through explicit states: ``hello`` (waiting for the first
+message, 5 s at most), ``syncing`` (snapshot or missed diffs), ``live``.
+Everything the server sends goes through one bounded outbox drained by one
+writer task, which keeps diffs in ``seq`` order, fills any gap from the log,
+drops anything already sent, and closes a consumer too slow to keep up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import logging
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from aiohttp import WSMsgType, web
+
+from protocol.codec import decode_client_message, encode
+from protocol.errors import error_body
+from protocol.ws import CommandMessage, Hello, Ping
+from service.errors import ApiError, to_api_error
+from service.games import engine_command
+from service.store.fanout import Published, Resync
+
+if TYPE_CHECKING:
+    from service.app import Context
+
+from service.app import context
+
+log = logging.getLogger("service.ws")
+
+
+class Close(enum.IntEnum):
+    """The close codes this endpoint uses."""
+
+    NORMAL = 1000
+    GOING_AWAY = 1001  # the server is shutting down: reconnect (to another instance)
+    POLICY_VIOLATION = 1008  # a refused hello: unknown or private game, bad token, no hello
+    MESSAGE_TOO_BIG = 1009
+    INTERNAL_ERROR = 1011
+    TRY_AGAIN_LATER = 1013  # too slow: the send queue overflowed; reconnect with since
+
+
+class State(enum.Enum):
+    HELLO = "hello"
+    SYNCING = "syncing"
+    LIVE = "live"
+    CLOSING = "closing"
+
+
+_PONG = encode({"type": "pong"})
+_seq_only = msgspec.json.Decoder(dict[str, Any])
+
+
+def error_message(err: ApiError, command_id: str | None = None) -> bytes:
+    body = error_body(err.code, err.message, err.details)
+    msg: dict[str, Any] = {"type": "error", "error": body.error}
+    if command_id is not None:
+        msg["command_id"] = command_id
+    return encode(msg)
+
+
+class Connection:
+    """One client socket on one game."""
+
+    def __init__(self, ctx: Context, ws: web.WebSocketResponse, game_id: str) -> None:
+        self.ctx = ctx
+        self.ws = ws
+        self.game_id = game_id
+        self.state = State.HELLO
+        self.player: str | None = None
+        self.last_seq = 0  # the last diff this client has
+        self.outbox: asyncio.Queue[tuple[int, bytes | None]] = asyncio.Queue(ctx.settings.ws_send_queue)
+        self.writer: asyncio.Task[None] | None = None
+
+    # --- what others call --------------------------------------------------------
+    def deliver(self, seq: int, event: bytes | None) -> None:
+        """A diff for this game (``event`` None: the feed may have missed some; refill)."""
+        self._put(seq, event)
+
+    def _from_hub(self, item: Published | Resync) -> None:
+        if isinstance(item, Published):
+            self.deliver(item.seq, item.event)
+        else:
+            self.deliver(0, None)
+
+    def send(self, message: bytes) -> None:
+        self._put(-1, message)
+
+    def _put(self, seq: int, item: bytes | None) -> None:
+        if self.state is State.CLOSING:
+            return
+        try:
+            self.outbox.put_nowait((seq, item))
+        except asyncio.QueueFull:
+            self.ctx.metrics.ws_closed_slow.inc()
+            self.state = State.CLOSING
+            log.info("closing a slow WebSocket on game %s: %d messages queued", self.game_id,
+                     self.outbox.qsize())
+            asyncio.ensure_future(self.ws.close(code=Close.TRY_AGAIN_LATER,
+                                                message=b"too slow: reconnect with since"))
+
+    # --- the writer ----------------------------------------------------------------
+    async def _write_loop(self) -> None:
+        ws = self.ws
+        text = WSMsgType.TEXT
+        while True:
+            seq, item = await self.outbox.get()
+            if seq < 0:  # a message of its own (ack, error, pong)
+                assert item is not None
+                await ws.send_frame(item, text)
+            elif item is not None and seq == self.last_seq + 1:
+                await ws.send_frame(item, text)
+                self.last_seq = seq
+            elif item is None or seq > self.last_seq + 1:
+                await self._refill()  # a gap, or the feed may have missed some: the log has them
+            # else seq <= last_seq: this client has it already
+
+    async def _refill(self) -> None:
+        """Send every event of the log after ``last_seq``."""
+        for raw in await self.ctx.games.events(self.game_id, self.last_seq):
+            await self.ws.send_frame(raw, WSMsgType.TEXT)
+            self.last_seq += 1
+
+    # --- the session -----------------------------------------------------------------
+    async def run(self) -> None:
+        hello = await self._receive_hello()
+        if hello is None:
+            return
+        ctx = self.ctx
+        try:
+            self.player = ctx.tokens.verify(hello.token) if hello.token else None
+            loaded = await ctx.games.load(self.game_id)
+            ctx.games.check_read(loaded, self.player)
+        except Exception as exc:  # noqa: BLE001
+            await self._refuse(exc)
+            return
+        self.state = State.SYNCING
+        async with ctx.hub.listen(self.game_id) as listener:
+            listener.deliver = self._from_hub  # type: ignore[method-assign]  # straight into the outbox
+            while not listener.queue.empty():
+                self._from_hub(listener.queue.get_nowait())
+            # Subscribed first, then read: nothing published meanwhile can be missed.
+            since = hello.since
+            if since is not None and since <= loaded.seq:
+                self.last_seq = since
+                missed = await ctx.games.events(self.game_id, since)
+                for raw in missed:
+                    await self.ws.send_frame(raw, WSMsgType.TEXT)
+                    self.last_seq += 1
+            else:
+                self.last_seq = loaded.seq
+                await self.ws.send_frame(encode({"type": "snapshot", "seq": loaded.seq,
+                                                 "state": ctx.games.state(loaded)}), WSMsgType.TEXT)
+            await self.ws.send_frame(encode({"type": "synced", "seq": self.last_seq}), WSMsgType.TEXT)
+            self.state = State.LIVE
+            self.writer = asyncio.create_task(self._write_loop())
+            try:
+                await self._read_loop()
+            finally:
+                self.state = State.CLOSING
+                self.writer.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self.writer
+
+    async def _receive_hello(self) -> Hello | None:
+        try:
+            msg = await self.ws.receive(timeout=self.ctx.settings.hello_timeout_s)
+        except asyncio.TimeoutError:
+            await self._refuse(ApiError("bad_request", "expected a hello message within "
+                                        f"{self.ctx.settings.hello_timeout_s:g} s"))
+            return None
+        if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED):
+            return None
+        if msg.type is WSMsgType.ERROR:
+            await self._refuse(ApiError("bad_request", f"bad frame: {msg.data}"),
+                               Close.MESSAGE_TOO_BIG if "size" in str(msg.data) else Close.POLICY_VIOLATION)
+            return None
+        if msg.type is not WSMsgType.TEXT:
+            await self._refuse(ApiError("bad_request", "messages are JSON text frames"))
+            return None
+        try:
+            first = decode_client_message(msg.data)
+        except msgspec.DecodeError as exc:
+            await self._refuse(ApiError("bad_request", f"invalid hello: {exc}"))
+            return None
+        if not isinstance(first, Hello):
+            await self._refuse(ApiError("bad_request", "the first message must be a hello"))
+            return None
+        return first
+
+    async def _refuse(self, exc: BaseException, code: Close = Close.POLICY_VIOLATION) -> None:
+        err = to_api_error(exc)
+        if err is None:
+            log.exception("unexpected error in a WebSocket hello on game %s", self.game_id, exc_info=exc)
+            err = ApiError("unavailable", "internal error; try again", status=500)
+        self.state = State.CLOSING
+        with contextlib.suppress(Exception):
+            await self.ws.send_frame(error_message(err), WSMsgType.TEXT)
+            await self.ws.close(code=code, message=err.message.encode()[:120])
+
+    async def _read_loop(self) -> None:
+        ws = self.ws
+        async for msg in ws:
+            if msg.type is WSMsgType.TEXT:
+                await self._on_message(msg.data)
+            elif msg.type is WSMsgType.BINARY:
+                self.send(error_message(ApiError("bad_request", "messages are JSON text frames")))
+            elif msg.type is WSMsgType.ERROR:
+                break
+
+    async def _on_message(self, data: bytes | str) -> None:
+        try:
+            message = decode_client_message(data)
+        except msgspec.DecodeError as exc:
+            self.send(error_message(ApiError("bad_request", f"invalid message: {exc}")))
+            return
+        if isinstance(message, Ping):
+            self.send(_PONG)
+        elif isinstance(message, CommandMessage):
+            await self._on_command(message)
+        else:  # a second hello
+            self.send(error_message(ApiError("bad_request", "hello is only the first message; "
+                                             "reconnect to resynchronise")))
+
+    async def _on_command(self, message: CommandMessage) -> None:
+        ctx = self.ctx
+        try:
+            if self.player is None:
+                raise ApiError("unauthorized", "this socket has no token: send hello with the owner's token")
+            await ctx.limiter.check(self.player)
+            seq, event = await ctx.games.command(self.game_id, self.player, engine_command(message.command),
+                                                 message.expected_seq, message.command_id)
+        except Exception as exc:  # noqa: BLE001 - every failure goes back as an error message
+            err = to_api_error(exc)
+            if err is None:
+                log.exception("command failed on game %s", self.game_id)
+                err = ApiError("unavailable", "internal error; try again", status=500)
+            self.send(error_message(err, message.command_id))
+            return
+        # The diff first (unless the feed delivered it already), then the ack.
+        self.deliver(seq, event)
+        self.send(encode({"type": "ack", "command_id": message.command_id, "seq": seq}))
+
+
+async def websocket_handler(request: web.Request) -> web.StreamResponse:
+    ctx: Context = context(request.app)
+    ws = web.WebSocketResponse(compress=False, max_msg_size=ctx.settings.max_ws_message_bytes,
+                               heartbeat=30.0, decode_text=False)
+    await ws.prepare(request)
+    conn = Connection(ctx, ws, request.match_info["game_id"])
+    ctx.sockets.add(ws)
+    ctx.metrics.ws_connections.inc()
+    try:
+        await conn.run()
+    finally:
+        ctx.sockets.discard(ws)
+        ctx.metrics.ws_connections.dec()
+        if not ws.closed:
+            await ws.close()
+    return ws
