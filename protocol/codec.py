@@ -1,0 +1,89 @@
+"""JSON encoding and decoding of every message, with encoders and decoders built once.
+
+Every decode function raises ``msgspec.DecodeError`` (``msgspec.ValidationError``
+is a subclass) on malformed JSON, an unknown field in a request, a wrong type or
+a value out of bounds; :func:`protocol.errors.bad_request_from` turns it into
+the 400 body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+import msgspec
+
+from .commands import Command
+from .diffs import Diff, GameState
+from .rest import CommandRequest
+from .ws import ClientMessage, ServerMessage
+
+T = TypeVar("T")
+
+_encoder = msgspec.json.Encoder()
+_client_message = msgspec.json.Decoder(ClientMessage)
+_server_message = msgspec.json.Decoder(ServerMessage)
+_command_request = msgspec.json.Decoder(CommandRequest)
+_command = msgspec.json.Decoder(Command)
+_game_state = msgspec.json.Decoder(GameState)
+_diff = msgspec.json.Decoder(Diff)
+
+
+def encode(obj: Any) -> bytes:
+    """Encode any message (or list/dict of them) as compact UTF-8 JSON."""
+    return _encoder.encode(obj)
+
+
+def decode_client_message(data: bytes | str) -> ClientMessage:
+    """Decode a WebSocket message from a client: ``hello``, ``command`` or ``ping``."""
+    return _client_message.decode(data)
+
+
+def decode_server_message(data: bytes | str) -> ServerMessage:
+    """Decode a WebSocket message from the server (for clients)."""
+    return _server_message.decode(data)
+
+
+def decode_command_request(data: bytes | str) -> CommandRequest:
+    """Decode the body of ``POST /v1/games/{id}/commands``."""
+    return _command_request.decode(data)
+
+
+def decode_command(data: bytes | str) -> Command:
+    """Decode one command (``{"type": "move", ...}``), as stored in a game's log."""
+    return _command.decode(data)
+
+
+def decode_game_state(data: bytes | str) -> GameState:
+    """Decode a game state (``GET /v1/games/{id}``)."""
+    return _game_state.decode(data)
+
+
+def decode_diff(data: bytes | str) -> Diff:
+    """Decode a diff as REST sends it (inside ``CommandResult``) or as stored."""
+    return _diff.decode(data)
+
+
+# Decoders for decode(), by type, built on first use.
+_decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+
+
+def decode(data: bytes | str, type_: type[T]) -> T:
+    """Decode JSON as ``type_`` (any Struct of this package); the decoder for each
+    type is built on first use and reused."""
+    decoder = _decoders.get(type_)
+    if decoder is None:
+        decoder = _decoders[type_] = msgspec.json.Decoder(type_)
+    result: T = decoder.decode(data)
+    return result
+
+
+def decode_query(query: Mapping[str, str], type_: type[T]) -> T:
+    """Decode a query string (``request.query``) into a query Struct such as
+    ``LeaderboardQuery``: numbers are parsed from their text, unknown parameters
+    ignored, a repeated parameter counts once (the first)."""
+    # An aiohttp MultiDict yields every value of a repeated key: keep the first.
+    first: dict[str, str] = {}
+    for key, value in query.items():
+        first.setdefault(key, value)
+    return msgspec.convert(first, type_, strict=False)

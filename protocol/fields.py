@@ -1,0 +1,112 @@
+"""Constrained value types shared by the messages: cards, pile ids, seq, times.
+
+The constraints live in the types (``msgspec.Meta``) so that decoding a
+request rejects bad input with a 400 before any rule runs, and so that the
+JSON Schema in ``openapi.yaml`` states them to clients.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Final, Literal, TypeAlias
+
+from msgspec import Meta
+
+Card: TypeAlias = Annotated[
+    str,
+    Meta(
+        pattern=r"^[A2-9TJQK][CDHS]$",
+        description="A card: rank A 2-9 T J Q K, then suit C D H S (`TD` is the ten of diamonds).",
+        examples=["7H", "TD"],
+    ),
+]
+
+# Up to three digits: no layout has 1,000 piles, and it bounds the input size.
+_INDEX = r"(0|[1-9][0-9]{0,2})"
+
+PileId: TypeAlias = Annotated[
+    str,
+    Meta(
+        pattern=rf"^(stock|waste|(foundation|tableau|reserve)/{_INDEX})$",
+        description="A pile id: `stock`, `waste`, `foundation/N`, `tableau/N` or `reserve/N`.",
+        examples=["tableau/3"],
+    ),
+]
+
+# A move's destination may also be the bare word "foundation": any foundation
+# that accepts the card, the server picks the lowest index.
+PileTarget: TypeAlias = Annotated[
+    str,
+    Meta(
+        pattern=rf"^(stock|waste|foundation|(foundation|tableau|reserve)/{_INDEX})$",
+        description="A pile id, or `foundation`: the lowest-index foundation that accepts the card.",
+        examples=["foundation/1", "foundation"],
+    ),
+]
+
+Seq: TypeAlias = Annotated[
+    int, Meta(ge=0, description="How many commands the game has applied: its version.")
+]
+Count: TypeAlias = Annotated[int, Meta(ge=0)]
+
+Status: TypeAlias = Literal["playing", "won", "lost", "resigned"]
+
+# JavaScript clients read numbers as doubles: 2**53 keeps every seed exact.
+SEED_LIMIT: Final = 2**53
+Seed: TypeAlias = Annotated[
+    int,
+    Meta(ge=0, lt=SEED_LIMIT, description="A deal number, 0 <= seed < 2^53."),
+]
+
+Timestamp: TypeAlias = Annotated[
+    str,
+    Meta(
+        pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$",
+        description="An RFC 3339 UTC time.",
+        examples=["2026-03-01T12:00:00.000Z"],
+        extra_json_schema={"format": "date-time"},
+    ),
+]
+
+Date: TypeAlias = Annotated[
+    str,
+    Meta(
+        pattern=r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$",
+        description="A UTC calendar date, YYYY-MM-DD.",
+        examples=["2026-03-01"],
+        extra_json_schema={"format": "date"},
+    ),
+]
+
+VariantId: TypeAlias = Annotated[
+    str,
+    Meta(pattern=r"^[a-z][a-z0-9_]{0,31}$", description="A variant id.", examples=["gilbert"]),
+]
+
+# Names are shown to other players on leaderboards: no control characters.
+PlayerName: TypeAlias = Annotated[
+    str, Meta(min_length=1, max_length=32, pattern=r"^[^\x00-\x1f\x7f]+$")
+]
+
+CommandId: TypeAlias = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        max_length=64,
+        description="A client-chosen id that makes a command idempotent.",
+    ),
+]
+
+OptionValue: TypeAlias = bool | int | str
+Options: TypeAlias = dict[str, OptionValue]
+
+
+def utc_timestamp(moment: datetime) -> str:
+    """Format an aware ``datetime`` as the wire's RFC 3339 UTC string, in milliseconds.
+
+    >>> utc_timestamp(datetime(2026, 3, 1, 12, tzinfo=UTC))
+    '2026-03-01T12:00:00.000Z'
+    """
+    if moment.tzinfo is None:
+        raise ValueError(f"a naive datetime has no time zone: {moment!r}")
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -1,0 +1,119 @@
+"""REST bodies and queries: players, games, commands, legal moves, the log, health.
+
+Request bodies forbid unknown fields (PROTOCOL.md: they are a 400) and omit
+their defaults when the Python client encodes them. Query strings are decoded
+with :func:`protocol.codec.decode_query`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from .commands import Command
+from .diffs import Diff, GameState
+from .fields import CommandId, Options, PlayerName, Seed, Seq, Timestamp, VariantId
+
+
+class Request(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """Base of every REST request body."""
+
+
+class CreatePlayer(Request):
+    """`POST /v1/players`."""
+
+    name: PlayerName
+
+
+class PlayerCreated(msgspec.Struct):
+    """A new player and the bearer token that acts as them."""
+
+    player_id: str
+    name: str
+    token: str
+
+
+class UpdatePlayer(Request):
+    """`PATCH /v1/players/me`: change the caller's name."""
+
+    name: PlayerName
+
+
+class Player(msgspec.Struct):
+    """A player as others may see them."""
+
+    player_id: str
+    name: str
+
+
+class CreateGame(Request):
+    """`POST /v1/games`. Without `seed` the server picks one and keeps it secret
+    until the game is over."""
+
+    variant: VariantId
+    seed: Seed | None = None
+    options: Options | None = None
+    public: bool = False
+
+
+class GameCreated(msgspec.Struct):
+    """A new game (also a daily attempt) and its state at seq 0."""
+
+    game_id: str
+    state: GameState
+
+
+class CommandRequest(Request):
+    """`POST /v1/games/{id}/commands`. `expected_seq`: refuse with 409 unless the game
+    is at this seq. `command_id`: a repeat returns the first result, applies nothing."""
+
+    command: Command
+    expected_seq: Seq | None = None
+    command_id: CommandId | None = None
+
+
+class CommandResult(msgspec.Struct):
+    """The applied command's seq and diff."""
+
+    seq: Seq
+    diff: Diff
+
+
+class LegalMoves(msgspec.Struct):
+    """Every legal `move` (with an explicit foundation index) and `draw` at `seq`;
+    `can_undo`: an `undo` would be accepted now."""
+
+    seq: Seq
+    moves: list[Command]
+    can_undo: bool
+
+
+class Event(msgspec.Struct):
+    """One command of the log, in effect or not, and when it was applied."""
+
+    seq: Seq
+    command: Command
+    at: Timestamp
+
+
+class Events(msgspec.Struct):
+    """The log after a given seq, in seq order."""
+
+    events: list[Event]
+
+
+class Health(msgspec.Struct):
+    """`GET /healthz`, `GET /readyz`."""
+
+    status: Literal["ok"]
+
+
+# Query strings are not JSON bodies: unknown parameters (cache busters) are
+# ignored rather than refused.
+
+
+class EventsQuery(msgspec.Struct):
+    """`GET /v1/games/{id}/events?after=N`: the events with seq > `after`."""
+
+    after: Seq = 0

@@ -1,0 +1,120 @@
+"""WebSocket messages of ``GET /v1/games/{id}/ws``: one tagged union per direction."""
+
+from __future__ import annotations
+
+from typing import Final, TypeAlias
+
+import msgspec
+
+from .commands import Command
+from .diffs import Diff, GameState, Op, Stats
+from .errors import ErrorInfo
+from .fields import CommandId, Seq, Status
+
+# The first client message must arrive within this time.
+HELLO_TIMEOUT_S: Final = 5.0
+# Close code of a refused hello (unknown or private game, bad token).
+CLOSE_POLICY_VIOLATION: Final = 1008
+
+
+# --- client -> server ---------------------------------------------------------
+
+
+class BaseClientMessage(
+    msgspec.Struct, tag_field="type", forbid_unknown_fields=True, omit_defaults=True
+):
+    """Base of the ``ClientMessage`` union, tagged by ``type``."""
+
+
+class Hello(BaseClientMessage, tag="hello"):
+    """The first message. No `token`: watch a public game. With `since`: replay the
+    diffs after that seq instead of sending a snapshot, when the log still has them."""
+
+    token: str | None = None
+    since: Seq | None = None
+
+
+class CommandMessage(BaseClientMessage, tag="command", kw_only=True):
+    """Apply a command; answered by `ack` (once durably logged) or `error`."""
+
+    # kw_only: fields in PROTOCOL.md's order although a defaulted one comes first.
+    command_id: CommandId
+    expected_seq: Seq | None = None
+    command: Command
+
+
+class Ping(BaseClientMessage, tag="ping"):
+    """Keep-alive; answered by `pong`."""
+
+
+ClientMessage: TypeAlias = Hello | CommandMessage | Ping
+
+
+# --- server -> client ---------------------------------------------------------
+# Unknown fields are allowed here so that old clients survive new server fields.
+
+
+class BaseServerMessage(msgspec.Struct, tag_field="type"):
+    """Base of the ``ServerMessage`` union, tagged by ``type``."""
+
+
+class Snapshot(BaseServerMessage, tag="snapshot"):
+    """The whole state, in answer to a `hello` that cannot be answered with diffs."""
+
+    seq: Seq
+    state: GameState
+
+
+class Synced(BaseServerMessage, tag="synced"):
+    """The client is up to date at `seq`; live diffs follow."""
+
+    seq: Seq
+
+
+class DiffMessage(BaseServerMessage, tag="diff"):
+    """One applied command, sent to every connected client of the game in seq order."""
+
+    seq: Seq
+    command: Command
+    ops: list[Op]
+    status: Status
+    stats: Stats
+
+
+class Ack(BaseServerMessage, tag="ack"):
+    """The sender's command `command_id` is durably in the log at `seq`."""
+
+    command_id: CommandId
+    seq: Seq
+
+
+class ErrorMessage(BaseServerMessage, tag="error", omit_defaults=True, kw_only=True):
+    """An error; `command_id` is there when the error answers a command."""
+
+    command_id: CommandId | None = None
+    error: ErrorInfo
+
+
+class Pong(BaseServerMessage, tag="pong"):
+    """The answer to `ping`."""
+
+
+ServerMessage: TypeAlias = Snapshot | Synced | DiffMessage | Ack | ErrorMessage | Pong
+
+
+def diff_message(diff: Diff) -> DiffMessage:
+    """The WebSocket form of a diff (the same fields, plus ``"type": "diff"``)."""
+    return DiffMessage(
+        seq=diff.seq, command=diff.command, ops=diff.ops, status=diff.status, stats=diff.stats
+    )
+
+
+def diff_of(message: DiffMessage) -> Diff:
+    """The REST form of a WebSocket ``diff`` message."""
+    return Diff(
+        seq=message.seq,
+        command=message.command,
+        ops=message.ops,
+        status=message.status,
+        stats=message.stats,
+    )
