@@ -138,7 +138,6 @@ def _resources(settings: Settings, clock: Clock):  # type: ignore[no-untyped-def
         app[SLOT].ctx = ctx
         for setup in app[EXTENSIONS]:
             await setup(ctx)
-        log.info("store: %s", redis.url if "@" not in redis.url else redis.url.split("@")[-1])
         try:
             yield
         finally:
