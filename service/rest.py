@@ -39,6 +39,19 @@ def player_of(request: web.Request, required: bool) -> str | None:
     return ctx_of(request).tokens.verify(token)
 
 
+def client_address(request: web.Request) -> str:
+    """The client's address: behind a trusted proxy, the last untrusted X-Forwarded-For hop."""
+    remote = request.remote or "unknown"
+    trusted = {a.strip() for a in ctx_of(request).settings.trusted_proxies.split(",") if a.strip()}
+    if remote not in trusted:
+        return remote
+    hops = [h.strip() for h in request.headers.get("X-Forwarded-For", "").split(",") if h.strip()]
+    for hop in reversed(hops):
+        if hop not in trusted:
+            return hop
+    return remote
+
+
 async def body_of(request: web.Request, type_: type[Any]) -> Any:
     return decode(await request.read(), type_)
 
@@ -57,7 +70,7 @@ async def variants(request: web.Request) -> web.Response:
 async def create_player(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
     body: CreatePlayer = await body_of(request, CreatePlayer)
-    await ctx.limiter.check("ip:" + (request.remote or "unknown"))
+    await ctx.limiter.check("ip:" + client_address(request))
     player_id = "p_" + secrets.token_urlsafe(12)
     name = ctx.players.validate_name(body.name)
     await ctx.players.set_name(player_id, name)

@@ -59,6 +59,10 @@ class Settings:
     daily_attempts: int = 1
     daily_keep_days: int = 30
     log_level: str = "INFO"
+    # Comma-separated addresses of the load balancers in front of the service:
+    # only requests from these have their X-Forwarded-For believed (for the
+    # per-address rate limit of POST /v1/players).
+    trusted_proxies: str = ""
     instance_id: str = field(default_factory=lambda: os.environ.get("HOSTNAME", "") or f"pid{os.getpid()}")
 
     @classmethod
