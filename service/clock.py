@@ -40,7 +40,9 @@ class FakeClock(Clock):
 
 def rfc3339(when: datetime) -> str:
     """``2026-11-29T15:18:58.123Z``: RFC 3339, UTC, milliseconds."""
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+    if when.tzinfo is not UTC:
+        when = when.astimezone(UTC)
+    return when.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 def parse_rfc3339(text: str) -> datetime:

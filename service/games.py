@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from datetime import datetime, timedelta
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -43,6 +44,11 @@ class _EventHead(msgspec.Struct):
 _event_head = msgspec.json.Decoder(_EventHead)
 _snapshot_decoder = msgspec.json.Decoder(dict[str, Any])
 _options_decoder = msgspec.json.Decoder(dict[str, Any])
+_MS = timedelta(milliseconds=1)
+
+
+def _time(text: str | None) -> datetime | None:
+    return parse_rfc3339(text) if text else None
 
 
 def engine_command(command: Any) -> Command:
@@ -63,10 +69,12 @@ class Loaded:
     """One game as of ``seq``: its metadata and the engine's game."""
 
     game_id: str
-    meta: GameMeta
+    meta: GameMeta  # as created; what changes with play is kept below
     game: Game
     seq: int
-    last_at: str | None = None  # time of the latest command
+    started_at: datetime | None = None  # the first command
+    finished_at: datetime | None = None  # the command that made it won or resigned
+    last_at: datetime | None = None  # the latest command
 
     @property
     def owner(self) -> str:
@@ -121,14 +129,11 @@ class GameService:
             game = Game.from_snapshot(_snapshot_decoder.decode(result.snapshot))
         else:
             game = Game.deal(meta.variant, meta.seed, _options_decoder.decode(meta.options))
-        last_at = None
         for raw in result.events:
-            head = decode_event(raw)
-            game = game.apply(head.command)[0]
-            last_at = head.at
-        if last_at is None and meta.seq > 0:
-            last_at = meta.extra.get("last_at")
-        loaded = Loaded(game_id, meta, game, meta.seq, last_at)
+            game = game.apply(decode_event(raw).command)[0]
+        extra = meta.extra
+        loaded = Loaded(game_id, meta, game, meta.seq, _time(extra.get("started_at")),
+                        _time(extra.get("finished_at")), _time(extra.get("last_at")))
         self._remember(loaded)
         return loaded
 
@@ -160,6 +165,9 @@ class GameService:
         if player != loaded.owner:
             self.check_read(loaded, player)
             raise ApiError("forbidden", "only the game's owner may send commands to it")
+        closes_at = loaded.meta.extra.get("closes_at")  # a daily attempt: fixed once its day is over
+        if closes_at and self.clock.now() >= parse_rfc3339(closes_at):
+            raise ApiError("forbidden", "the challenge is over", {"closes_at": closes_at})
 
     # --- reading ---------------------------------------------------------------------
     def seed_visible(self, loaded: Loaded) -> bool:
@@ -171,14 +179,12 @@ class GameService:
         return True
 
     def stats(self, loaded: Loaded) -> dict[str, Any]:
-        extra = loaded.meta.extra
-        started, finished = extra.get("started_at"), extra.get("finished_at")
+        started, finished = loaded.started_at, loaded.finished_at
         end = finished or loaded.last_at
-        duration = 0
-        if started and end:
-            duration = max(0, int((parse_rfc3339(end) - parse_rfc3339(started)).total_seconds() * 1000))
+        duration = max(0, (end - started) // _MS) if started and end else 0
         return {"moves": loaded.game.moves, "foundation_cards": loaded.game.foundation_cards,
-                "started_at": started or None, "finished_at": finished or None, "duration_ms": duration}
+                "started_at": rfc3339(started) if started else None,
+                "finished_at": rfc3339(finished) if finished else None, "duration_ms": duration}
 
     def state(self, loaded: Loaded) -> dict[str, Any]:
         """The redacted state of PROTOCOL.md."""
@@ -249,20 +255,19 @@ class GameService:
             assert err is not None
             err.details.update({"seq": loaded.seq})
             raise err from None
-        now = rfc3339(self.clock.now())
+        when = self.clock.now()
+        now = rfc3339(when)
         seq = loaded.seq + 1
-        extra = dict(loaded.meta.extra)
         updates: dict[str, str] = {"status": game.status.value, "moves": str(game.moves),
                                    "foundation_cards": str(game.foundation_cards), "last_at": now}
-        if not extra.get("started_at"):
+        started = loaded.started_at
+        if started is None:
+            started = when
             updates["started_at"] = now
         final = game.status.is_final
         if final:
             updates["finished_at"] = now
-        extra.update(updates)
-        extra.pop("status")
-        new_meta = loaded.meta.replace(status=game.status.value, seq=seq, extra=extra)
-        nxt = Loaded(loaded.game_id, new_meta, game, seq, now)
+        nxt = Loaded(loaded.game_id, loaded.meta, game, seq, started, when if final else None, when)
         event = encode({"type": "diff", "seq": seq, "command": diff.command.to_dict(), "ops": diff.ops,
                         "status": diff.status.value, "stats": self.stats(nxt), "at": now})
         snapshot = None

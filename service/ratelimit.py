@@ -31,7 +31,7 @@ class Limiter:
     store: RateLimiter
     rate_per_s: float
     burst: int
-    lease_size: int = 4
+    lease_size: int = 8
     _leases: dict[str, _Lease] = field(default_factory=dict)
 
     async def check(self, who: str) -> None:

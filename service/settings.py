@@ -42,6 +42,8 @@ class Settings:
     ws_send_queue: int = 512
     hello_timeout_s: float = 5.0
     redis_pool_size: int = 256
+    # Send concurrent store commands together in pipelines (single server only).
+    redis_autopipeline: bool = True
     redis_timeout_s: float = 2.0
     # Retries of a command after a connection error (jittered exponential
     # backoff from 50 ms, capped at 1 s) before StoreUnavailable (503).
@@ -107,6 +109,13 @@ class Settings:
 
 def _convert(f: dataclasses.Field[object], raw: str, source: str) -> object:
     kind = str(f.type)
+    if kind == "bool":
+        low = raw.strip().lower()
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"{source}={raw!r}: expected true or false")
     try:
         if "Path" in kind:
             return Path(raw)

@@ -76,7 +76,7 @@ class Diff:
 class Game:
     """One game of a variant: immutable, :meth:`apply` returns the next one."""
 
-    __slots__ = ("variant", "seed", "position", "moves", "status")
+    __slots__ = ("variant", "seed", "position", "moves", "status", "_foundation_cards")
 
     def __init__(self, variant: Variant, seed: int, position: Position, moves: int, status: Status) -> None:
         self.variant = variant
@@ -84,6 +84,7 @@ class Game:
         self.position = position
         self.moves = moves
         self.status = status
+        self._foundation_cards = -1
 
     # --- making games ------------------------------------------------------------
     @classmethod
@@ -115,8 +116,10 @@ class Game:
 
     @property
     def foundation_cards(self) -> int:
-        piles = self.position.piles
-        return sum(len(piles[spec.id].up) for spec in self.variant.foundations)
+        if self._foundation_cards < 0:
+            piles = self.position.piles
+            self._foundation_cards = sum(len(piles[spec.id].up) for spec in self.variant.foundations)
+        return self._foundation_cards
 
     @property
     def can_undo(self) -> bool:

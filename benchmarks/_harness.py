@@ -1,0 +1,107 @@
+"""What the load benchmarks share: a store server, service processes, percentiles."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from service.store.embedded import ServerProcess  # noqa: E402
+from tests.live import free_port  # noqa: E402
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    k = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+@contextlib.contextmanager
+def store_server(url: str | None = None) -> Iterator[str]:
+    """A store for the run: ``url`` if given, else a fresh valkey-server on a loopback port (AOF on)."""
+    if url:
+        yield url
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-redis-") as tmp:
+        server = ServerProcess(Path(tmp), port=0, config={"appendonly": "yes", "appendfsync": "everysec",
+                                                          "save": ""})
+        server.start()
+        try:
+            yield server.url
+        finally:
+            server.stop()
+
+
+@contextlib.contextmanager
+def service_processes(redis_url: str, count: int = 1, **env: str) -> Iterator[list[str]]:
+    """``count`` service processes (``python -m service``) on one store; yields their base URLs."""
+    procs: list[subprocess.Popen[bytes]] = []
+    urls: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="bench-svc-") as tmp:
+        try:
+            for i in range(count):
+                port = free_port()
+                proc_env = {**os.environ, "REDIS_URL": redis_url, "SOLITAIRE_PORT": str(port),
+                            "SOLITAIRE_DATA_DIR": tmp, "SOLITAIRE_TOKEN_SECRET": "bench-secret-0123456789abcdef",
+                            "SOLITAIRE_LOG_LEVEL": "WARNING", "SOLITAIRE_INSTANCE_ID": f"bench{i}",
+                            "PYTHONPATH": str(ROOT), **env}
+                procs.append(subprocess.Popen([sys.executable, "-m", "service"], cwd=ROOT, env=proc_env))
+                urls.append(f"http://127.0.0.1:{port}")
+            for url in urls:
+                wait_ready(url)
+            yield urls
+        finally:
+            for proc in procs:
+                proc.terminate()
+            for proc in procs:
+                try:
+                    proc.wait(15)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+
+
+def wait_ready(url: str, timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/readyz", timeout=1) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not become ready")
+
+
+def process_rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def wait_ready_port(port: int, timeout_s: float = 30.0) -> None:
+    import socket
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on port {port}")

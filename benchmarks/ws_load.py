@@ -1,0 +1,421 @@
+"""WebSocket load against the service, and against the transport's limit.
+
+Two loads (see benchmarks/README.md for the figures):
+
+- ``saturation``: N clients, each playing real games with legal moves, each
+  sending its next command as soon as the previous one is acknowledged
+  (closed loop). Prints commands/s and p50/p99 command-to-ack latency. With
+  ``--target both`` the same loop also runs against a bare aiohttp WebSocket
+  server doing one Redis Lua round trip per message (check seq, RPUSH,
+  PUBLISH): the transport's limit on this machine.
+- ``players``: N clients each making about one move per second (open loop,
+  jittered), each game watched by a second socket: p50/p99 command-to-ack,
+  and p50/p99 from sending a command to its diff arriving on the other socket.
+
+The clients know the rules only to pick legal moves quickly (they replay
+their own game with the engine instead of asking GET /moves, which would add
+load the benchmark does not mean to measure).
+
+    python benchmarks/ws_load.py saturation --clients 100 --duration 20 --target both
+    python benchmarks/ws_load.py players --clients 1000 --duration 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import msgspec
+
+from _harness import median, percentile, service_processes, store_server
+
+from service.engine import DRAW, RESIGN, Game, Move, Status  # noqa: E402
+
+VARIANTS = ("gilbert", "shamrocks", "gate", "caprice")
+MAX_COMMANDS_PER_GAME = 150
+_decode = msgspec.json.Decoder(dict[str, Any]).decode
+_encode = msgspec.json.Encoder().encode
+
+
+@dataclass
+class Stats:
+    acks: list[float] = field(default_factory=list)  # seconds, command sent -> ack
+    fanout: list[float] = field(default_factory=list)  # seconds, command sent -> diff on the watcher
+    errors: dict[str, int] = field(default_factory=dict)
+    commands: int = 0
+    recording: bool = False
+
+    def error(self, code: str) -> None:
+        self.errors[code] = self.errors.get(code, 0) + 1
+
+
+def choose(game: Game, rnd: random.Random) -> Any:
+    """A legal command: mostly moves (foundation first), else draw; resign at the cap or when stuck."""
+    if game.status is not Status.PLAYING or game.moves >= MAX_COMMANDS_PER_GAME:
+        return RESIGN
+    moves = game.legal_moves()
+    if not moves:
+        return RESIGN
+    to_foundation = [m for m in moves if isinstance(m, Move) and m.to.startswith("foundation")
+                     and not m.from_.startswith("foundation")]
+    if to_foundation and rnd.random() < 0.8:
+        return rnd.choice(to_foundation)
+    return rnd.choice(moves) if rnd.random() < 0.9 or DRAW not in moves else DRAW
+
+
+class Player:
+    """One client: a player with a game and a socket (and, for ``players``, a watcher socket)."""
+
+    ids = itertools.count()
+
+    def __init__(self, session: aiohttp.ClientSession, base: str, stats: Stats, rnd: random.Random,
+                 watch: bool) -> None:
+        self.session = session
+        self.base = base
+        self.stats = stats
+        self.rnd = rnd
+        self.watch = watch
+        self.token = ""
+        self.game: Game | None = None
+        self.game_id = ""
+        self.seq = 0
+        self.ws: aiohttp.ClientWebSocketResponse | None = None
+        self.watcher: aiohttp.ClientWebSocketResponse | None = None
+        self.watch_task: asyncio.Task[None] | None = None
+        self.sent_at: dict[int, float] = {}
+
+    async def setup(self) -> None:
+        async with self.session.post(self.base + "/v1/players", json={"name": f"bench{next(self.ids)}"}) as r:
+            self.token = (await r.json())["token"]
+        await self.new_game()
+
+    async def new_game(self) -> None:
+        await self.close_sockets()
+        variant = self.rnd.choice(VARIANTS)
+        seed = self.rnd.randrange(2**53)
+        async with self.session.post(self.base + "/v1/games", json={"variant": variant, "seed": seed},
+                                     headers={"Authorization": f"Bearer {self.token}"}) as r:
+            body = await r.json()
+        self.game_id = body["game_id"]
+        self.game = Game.deal(variant, seed)
+        self.seq = 0
+        self.ws = await self.connect(self.token)
+        if self.watch:
+            self.watcher = await self.connect(None)
+            self.watch_task = asyncio.create_task(self.watch_loop(self.watcher))
+
+    async def connect(self, token: str | None) -> aiohttp.ClientWebSocketResponse:
+        ws = await self.session.ws_connect(f"{self.base}/v1/games/{self.game_id}/ws", compress=0,
+                                           autoping=True, max_msg_size=0)
+        hello: dict[str, Any] = {"type": "hello"}
+        if token:
+            hello["token"] = token
+        await ws.send_str(_encode(hello).decode())
+        while True:
+            msg = _decode((await ws.receive()).data)
+            if msg["type"] == "synced":
+                return ws
+
+    async def watch_loop(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        async for raw in ws:
+            if raw.type is not aiohttp.WSMsgType.TEXT:
+                break
+            msg = _decode(raw.data)
+            if msg["type"] == "diff":
+                sent = self.sent_at.pop(msg["seq"], None)
+                if sent is not None and self.stats.recording:
+                    self.stats.fanout.append(time.perf_counter() - sent)
+
+    async def step(self) -> None:
+        """Send one command and wait for its ack."""
+        assert self.game is not None and self.ws is not None
+        command = choose(self.game, self.rnd)
+        command_id = f"c{self.seq}"
+        message = {"type": "command", "command_id": command_id, "expected_seq": self.seq,
+                   "command": command.to_dict()}
+        started = time.perf_counter()
+        self.sent_at[self.seq + 1] = started
+        await self.ws.send_str(_encode(message).decode())
+        while True:
+            raw = await self.ws.receive()
+            if raw.type is not aiohttp.WSMsgType.TEXT:
+                raise RuntimeError(f"socket closed: {raw.type} {raw.data} {raw.extra}")
+            msg = _decode(raw.data)
+            kind = msg["type"]
+            if kind == "ack":
+                break
+            if kind == "error":
+                self.stats.error(msg["error"]["code"])
+                await self.new_game()
+                return
+        if self.stats.recording:
+            self.stats.acks.append(time.perf_counter() - started)
+            self.stats.commands += 1
+        self.game = self.game.apply(command)[0]
+        self.seq += 1
+        if self.game.status.is_final:
+            await self.new_game()
+
+    async def close_sockets(self) -> None:
+        for ws in (self.ws, self.watcher):
+            if ws is not None:
+                await ws.close()
+        if self.watch_task is not None:
+            self.watch_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.watch_task
+        self.ws = self.watcher = None
+        self.watch_task = None
+        self.sent_at.clear()
+
+
+async def run_saturation(base: str, clients: int, duration: float, warmup: float, seed: int) -> Stats:
+    stats = Stats()
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(base_url=None, connector=connector) as session:
+        players = [Player(session, base, stats, random.Random(seed * 100_003 + i), watch=False)
+                   for i in range(clients)]
+        await gather_in_batches([p.setup() for p in players])
+        stop = asyncio.Event()
+
+        async def loop(p: Player) -> None:
+            while not stop.is_set():
+                await p.step()
+
+        tasks = [asyncio.create_task(loop(p)) for p in players]
+        await asyncio.sleep(warmup)
+        stats.recording = True
+        started = time.perf_counter()
+        await asyncio.sleep(duration)
+        stats.recording = False
+        elapsed = time.perf_counter() - started
+        stop.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for p in players:
+            await p.close_sockets()
+    stats.elapsed = elapsed  # type: ignore[attr-defined]
+    return stats
+
+
+async def run_players(base: str, clients: int, duration: float, warmup: float, seed: int,
+                      rate_per_s: float) -> Stats:
+    stats = Stats()
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        players = [Player(session, base, stats, random.Random(seed * 100_003 + i), watch=True)
+                   for i in range(clients)]
+        await gather_in_batches([p.setup() for p in players])
+        stop = asyncio.Event()
+
+        async def loop(p: Player) -> None:
+            await asyncio.sleep(p.rnd.uniform(0, 1 / rate_per_s))
+            while not stop.is_set():
+                due = time.perf_counter() + p.rnd.uniform(0.5, 1.5) / rate_per_s
+                await p.step()
+                await asyncio.sleep(max(0.0, due - time.perf_counter()))
+
+        tasks = [asyncio.create_task(loop(p)) for p in players]
+        await asyncio.sleep(warmup)
+        stats.recording = True
+        started = time.perf_counter()
+        await asyncio.sleep(duration)
+        stats.recording = False
+        stats.elapsed = time.perf_counter() - started  # type: ignore[attr-defined]
+        stop.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for p in players:
+            await p.close_sockets()
+    return stats
+
+
+async def gather_in_batches(coros: list[Any], batch: int = 50) -> None:
+    for i in range(0, len(coros), batch):
+        await asyncio.gather(*coros[i:i + batch])
+
+
+# --- the bare transport baseline --------------------------------------------------------
+
+BARE_LUA = """
+local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
+if seq ~= tonumber(ARGV[1]) then return -1 end
+redis.call('RPUSH', KEYS[2], ARGV[2])
+redis.call('HSET', KEYS[1], 'seq', seq + 1)
+redis.call('PUBLISH', KEYS[3], ARGV[2])
+return seq + 1
+"""
+
+
+async def bare_server(redis_url: str, port: int, ready: asyncio.Event, stop: asyncio.Event) -> None:
+    import redis.asyncio as aioredis
+    from aiohttp import web
+
+    client = aioredis.from_url(redis_url, max_connections=2000)
+    script = client.register_script(BARE_LUA)
+
+    async def handler(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(compress=False)
+        await ws.prepare(request)
+        key = request.match_info["key"]
+        async for msg in ws:
+            data = _decode(msg.data)
+            seq = await script(keys=[f"b:{{{key}}}:m", f"b:{{{key}}}:e", f"b:{{{key}}}:c"],
+                               args=[data["seq"], msg.data])
+            await ws.send_str(_encode({"type": "ack", "seq": seq}).decode())
+        return ws
+
+    app = web.Application()
+    app.router.add_get("/bare/{key}", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    ready.set()
+    await stop.wait()
+    await runner.cleanup()
+    await client.aclose()
+
+
+def bare_server_process(redis_url: str, port: int) -> None:
+    async def main() -> None:
+        ready, stop = asyncio.Event(), asyncio.Event()
+        await bare_server(redis_url, port, ready, stop)
+
+    run_loop(main())
+
+
+async def run_bare(base: str, clients: int, duration: float, warmup: float) -> Stats:
+    stats = Stats()
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+        stop = asyncio.Event()
+        sockets = []
+        for i in range(clients):
+            sockets.append(await session.ws_connect(f"{base}/bare/k{i}", compress=0))
+
+        async def loop(ws: aiohttp.ClientWebSocketResponse) -> None:
+            seq = 0
+            while not stop.is_set():
+                started = time.perf_counter()
+                await ws.send_str(_encode({"type": "command", "seq": seq, "command_id": f"c{seq}",
+                                           "command": {"type": "draw"}}).decode())
+                reply = _decode((await ws.receive()).data)
+                seq = reply["seq"]
+                if stats.recording:
+                    stats.acks.append(time.perf_counter() - started)
+                    stats.commands += 1
+
+        tasks = [asyncio.create_task(loop(ws)) for ws in sockets]
+        await asyncio.sleep(warmup)
+        stats.recording = True
+        started = time.perf_counter()
+        await asyncio.sleep(duration)
+        stats.recording = False
+        stats.elapsed = time.perf_counter() - started  # type: ignore[attr-defined]
+        stop.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for ws in sockets:
+            await ws.close()
+    return stats
+
+
+# --- reporting ----------------------------------------------------------------------------
+
+
+def report(label: str, stats: Stats) -> dict[str, float]:
+    elapsed = stats.elapsed  # type: ignore[attr-defined]
+    rate = stats.commands / elapsed
+    row = {"commands_per_s": rate, "ack_p50_ms": percentile(stats.acks, 50) * 1000,
+           "ack_p99_ms": percentile(stats.acks, 99) * 1000}
+    line = (f"{label}: {stats.commands} commands in {elapsed:.1f} s = {rate:,.0f}/s; "
+            f"ack p50 {row['ack_p50_ms']:.1f} ms, p99 {row['ack_p99_ms']:.1f} ms")
+    if stats.fanout:
+        row["fanout_p50_ms"] = percentile(stats.fanout, 50) * 1000
+        row["fanout_p99_ms"] = percentile(stats.fanout, 99) * 1000
+        line += (f"; diff on the second socket p50 {row['fanout_p50_ms']:.1f} ms, "
+                 f"p99 {row['fanout_p99_ms']:.1f} ms")
+    if stats.errors:
+        line += f"; errors {stats.errors}"
+    print(line, flush=True)
+    return row
+
+
+def run_loop(coro: Any) -> Any:
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    return uvloop.run(coro)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("load", choices=("saturation", "players"))
+    parser.add_argument("--clients", type=int, nargs="+", default=[100])
+    parser.add_argument("--duration", type=float, default=20.0, help="seconds measured per run")
+    parser.add_argument("--warmup", type=float, default=3.0)
+    parser.add_argument("--runs", type=int, default=3, help="runs per size; medians are reported")
+    parser.add_argument("--target", choices=("service", "bare", "both"), default="service")
+    parser.add_argument("--instances", type=int, default=1, help="service processes on the store")
+    parser.add_argument("--redis-url", default=None, help="use this store instead of starting one")
+    parser.add_argument("--rate", type=float, default=1.0, help="players: moves per second per client")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+
+    import multiprocessing as mp
+
+    from tests.live import free_port
+
+    summary: list[str] = []
+    with store_server(args.redis_url) as redis_url:
+        for clients in args.clients:
+            rows: dict[str, list[dict[str, float]]] = {"service": [], "bare": []}
+            for run in range(args.runs):
+                if args.target in ("service", "both"):
+                    with service_processes(redis_url, args.instances,
+                                           SOLITAIRE_RATE_LIMIT_PER_S="1000",
+                                           SOLITAIRE_RATE_LIMIT_BURST="2000") as urls:
+                        base = urls[0]
+                        if args.load == "saturation":
+                            stats = run_loop(run_saturation(base, clients, args.duration, args.warmup,
+                                                            args.seed + run))
+                        else:
+                            stats = run_loop(run_players(base, clients, args.duration, args.warmup,
+                                                         args.seed + run, args.rate))
+                        rows["service"].append(report(f"service x{args.instances}, {clients} clients, run {run + 1}",
+                                                      stats))
+                if args.target in ("bare", "both"):
+                    port = free_port()
+                    proc = mp.get_context("spawn").Process(target=bare_server_process, args=(redis_url, port),
+                                                           daemon=True)
+                    proc.start()
+                    from _harness import wait_ready_port
+
+                    wait_ready_port(port)
+                    try:
+                        stats = run_loop(run_bare(f"http://127.0.0.1:{port}", clients, args.duration,
+                                                  args.warmup))
+                        rows["bare"].append(report(f"bare transport, {clients} clients, run {run + 1}", stats))
+                    finally:
+                        proc.terminate()
+                        proc.join(10)
+            for target, runs in rows.items():
+                if runs:
+                    keys = runs[0].keys()
+                    med = {k: median([r[k] for r in runs]) for k in keys}
+                    summary.append(f"{args.load} {target} {clients} clients (median of {len(runs)}): "
+                                   + ", ".join(f"{k} {v:,.1f}" for k, v in med.items()))
+            if rows["service"] and rows["bare"]:
+                ratio = (median([r["commands_per_s"] for r in rows["service"]])
+                         / median([r["commands_per_s"] for r in rows["bare"]]))
+                summary.append(f"  service / bare transport throughput at {clients} clients: {ratio:.2f}")
+    print("\n".join(["", "== summary =="] + summary))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,238 @@
+"""The Redis client of the process, built from :class:`~service.settings.Settings`.
+
+``REDIS_URL`` is one server (``redis://``, ``rediss://``, ``unix://``) or, when
+it holds a comma, the start-up nodes of a Redis Cluster
+(``redis://h1:7000,redis://h2:7001`` or ``h1:7000,h2:7001``; a single cluster
+endpoint is written with a trailing comma: ``redis://h1:7000,``).
+
+:class:`RedisConn` wraps the redis-py client so that:
+
+- the pool size is deliberate: a single server gets a ``BlockingConnectionPool``
+  of ``redis_pool_size`` connections (a caller waits up to ``redis_timeout_s``
+  for a free one instead of failing); in Cluster mode, where redis-py's per-node
+  pool raises ``MaxConnectionsError`` when exhausted, a semaphore of the same
+  size makes callers wait instead;
+- connection errors are retried with jittered exponential backoff
+  (``redis_retries`` times), idle connections are health-checked
+  (``redis_health_check_s``), and a client keeps working after Redis comes back;
+- every failure surfaces as :class:`~service.store.errors.StoreUnavailable`
+  (unreachable, loading, read-only, out of memory) or
+  :class:`~service.store.errors.StoreError` (anything else), never as a
+  redis-py exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from redis import exceptions as rex
+from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.connection import SSLConnection, parse_url
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialWithJitterBackoff
+
+from service.settings import Settings
+from service.store import keys
+from service.store.errors import StoreError, StoreUnavailable
+from service.store.pipeline import AutoPipeline
+
+logger = logging.getLogger(__name__)
+
+RETRY_BASE_S = 0.05
+RETRY_CAP_S = 1.0
+
+# Server replies that mean "not now" rather than "wrong": answered as 503.
+_UNAVAILABLE_PREFIXES = ("LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "OOM",
+                         "BUSY", "NOREPLICAS", "MISCONF")
+_UNAVAILABLE_TYPES: tuple[type[BaseException], ...] = (
+    rex.ConnectionError,  # includes BusyLoadingError and MaxConnectionsError
+    rex.TimeoutError,
+    rex.ClusterDownError,
+    rex.SlotNotCoveredError,
+    rex.TryAgainError,
+    rex.ReadOnlyError,
+    rex.MasterDownError,
+    rex.ClusterError,
+    # Not a RedisError: "cannot be connected", "could not agree on a valid slots cache".
+    rex.RedisClusterException,
+    OSError,  # includes the builtin TimeoutError, which asyncio.timeout raises
+)
+
+
+# What a call into redis-py may raise besides programming errors.
+REDIS_ERRORS = (rex.RedisError, rex.RedisClusterException, OSError)
+
+
+def is_cluster_url(url: str) -> bool:
+    return "," in url
+
+
+def cluster_nodes(url: str) -> list[tuple[str, int]]:
+    """``"redis://h1:7000,h2:7001"`` -> ``[("h1", 7000), ("h2", 7001)]``."""
+    nodes = []
+    for part in url.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "://" not in part:
+            part = "redis://" + part
+        split = urlsplit(part)
+        if not split.hostname:
+            raise ValueError(f"REDIS_URL: no host in cluster node {part!r}")
+        nodes.append((split.hostname, split.port or 6379))
+    if not nodes:
+        raise ValueError(f"REDIS_URL={url!r}: no cluster nodes")
+    return nodes
+
+
+def _retry(settings: Settings) -> Retry:
+    return Retry(ExponentialWithJitterBackoff(base=RETRY_BASE_S, cap=RETRY_CAP_S),
+                 retries=settings.redis_retries,
+                 supported_errors=(rex.ConnectionError, rex.TimeoutError))
+
+
+def _common_kwargs(settings: Settings) -> dict[str, Any]:
+    return {
+        "socket_timeout": settings.redis_timeout_s,
+        "socket_connect_timeout": settings.redis_timeout_s,
+        "health_check_interval": settings.redis_health_check_s,
+        "retry": _retry(settings),
+        "client_name": f"solitaire-{settings.instance_id}"[:64].replace(" ", "_"),
+    }
+
+
+def build_client(settings: Settings, url: str) -> Redis | RedisCluster:
+    """A redis-py asyncio client for ``url`` (no I/O happens here)."""
+    if is_cluster_url(url):
+        first = url.split(",")[0].strip()
+        first_kwargs = parse_url(first if "://" in first else "redis://" + first)
+        extra: dict[str, Any] = {}
+        for name in ("username", "password"):
+            if first_kwargs.get(name):
+                extra[name] = first_kwargs[name]
+        if first_kwargs.get("connection_class") is SSLConnection:
+            extra["ssl"] = True
+        return RedisCluster(
+            startup_nodes=[ClusterNode(host, port) for host, port in cluster_nodes(url)],
+            socket_keepalive=True,
+            max_connections=settings.redis_pool_size,
+            **_common_kwargs(settings),
+            **extra,
+        )
+    tcp = {} if url.startswith("unix:") else {"socket_keepalive": True}
+    pool = BlockingConnectionPool.from_url(
+        url,
+        **tcp,
+        max_connections=settings.redis_pool_size,
+        timeout=settings.redis_timeout_s,  # wait for a free connection this long
+        **_common_kwargs(settings),
+    )
+    return Redis.from_pool(pool)
+
+
+def translate(exc: BaseException) -> StoreError:
+    """The store exception for a redis-py (or socket) exception."""
+    if isinstance(exc, _UNAVAILABLE_TYPES):
+        return StoreUnavailable(f"the store is unreachable: {exc}")
+    if isinstance(exc, rex.ResponseError) and str(exc).startswith(_UNAVAILABLE_PREFIXES):
+        return StoreUnavailable(f"the store cannot serve this now: {exc}")
+    return StoreError(f"store error: {type(exc).__name__}: {exc}")
+
+
+class Script:
+    """A Lua script run with EVALSHA; on NOSCRIPT (first use, server restart,
+    another cluster node) it is sent once with EVAL, which caches it again."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.sha = hashlib.sha1(source.encode()).hexdigest()
+
+
+class RedisConn:
+    """The process's one Redis client, single server or Cluster, with error mapping.
+
+    Use :meth:`execute` and :meth:`run` for every command: they map failures to
+    the store's exceptions.
+    """
+
+    def __init__(self, settings: Settings, url: str) -> None:
+        self.settings = settings
+        self.url = url
+        self.is_cluster = is_cluster_url(url)
+        self.client: Redis | RedisCluster = build_client(settings, url)
+        self._limit = asyncio.Semaphore(settings.redis_pool_size) if self.is_cluster else None
+        # Single server: concurrent commands share pipelines (see pipeline.py).
+        self._auto = (AutoPipeline(self.client) if settings.redis_autopipeline and isinstance(self.client, Redis)
+                      else None)
+        self._sharded: bool | None = None
+        self._closed = False
+
+    async def execute(self, *args: Any) -> Any:
+        """One command (``await conn.execute("LRANGE", key, 0, -1)``), failures translated."""
+        try:
+            if self._auto is not None:
+                return await self._auto.execute(*args)
+            if self._limit is None:
+                return await self.client.execute_command(*args)
+            async with asyncio.timeout(self.settings.redis_timeout_s):
+                await self._limit.acquire()
+            try:
+                return await self.client.execute_command(*args)
+            finally:
+                self._limit.release()
+        except REDIS_ERRORS as exc:
+            raise translate(exc) from exc
+
+    async def run(self, script: Script, keys_: Sequence[str], args: Sequence[Any]) -> Any:
+        """Run a Lua script: EVALSHA, and EVAL once if the server lacks it."""
+        try:
+            return await self.execute("EVALSHA", script.sha, len(keys_), *keys_, *args)
+        except StoreError as exc:
+            if not isinstance(exc.__cause__, rex.NoScriptError):
+                raise
+        return await self.execute("EVAL", script.source, len(keys_), *keys_, *args)
+
+    async def ping(self) -> None:
+        """Raise :class:`StoreUnavailable` unless Redis answers (every node, in Cluster mode)."""
+        if isinstance(self.client, RedisCluster):
+            try:
+                await self.client.ping(target_nodes=RedisCluster.ALL_NODES)
+            except REDIS_ERRORS as exc:
+                raise translate(exc) from exc
+        else:
+            await self.execute("PING")
+
+    async def sharded_pubsub(self) -> bool:
+        """Whether the server has SPUBLISH/SSUBSCRIBE; asked once, then remembered."""
+        if self._sharded is None:
+            try:
+                await self.execute("SPUBLISH", keys.PROBE_CHANNEL, b"")
+                sharded = True
+            except StoreUnavailable:
+                raise
+            except StoreError as exc:
+                logger.info("the store has no sharded pub/sub (%s): using PUBLISH/SUBSCRIBE", exc)
+                sharded = False
+            self._sharded = sharded
+        return self._sharded
+
+    async def cluster(self) -> RedisCluster:
+        """The initialized cluster client (Cluster mode only)."""
+        assert isinstance(self.client, RedisCluster)
+        try:
+            await self.client.initialize()
+        except REDIS_ERRORS as exc:
+            raise translate(exc) from exc
+        return self.client
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        await self.client.aclose()
