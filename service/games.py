@@ -256,6 +256,7 @@ class GameService:
             err.details.update({"seq": loaded.seq})
             raise err from None
         when = self.clock.now()
+        when = when.replace(microsecond=when.microsecond // 1000 * 1000)  # as stored: milliseconds
         now = rfc3339(when)
         seq = loaded.seq + 1
         updates: dict[str, str] = {"status": game.status.value, "moves": str(game.moves),
@@ -286,5 +287,6 @@ class GameService:
                     log.exception("final-state hook failed for game %s", nxt.game_id)
         return seq, event
 
-    async def events(self, game_id: str, after: int, limit: int = 1000) -> list[bytes]:
+    async def events(self, game_id: str, after: int, limit: int | None = None) -> list[bytes]:
+        """The stored events after seq ``after`` (all of them unless ``limit``)."""
         return await self.store.events(game_id, after, limit)

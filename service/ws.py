@@ -52,6 +52,8 @@ class State(enum.Enum):
 
 
 _PONG = encode({"type": "pong"})
+_PAGE = 1000  # events read from the log at a time
+_RESYNC_REQUEST = -2  # outbox marker: a hello on a live socket
 _seq_only = msgspec.json.Decoder(dict[str, Any])
 
 
@@ -109,7 +111,10 @@ class Connection:
         text = WSMsgType.TEXT
         while True:
             seq, item = await self.outbox.get()
-            if seq < 0:  # a message of its own (ack, error, pong)
+            if seq == _RESYNC_REQUEST:
+                assert item is not None
+                await self._resync(int(item))
+            elif seq < 0:  # a message of its own (ack, error, pong)
                 assert item is not None
                 await ws.send_frame(item, text)
             elif item is not None and seq == self.last_seq + 1:
@@ -120,10 +125,20 @@ class Connection:
             # else seq <= last_seq: this client has it already
 
     async def _refill(self) -> None:
-        """Send every event of the log after ``last_seq``."""
-        for raw in await self.ctx.games.events(self.game_id, self.last_seq):
-            await self.ws.send_frame(raw, WSMsgType.TEXT)
-            self.last_seq += 1
+        """Send every event of the log after ``last_seq``, a page at a time."""
+        while True:
+            page = await self.ctx.games.events(self.game_id, self.last_seq, _PAGE)
+            for raw in page:
+                await self.ws.send_frame(raw, WSMsgType.TEXT)
+                self.last_seq += 1
+            if len(page) < _PAGE:
+                return
+
+    async def _resync(self, since: int) -> None:
+        """A hello on a live socket: replay what followed ``since``, then ``synced``."""
+        self.last_seq = min(since, self.last_seq)
+        await self._refill()
+        await self.ws.send_frame(encode({"type": "synced", "seq": self.last_seq}), WSMsgType.TEXT)
 
     # --- the session -----------------------------------------------------------------
     async def run(self) -> None:
@@ -147,10 +162,7 @@ class Connection:
             since = hello.since
             if since is not None and since <= loaded.seq:
                 self.last_seq = since
-                missed = await ctx.games.events(self.game_id, since)
-                for raw in missed:
-                    await self.ws.send_frame(raw, WSMsgType.TEXT)
-                    self.last_seq += 1
+                await self._refill()
             else:
                 self.last_seq = loaded.seq
                 await self.ws.send_frame(encode({"type": "snapshot", "seq": loaded.seq,
@@ -222,9 +234,25 @@ class Connection:
             self.send(_PONG)
         elif isinstance(message, CommandMessage):
             await self._on_command(message)
-        else:  # a second hello
-            self.send(error_message(ApiError("bad_request", "hello is only the first message; "
-                                             "reconnect to resynchronise")))
+        else:  # hello again on a live socket: resynchronise from `since`
+            await self._on_hello_again(message)
+
+    async def _on_hello_again(self, hello: Hello) -> None:
+        if hello.token is not None:
+            try:
+                player = self.ctx.tokens.verify(hello.token)
+            except ApiError as err:
+                self.send(error_message(err))
+                return
+            if player != self.player:
+                self.send(error_message(ApiError("bad_request", "a socket keeps the token of its first "
+                                                 "hello: reconnect to change it")))
+                return
+        if hello.since is None:
+            self.send(error_message(ApiError("bad_request", "hello on a live socket needs since "
+                                             "(the last seq you have)")))
+            return
+        self._put(_RESYNC_REQUEST, str(hello.since).encode())
 
     async def _on_command(self, message: CommandMessage) -> None:
         ctx = self.ctx

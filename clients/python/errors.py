@@ -1,0 +1,77 @@
+"""What the SDK raises: :class:`ApiError` for every error the service answers with,
+:class:`ConnectionLost` when a WebSocket gives up reconnecting or is closed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from protocol.errors import HTTP_STATUS, ErrorBody, ErrorCode, ErrorInfo
+
+# The contract's closed set of codes, by HTTP status (413 is a bad_request too).
+_CODE_OF_STATUS: dict[int, ErrorCode] = {status: code for code, status in HTTP_STATUS.items()}
+_CODE_OF_STATUS[413] = "bad_request"
+
+_error_body = msgspec.json.Decoder(ErrorBody)
+
+# Codes after which the same request may succeed later: nothing was written.
+RETRYABLE: frozenset[str] = frozenset({"rate_limited", "unavailable"})
+
+
+class ApiError(Exception):
+    """An error answered by the service, over REST or the WebSocket.
+
+    ``status`` is the HTTP status (for a WebSocket error, the status that goes
+    with its code), ``code`` one of the contract's codes (``illegal_move``,
+    ``conflict``, ...), ``message`` the reason a person can read, ``details`` the
+    machine-readable rest (``{"rule": "build", "seq": 4}``).
+    """
+
+    def __init__(
+        self, status: int, code: str, message: str, details: Mapping[str, Any] | None = None
+    ) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details: dict[str, Any] = dict(details or {})
+
+    def __repr__(self) -> str:
+        return (
+            f"ApiError(status={self.status}, code={self.code!r}, message={self.message!r}, "
+            f"details={self.details!r})"
+        )
+
+    @property
+    def retryable(self) -> bool:
+        """True when nothing was done and the same request may be sent again later."""
+        return self.code in RETRYABLE
+
+    @property
+    def retry_after_s(self) -> float | None:
+        """How long the service asked to wait (``rate_limited``), if it said."""
+        value = self.details.get("retry_after_s")
+        return float(value) if isinstance(value, (int, float)) else None
+
+    @classmethod
+    def from_info(cls, info: ErrorInfo, status: int | None = None) -> ApiError:
+        """The error of an ``{"error": {...}}`` object (a WebSocket ``error`` message)."""
+        return cls(status or HTTP_STATUS.get(info.code, 400), info.code, info.message, info.details)
+
+    @classmethod
+    def from_response(cls, status: int, body: bytes) -> ApiError:
+        """The error of an HTTP response; a body that is not the contract's error body
+        (a proxy's page, say) still gives a code from the status."""
+        try:
+            return cls.from_info(_error_body.decode(body).error, status)
+        except msgspec.DecodeError:
+            code = _CODE_OF_STATUS.get(status, "unavailable" if status >= 500 else "bad_request")
+            text = body.decode("utf-8", "replace").strip()[:200] or f"HTTP {status}"
+            return cls(status, code, text)
+
+
+class ConnectionLost(ConnectionError):
+    """A :class:`~clients.python.gamesocket.GameSocket` was closed, or gave up
+    reconnecting; commands still waiting for their ack fail with it."""

@@ -1,0 +1,123 @@
+"""``python -m clients.python``: the arguments, and both modes run as a user would."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import pytest
+
+from clients.python.__main__ import build_parser, main
+from tests.live import ROOT
+
+
+async def _run(*args: str, stdin: bytes = b"") -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "clients.python",
+        *args,
+        cwd=ROOT,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(stdin), 120)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+def test_help_names_both_modes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--help"])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    assert "play" in out and "bot" in out
+
+
+@pytest.mark.parametrize("mode", ["play", "bot"])
+def test_each_mode_has_its_own_help(mode: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main([mode, "--help"])
+    out = capsys.readouterr().out
+    assert "--url" in out and "--seed" in out
+    if mode == "play":
+        assert "t3 f" in out  # the notation is in the help
+    else:
+        assert "--games" in out and "--concurrency" in out
+
+
+def test_arguments_are_checked() -> None:
+    parser = build_parser()
+    args = parser.parse_args(
+        [
+            "bot",
+            "--games",
+            "3",
+            "--variant",
+            "gate",
+            "-c",
+            "2",
+            "--seed",
+            "9",
+            "-o",
+            "single_card_moves=true",
+        ]
+    )
+    assert (args.games, args.variant, args.concurrency, args.seed) == (3, "gate", 2, 9)
+    assert args.option == [("single_card_moves", True)]
+    for bad in (["bot", "--games", "0"], ["bot", "-o", "novalue"], ["play"], []):
+        with pytest.raises(SystemExit):
+            parser.parse_args(bad)
+
+
+async def test_the_bot_prints_a_json_summary(service_url: str) -> None:
+    code, out, err = await _run(
+        "bot",
+        "--url",
+        service_url,
+        "--games",
+        "2",
+        "--variant",
+        "gate",
+        "--seed",
+        "5",
+        "--json",
+        "--max-steps",
+        "60",
+    )
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["games"] == 2 and summary["failed"] == 0
+    assert summary["wins"] + summary["losses"] + summary["resigned"] == 2
+    assert {"moves", "commands", "commands_per_s", "elapsed_s"} <= set(summary)
+    assert err.count("[") == 2  # one progress line per game
+
+
+async def test_playing_in_the_terminal(service_url: str) -> None:
+    script = b"h\nm\nt9\nt0 t6\nd\nu\nq\n"
+    code, out, err = await _run(
+        "play",
+        "gilbert",
+        "--seed",
+        "1",
+        "--url",
+        service_url,
+        "--name",
+        "terminal",
+        "--no-color",
+        stdin=script,
+    )
+    assert code == 0, err
+    assert "Gilbert - game g_" in out and "deal 1" in out
+    assert "Piles: t0 t1" in out  # h
+    assert "legal: " in out and "t0 t6" in out  # m
+    assert "'t9': where to?" in out
+    assert "seq 3" in out and out.rstrip().endswith("Resigned.")
+    assert "##x6" in out and "\x1b[" not in out
+
+
+async def test_a_refused_start_is_said_plainly(service_url: str) -> None:
+    code, out, _ = await _run("play", "klondike", "--url", service_url, stdin=b"")
+    assert code == 1 and "cannot start: unknown variant 'klondike'" in out

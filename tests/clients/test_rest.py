@@ -1,0 +1,248 @@
+"""The SDK's REST client against a real service: every endpoint, every variant, errors."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from clients.python.errors import ApiError
+from clients.python.rest import EVENTS_PAGE, Client
+from protocol import Draw, GameCreated, Move, Resign, apply_diff
+from service.clock import FakeClock
+from tests.live import running_service, settings_for_test
+
+from .conftest import VARIANTS, assert_same_state
+
+
+async def test_variants_lists_the_four_with_their_layouts(client: Client) -> None:
+    variants = {v.id: v for v in await client.variants()}
+    assert set(variants) >= set(VARIANTS)
+    for info in variants.values():
+        assert info.piles and info.rules
+        assert len({(p.row, p.col) for p in info.piles}) == len(info.piles)  # one pile per cell
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+async def test_diffs_from_commands_rebuild_the_state_of_every_variant(
+    client: Client, variant: str
+) -> None:
+    created = await client.create_game(variant, seed=7)
+    assert created.state.seq == 0 and created.state.seed == 7 and created.state.status == "playing"
+    assert await client.game(created.game_id) == created.state
+    state = created.state
+    for _ in range(6):
+        legal = await client.moves(created.game_id)
+        if state.status != "playing":
+            break
+        assert legal.seq == state.seq and legal.moves
+        result = await client.command(created.game_id, legal.moves[0], expected_seq=state.seq)
+        assert result.seq == state.seq + 1 and result.diff.command == legal.moves[0]
+        state = apply_diff(state, result.diff)
+    assert_same_state(state, await client.game(created.game_id))
+    events = await client.events(created.game_id)
+    assert [e.seq for e in events] == list(range(1, state.seq + 1))
+    assert [e.seq for e in await client.events(created.game_id, after=2)] == list(
+        range(3, state.seq + 1)
+    )
+
+
+async def test_diff_stats_equal_get_stats_with_sub_millisecond_times(
+    redis_url: str, tmp_path: Path
+) -> None:
+    clock = FakeClock(dt.datetime(2026, 3, 1, 12, 0, 0, 900, tzinfo=dt.UTC))  # .000900
+    async with (
+        running_service(settings_for_test(redis_url, tmp_path), clock) as url,
+        Client(url) as client,
+    ):
+        await client.create_player("clocked")
+        game = await client.create_game("gilbert", seed=1)
+        await client.command(game.game_id, Draw())  # started_at .000900, stored as .000
+        clock.advance(0.0012)
+        result = await client.command(game.game_id, Draw())  # at .002100: 1.2 ms played
+        assert result.diff.stats == (await client.game(game.game_id)).stats  # 1 ms vs 2 ms
+
+
+async def test_a_command_may_be_a_dict_in_its_json_form(client: Client) -> None:
+    game = await client.create_game("gilbert", seed=1)
+    result = await client.command(game.game_id, {"type": "draw"})
+    assert result.diff.command == Draw()
+
+
+async def test_a_bad_command_dict_is_refused_before_any_request(client: Client) -> None:
+    game = await client.create_game("gilbert", seed=1)
+    with pytest.raises(msgspec.ValidationError, match="from"):
+        await client.command(game.game_id, {"type": "move", "from": "pile 3", "to": "foundation"})
+    assert (await client.game(game.game_id)).seq == 0
+
+
+async def test_a_server_chosen_seed_stays_secret_until_the_game_is_over(client: Client) -> None:
+    game = await client.create_game("gate")
+    assert game.state.seed is None
+    await client.command(game.game_id, Resign())
+    assert (await client.game(game.game_id)).seed is not None
+
+
+# --- errors ---------------------------------------------------------------------------
+
+
+async def test_an_illegal_move_is_a_422_with_a_reason(client: Client) -> None:
+    game = await client.create_game("gilbert", seed=1)  # tableau/0 holds 7D, tableau/5 shows 6S
+    with pytest.raises(ApiError) as caught:
+        await client.command(game.game_id, Move(from_="tableau/0", to="tableau/5"))
+    err = caught.value
+    assert (err.status, err.code) == (422, "illegal_move")
+    assert "7D" in str(game.state.piles["tableau/0"].up) and len(err.message) > 10
+    assert err.details.get("rule")
+    assert (await client.game(game.game_id)).seq == 0
+
+
+async def test_a_command_on_a_finished_game_is_a_422(client: Client) -> None:
+    game = await client.create_game("caprice", seed=2)
+    await client.command(game.game_id, Resign())
+    with pytest.raises(ApiError) as caught:
+        await client.command(game.game_id, Draw())
+    assert (caught.value.status, caught.value.code) == (422, "illegal_move")
+    assert "over" in caught.value.message
+
+
+async def test_a_stale_expected_seq_is_a_409_conflict(client: Client) -> None:
+    game = await client.create_game("gate", seed=3)
+    await client.command(game.game_id, Draw(), expected_seq=0)
+    with pytest.raises(ApiError) as caught:
+        await client.command(game.game_id, Draw(), expected_seq=0)
+    assert (caught.value.status, caught.value.code) == (409, "conflict")
+    assert caught.value.details.get("seq") == 1
+
+
+async def test_an_unknown_game_is_a_404_everywhere(client: Client) -> None:
+    for call in (
+        client.game("g_nope"),
+        client.moves("g_nope"),
+        client.events("g_nope"),
+        client.command("g_nope", Draw()),
+    ):
+        with pytest.raises(ApiError) as caught:
+            await call
+        assert (caught.value.status, caught.value.code) == (404, "not_found")
+
+
+async def test_a_private_game_is_a_404_to_another_player(client: Client, other: Client) -> None:
+    game = await client.create_game("gilbert", seed=1)
+    with pytest.raises(ApiError) as caught:
+        await other.game(game.game_id)
+    assert caught.value.status == 404
+
+
+async def test_only_the_owner_commands_a_public_game(
+    client: Client, other: Client, service_url: str
+) -> None:
+    game = await client.create_game("gilbert", seed=1, public=True)
+    assert (await other.game(game.game_id)).public
+    with pytest.raises(ApiError) as caught:
+        await other.command(game.game_id, Draw())
+    assert (caught.value.status, caught.value.code) == (403, "forbidden")
+    async with Client(service_url) as anonymous:
+        assert await anonymous.game(game.game_id) == game.state
+        with pytest.raises(ApiError) as caught:
+            await anonymous.command(game.game_id, Draw())
+        assert (caught.value.status, caught.value.code) == (401, "unauthorized")
+
+
+async def test_a_bad_token_is_a_401(service_url: str) -> None:
+    async with Client(service_url, token="v1.forged.token") as forged:
+        with pytest.raises(ApiError) as caught:
+            await forged.create_game("gilbert")
+    assert (caught.value.status, caught.value.code) == (401, "unauthorized")
+
+
+async def test_an_unknown_variant_or_option_is_a_400(client: Client) -> None:
+    for call in (
+        client.create_game("klondike"),
+        client.create_game("gate", options={"no_such_option": True}),
+    ):
+        with pytest.raises(ApiError) as caught:
+            await call
+        assert (caught.value.status, caught.value.code) == (400, "bad_request")
+
+
+def test_an_error_body_that_is_not_the_contracts_still_gets_a_code() -> None:
+    err = ApiError.from_response(502, b"<html>Bad Gateway</html>")
+    assert (err.status, err.code, err.message) == (502, "unavailable", "<html>Bad Gateway</html>")
+    err = ApiError.from_response(
+        409, b'{"error": {"code": "conflict", "message": "m", "details": {"seq": 3}}}'
+    )
+    assert (err.status, err.code, err.message, err.details) == (409, "conflict", "m", {"seq": 3})
+    assert ApiError.from_response(413, b"").code == "bad_request"
+
+
+# --- idempotency ------------------------------------------------------------------------
+
+
+async def test_the_same_command_id_returns_the_first_result_and_applies_nothing(
+    client: Client,
+) -> None:
+    game = await client.create_game("gilbert", seed=1)
+    first = await client.command(game.game_id, Draw(), expected_seq=0, command_id="draw-1")
+    again = await client.command(game.game_id, Draw(), expected_seq=0, command_id="draw-1")
+    assert again == first
+    assert (await client.game(game.game_id)).seq == 1
+    assert len(await client.events(game.game_id)) == 1
+
+
+# --- daily challenges -------------------------------------------------------------------
+
+
+async def _daily_or_skip(client: Client) -> str:
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    try:
+        await client.daily(today)
+    except ApiError as err:
+        if err.status == 404 and "no such endpoint" in err.message:
+            pytest.skip("the service has no daily endpoints yet")
+        raise
+    return today
+
+
+async def test_the_daily_challenges_keep_their_seeds_secret(client: Client) -> None:
+    today = await _daily_or_skip(client)
+    day = await client.daily(today)
+    assert day.date == today
+    assert {c.variant for c in day.challenges} >= set(VARIANTS)
+    assert all(c.seed is None for c in day.challenges)
+    assert (await client.daily()).date == today
+
+
+async def test_a_daily_attempt_is_ranked_once_it_ends(client: Client) -> None:
+    today = await _daily_or_skip(client)
+    attempt = await client.daily_attempt(today, "gilbert")
+    assert attempt.state.seq == 0 and attempt.state.seed is None
+    with pytest.raises(ApiError) as caught:
+        await client.daily_attempt(today, "gilbert")
+    assert (caught.value.status, caught.value.code) == (409, "conflict")
+    yesterday = (dt.date.fromisoformat(today) - dt.timedelta(days=1)).isoformat()
+    with pytest.raises(ApiError) as caught:
+        await client.daily_attempt(yesterday, "gilbert")
+    assert (caught.value.status, caught.value.code) == (403, "forbidden")
+    await client.command(attempt.game_id, Draw())
+    await client.command(attempt.game_id, Resign())
+    board = await client.leaderboard(today, "gilbert", limit=5)
+    assert [e.game_id for e in board.entries] == [attempt.game_id]
+    assert board.next_cursor is None
+    assert board.me is not None and board.me.game_id == attempt.game_id
+    assert board.me.status == "resigned"
+
+
+# --- long games ---------------------------------------------------------------------------
+
+
+async def test_the_whole_log_comes_back_however_long(
+    client: Client, long_game: GameCreated
+) -> None:
+    events = await client.events(long_game.game_id)
+    assert [e.seq for e in events] == list(range(1, EVENTS_PAGE + 6))
+    assert [e.seq for e in await client.events(long_game.game_id, after=EVENTS_PAGE)] == [
+        EVENTS_PAGE + i for i in range(1, 6)
+    ]
