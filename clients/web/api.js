@@ -1,0 +1,106 @@
+// The REST half of the contract (PROTOCOL.md, openapi.yaml): one method per endpoint.
+
+/** An error as the contract shapes it: {"error": {"code", "message", "details"}}. */
+export class ApiError extends Error {
+  constructor(status, code, message, details = {}) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status; // HTTP status; 0 when the server could not be reached
+    this.code = code;
+    this.details = details;
+  }
+
+  /** An ApiError from the `error` object of a WebSocket message. */
+  static fromBody(body, status = 0) {
+    return new ApiError(status, body?.code ?? 'error', body?.message ?? 'unknown error', body?.details ?? {});
+  }
+}
+
+export class Api {
+  constructor(base = '') {
+    this.base = base;
+    this.token = null;
+    this.onUnauthorized = null; // called when the server refuses our token (401)
+  }
+
+  setToken(token) {
+    this.token = token || null;
+  }
+
+  async request(method, path, { body, query } = {}) {
+    const headers = { Accept: 'application/json' };
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    let url = this.base + path;
+    if (query) {
+      const q = new URLSearchParams();
+      for (const [k, v] of Object.entries(query)) if (v != null) q.set(k, String(v));
+      const s = q.toString();
+      if (s) url += '?' + s;
+    }
+    let response;
+    try {
+      response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    } catch (err) {
+      throw new ApiError(0, 'network', `the server cannot be reached (${err.message})`);
+    }
+    const text = await response.text();
+    let data = null;
+    try {
+      data = text ? JSON.parse(text) : null;
+    } catch {
+      data = null;
+    }
+    if (!response.ok) {
+      if (response.status === 401 && this.token && this.onUnauthorized) this.onUnauthorized();
+      if (data && data.error) throw ApiError.fromBody(data.error, response.status);
+      throw new ApiError(response.status, `http_${response.status}`, `HTTP ${response.status} ${response.statusText}`);
+    }
+    return data;
+  }
+
+  variants() {
+    return this.request('GET', '/v1/variants');
+  }
+
+  createPlayer(name) {
+    return this.request('POST', '/v1/players', { body: { name } });
+  }
+
+  createGame({ variant, seed, options, isPublic }) {
+    const body = { variant };
+    if (seed != null) body.seed = seed;
+    if (options && Object.keys(options).length) body.options = options;
+    if (isPublic) body.public = true;
+    return this.request('POST', '/v1/games', { body });
+  }
+
+  game(id) {
+    return this.request('GET', `/v1/games/${encodeURIComponent(id)}`);
+  }
+
+  moves(id) {
+    return this.request('GET', `/v1/games/${encodeURIComponent(id)}/moves`);
+  }
+
+  command(id, command, expectedSeq, commandId) {
+    const body = { command };
+    if (expectedSeq != null) body.expected_seq = expectedSeq;
+    if (commandId) body.command_id = commandId;
+    return this.request('POST', `/v1/games/${encodeURIComponent(id)}/commands`, { body });
+  }
+
+  /** Today's challenges (the server's UTC day) when `date` is left out. */
+  daily(date) {
+    return this.request('GET', '/v1/daily', { query: { date } });
+  }
+
+  startDaily(date, variant) {
+    return this.request('POST', `/v1/daily/${encodeURIComponent(date)}/${encodeURIComponent(variant)}/attempts`);
+  }
+
+  leaderboard(date, variant, { limit, cursor } = {}) {
+    return this.request('GET', `/v1/daily/${encodeURIComponent(date)}/${encodeURIComponent(variant)}/leaderboard`,
+      { query: { limit, cursor } });
+  }
+}

@@ -1,0 +1,149 @@
+// The web client's entry point: the player, the route (#g=<game>, #lb=<date>/<variant>,
+// else the lobby) and the view on screen.
+
+import { Api } from './api.js';
+import { installSuitSprite } from './cards.js';
+import { fill, h } from './dom.js';
+import { GameView } from './game.js';
+import { renderLeaderboard, renderLobby } from './lobby.js';
+
+const IDENTITY = 'solitaire.player';
+const RECENT = 'solitaire.recent.';
+const RECENT_KEEP = 8;
+
+const api = new Api();
+const app = {
+  api,
+  identity: null,
+  variants: [],
+  variantById: {},
+  game: null,
+  view: null,
+};
+window.solitaire = app; // for debugging and the browser tests
+
+function loadIdentity() {
+  try {
+    const id = JSON.parse(localStorage.getItem(IDENTITY) || 'null');
+    return id && id.token && id.player_id ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+function setIdentity(identity) {
+  app.identity = identity;
+  api.setToken(identity ? identity.token : null);
+  if (identity) localStorage.setItem(IDENTITY, JSON.stringify(identity));
+  else localStorage.removeItem(IDENTITY);
+  fill(document.getElementById('who'), identity ? identity.name : '');
+}
+
+function recentGames() {
+  if (!app.identity) return [];
+  try {
+    return JSON.parse(localStorage.getItem(RECENT + app.identity.player_id) || '[]');
+  } catch {
+    return [];
+  }
+}
+
+function remember(id, variant, label) {
+  const list = [{ id, variant, label, at: Date.now() }, ...recentGames().filter((g) => g.id !== id)];
+  localStorage.setItem(RECENT + app.identity.player_id, JSON.stringify(list.slice(0, RECENT_KEEP)));
+}
+
+function route() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  return { game: params.get('g'), leaderboard: params.get('lb') };
+}
+
+function leaveGame() {
+  if (app.game) {
+    app.game.destroy();
+    app.game = null;
+  }
+}
+
+function showWelcome(note) {
+  leaveGame();
+  const name = h('input', { id: 'player-name', name: 'name', maxlength: '32', required: true,
+    autocomplete: 'nickname', value: 'Player' });
+  const error = h('p', { id: 'welcome-message', class: 'message', role: 'status' }, note || '');
+  const button = h('button', { id: 'player-create', type: 'submit', class: 'primary' }, 'Play');
+  fill(app.view, h('form', { id: 'welcome', class: 'panel narrow', onsubmit: async (event) => {
+    event.preventDefault();
+    button.disabled = true;
+    error.textContent = '';
+    try {
+      const player = await api.createPlayer(name.value.trim());
+      setIdentity(player);
+      show();
+    } catch (err) {
+      error.textContent = err.message;
+    } finally {
+      button.disabled = false;
+    }
+  } },
+  h('h2', {}, 'Welcome'),
+  h('label', { for: 'player-name' }, 'Your name, as the leaderboards will show it'),
+  name, button, error));
+  name.select();
+}
+
+function show() {
+  const where = route();
+  if (!app.identity) {
+    showWelcome();
+    return;
+  }
+  if (where.game) {
+    if (app.game && app.game.gameId === where.game) return;
+    leaveGame();
+    app.game = new GameView({
+      api, gameId: where.game, identity: app.identity, variants: app.variantById,
+      onLeave: () => { location.hash = ''; },
+    });
+    app.game.mount(app.view);
+    return;
+  }
+  leaveGame();
+  document.title = 'Solitaire';
+  if (where.leaderboard) {
+    const [date, variant] = where.leaderboard.split('/');
+    renderLeaderboard(app.view, { api, date, variant, variants: app.variants, identity: app.identity,
+      onBack: () => { location.hash = ''; } });
+    return;
+  }
+  renderLobby(app.view, {
+    api, identity: app.identity, variants: app.variants, recent: recentGames(),
+    openGame: (id, variant, label) => {
+      remember(id, variant, label);
+      location.hash = `g=${encodeURIComponent(id)}`;
+    },
+  });
+}
+
+async function main() {
+  installSuitSprite();
+  app.view = document.getElementById('view');
+  setIdentity(loadIdentity());
+  try {
+    const { variants } = await api.variants();
+    app.variants = variants;
+    app.variantById = Object.fromEntries(variants.map((v) => [v.id, v]));
+  } catch (err) {
+    fill(app.view, h('p', { class: 'message', 'data-kind': 'error' }, `The game server cannot be reached: ${err.message}`),
+      h('button', { type: 'button', onclick: () => location.reload() }, 'Try again'));
+    return;
+  }
+  window.addEventListener('hashchange', show);
+  // A token the server no longer accepts (expired, or signed by another server): start again.
+  api.onUnauthorized = () => {
+    setIdentity(null);
+    showWelcome('Your player session has expired or is unknown to this server: choose a name to go on.');
+  };
+  show();
+}
+
+main();

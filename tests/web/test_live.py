@@ -1,0 +1,156 @@
+"""The live connection: reconnecting after the service restarts, resynchronising on a
+seq gap, commands over REST while the socket is down, and watching someone's game."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tests.live import ServiceProcess
+from tests.web.helpers import DESKTOP, GamePage, Service, assert_same_board, choose, expect, http
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, BrowserContext
+
+# Drops the next diff the page's socket receives, as a lossy network would.
+_DROP_NEXT_DIFF = """() => {
+  const socket = window.solitaire.game.socket;
+  const deliver = socket.onMessage;
+  let dropped = false;
+  socket.onMessage = (msg) => {
+    if (!dropped && msg.type === 'diff') { dropped = true; return; }
+    deliver(msg);
+  };
+}"""
+
+
+def play_over_http(server: Service, count: int) -> None:
+    last = None
+    for i in range(count):
+        last = choose(server.moves()["moves"], "draw" if i % 2 else "move", last)
+        assert last is not None
+        status, body = server.command(last)
+        assert status == 200, body
+
+
+def test_the_page_reconnects_after_the_service_restarts_and_resumes_with_since(
+        service_on_redis: ServiceProcess, context: BrowserContext) -> None:
+    page = GamePage(context.new_page(), service_on_redis.url).open()
+    page.create_player()
+    game_id = page.start_game("gilbert", 6)
+    server = Service(service_on_redis.url, game_id, page.token)
+    play_over_http(server, 2)
+    page.wait_live(2)
+    opened = page.page.evaluate("window.solitaire.game.socket.connections")
+
+    service_on_redis.stop()  # the store (the suite's Redis) keeps the game
+    expect(page.page.locator("#conn")).to_have_attribute("data-conn", "offline")
+    service_on_redis.start()
+    page.wait_live(2)
+    assert page.page.evaluate("window.solitaire.game.socket.connections") > opened
+
+    play_over_http(server, 1)  # another client's move arrives on the new socket
+    page.wait_live(3)
+    assert_same_board(page, server)
+    move = choose(server.moves()["moves"], "move", None)
+    assert move is not None
+    page.perform(move)
+    page.wait_live(4)
+    assert_same_board(page, server)
+    assert page.errors == []
+
+
+def test_a_gap_in_seq_makes_the_page_resynchronise(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    page = GamePage(context.new_page(), service.url).open()
+    page.create_player()
+    game_id = page.start_game("caprice", 7)
+    server = Service(service.url, game_id, page.token)
+    page.page.evaluate(_DROP_NEXT_DIFF)
+    play_over_http(server, 1)  # its diff is lost: the page stays at 0 ...
+    page.page.wait_for_timeout(300)
+    expect(page.page.locator("#seq")).to_have_text("0")
+    play_over_http(server, 1)  # ... until diff 2 shows the gap: reconnect with since=0
+    page.wait_live(2)
+    expect(page.page.locator("#seq")).to_have_attribute("data-resyncs", "1")
+    assert_same_board(page, server)
+
+
+def test_commands_go_over_rest_while_the_socket_is_down_and_the_socket_resumes_after(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    page = GamePage(context.new_page(), service.url).open()
+    page.create_player()
+    game_id = page.start_game("shamrocks", 3)
+    server = Service(service.url, game_id, page.token)
+    page.page.evaluate("window.solitaire.game.socket.stop()")
+    expect(page.page.locator("#conn")).to_have_attribute("data-conn", "closed")
+    move = choose(server.moves()["moves"], "move", None)
+    assert move is not None
+    page.perform(move)
+    expect(page.page.locator("#seq")).to_have_text("1")
+    assert_same_board(page, server)
+
+    play_over_http(server, 1)  # missed while the socket is down
+    page.page.evaluate("window.solitaire.game.socket.start()")
+    page.wait_live(2)
+    assert_same_board(page, server)
+    assert page.page.evaluate("window.solitaire.game.resyncs") == 0
+
+
+def test_another_player_watches_a_public_game_but_cannot_see_a_private_one(
+        service: ServiceProcess, context: BrowserContext, browser: Browser) -> None:
+    owner = GamePage(context.new_page(), service.url).open()
+    owner.create_player("Owner")
+    owner.page.check("#public")
+    public_id = owner.start_game("gate", 14)
+    server = Service(service.url, public_id, owner.token)
+
+    other_context = browser.new_context(viewport=DESKTOP)
+    try:
+        watcher = GamePage(other_context.new_page(), service.url).open()
+        watcher.create_player("Watcher")
+        watcher.open(f"#g={public_id}")
+        expect(watcher.page.locator("#seq")).to_have_text("0")
+        expect(watcher.page.locator("#banner")).to_contain_text("watching")
+        expect(watcher.page.locator("#undo")).to_be_hidden()
+        move = choose(server.moves()["moves"], "move", None)
+        assert move is not None
+        owner.perform(move)
+        expect(watcher.page.locator("#seq")).to_have_text("1")
+        assert_same_board(watcher, server)
+
+        status, created = http("POST", f"{service.url}/v1/games", owner.token, {"variant": "gate"})
+        assert status == 201
+        watcher.open(f"#g={created['game_id']}")
+        expect(watcher.page.locator("#message")).to_have_attribute("data-code", "not_found")
+        expect(watcher.page.locator("#conn")).to_have_attribute("data-conn", "refused")
+    finally:
+        other_context.close()
+
+
+# Sends the next command, then drops the connection before any answer can come back.
+_DROP_AFTER_NEXT_COMMAND = """() => {
+  const socket = window.solitaire.game.socket;
+  const send = socket.send.bind(socket);
+  let done = false;
+  socket.send = (msg) => {
+    const sent = send(msg);
+    if (!done && msg.type === 'command') { done = true; socket.ws.close(); }
+    return sent;
+  };
+}"""
+
+
+def test_a_command_unanswered_when_the_socket_drops_is_sent_again_and_applied_once(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    page = GamePage(context.new_page(), service.url).open()
+    page.create_player()
+    game_id = page.start_game("gilbert", 6)
+    server = Service(service.url, game_id, page.token)
+    page.page.evaluate(_DROP_AFTER_NEXT_COMMAND)
+    page.click_pile("stock")
+    page.wait_live(1)
+    expect(page.page.locator("#message")).to_have_text("")
+    assert page.page.evaluate("window.solitaire.game.socket.connections") == 2
+    page.page.wait_for_timeout(300)
+    state = assert_same_board(page, server)
+    assert state["seq"] == 1 and state["stats"]["moves"] == 1

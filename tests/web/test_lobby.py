@@ -1,0 +1,126 @@
+"""The lobby: the first visit, the daily challenge and its leaderboard, recent games;
+and the client's diff applier (state.js)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.live import ServiceProcess
+from tests.web.helpers import GamePage, Service, expect, http
+
+if TYPE_CHECKING:
+    from playwright.sync_api import BrowserContext
+
+
+def test_the_first_visit_creates_a_player_that_a_reload_keeps(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    page = GamePage(context.new_page(), service.url).open()
+    expect(page.page.locator("#welcome")).to_be_visible()
+    page.create_player("Ada")
+    expect(page.page.locator("#who")).to_have_text("Ada")
+    token = page.token
+    assert http("GET", f"{service.url}/v1/variants")[0] == 200
+    page.page.reload()
+    expect(page.page.locator("#new-game")).to_be_visible()
+    assert page.token == token
+    expect(page.page.locator("#start")).to_be_enabled()
+    page.screenshot("lobby-desktop")
+
+
+def test_a_bad_deal_number_is_refused_before_anything_is_sent(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    page = GamePage(context.new_page(), service.url).open()
+    page.create_player()
+    page.page.fill("#seed", "-3")
+    page.page.click("#start")
+    expect(page.page.locator("#lobby-message")).to_contain_text("whole number")
+    assert page.page.evaluate("location.hash") == ""
+
+
+def test_recent_games_are_listed_and_resume(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    page = GamePage(context.new_page(), service.url).open()
+    page.create_player()
+    game_id = page.start_game("shamrocks", 3)
+    page.page.click("#back")
+    link = page.page.locator(f'#recent a[data-game="{game_id}"]')
+    expect(link).to_have_text("Shamrocks #3")
+    link.click()
+    page.wait_live(0)
+    assert page.game_id == game_id
+
+
+def test_the_daily_challenge_is_played_once_and_ranked(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    page = GamePage(context.new_page(), service.url).open()
+    page.create_player("Daily Dan")
+    status, day = http("GET", f"{service.url}/v1/daily")
+    if status == 404:  # the service has no daily challenges (yet)
+        expect(page.page.locator("#no-daily")).to_contain_text("No daily challenge")
+        pytest.skip("the service has no /v1/daily: the lobby says so")
+    assert status == 200, day
+    date = day["date"]
+    page.page.click('[data-daily-play="gilbert"]')
+    page.wait_live(0)
+    expect(page.page.locator("#deal")).to_have_text("Secret deal")  # the day's seed is hidden
+    server = Service(service.url, page.game_id, page.token)
+    assert server.state()["seed"] is None
+
+    page.page.locator("#resign").click()
+    page.page.locator("#resign").click()
+    expect(page.page.locator("#status")).to_have_text("resigned")
+    page.page.click("#back")
+
+    page.page.click('[data-daily-play="gilbert"]')  # one ranked attempt a day
+    expect(page.page.locator("#daily-message")).not_to_be_empty()
+    expect(page.page.locator("#daily-message")).to_have_attribute("data-code", "conflict")
+
+    page.page.click('[data-daily-leaderboard="gilbert"]')
+    assert page.page.evaluate("location.hash") == f"#lb={date}/gilbert"
+    table = page.page.locator("#leaderboard table.leaderboard").first
+    expect(table).to_contain_text("Daily Dan")
+    expect(page.page.locator("#my-rank")).to_contain_text("Your rank: 1")
+    page.screenshot("leaderboard-desktop")
+
+
+# Runs state.js in the page: one diff with every op, then diffs that must be refused.
+_STATE_JS_CHECKS = """async () => {
+  const { applyDiff, applyOps, DiffError } = await import('/web/state.js');
+  const state = {seq: 12, status: 'playing', stats: {moves: 12, foundation_cards: 4},
+    piles: {'tableau/3': {down: 1, up: ['8S', '7D']}, 'foundation/1': {down: 0, up: ['6D']},
+            'stock': {down: 5, up: []}, 'waste': {down: 0, up: ['2C']}}};
+  const next = applyDiff(state, {
+    seq: 13, command: {type: 'move', from: 'tableau/3', to: 'foundation/1', count: 1},
+    ops: [{pile: 'tableau/3', op: 'pop', n: 1}, {pile: 'foundation/1', op: 'push', cards: ['7D']},
+          {pile: 'tableau/3', op: 'flip', card: '9C'}, {pile: 'stock', op: 'down', n: -3}],
+    status: 'playing', stats: {moves: 13, foundation_cards: 5}});
+  const refused = (f) => {
+    try { f(); return false; } catch (e) { return e instanceof DiffError; }
+  };
+  const piles = state.piles;
+  return {
+    next, untouched: piles['tableau/3'],
+    gap: refused(() => applyDiff(state, {seq: 14, ops: [], status: 'playing', stats: {}})),
+    overPop: refused(() => applyOps(piles, [{pile: 'waste', op: 'pop', n: 2}])),
+    noDown: refused(() => applyOps(piles, [{pile: 'waste', op: 'flip', card: 'AS'}])),
+    unknownPile: refused(() => applyOps(piles, [{pile: 'reserve/9', op: 'push', cards: ['AS']}])),
+  };
+}"""
+
+
+def test_state_js_applies_diffs_mechanically_and_refuses_what_does_not_fit(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    page = GamePage(context.new_page(), service.url).open()
+    result = page.page.evaluate(_STATE_JS_CHECKS)
+    assert result["next"]["seq"] == 13
+    assert result["next"]["stats"] == {"moves": 13, "foundation_cards": 5}
+    assert result["next"]["piles"] == {
+        "tableau/3": {"down": 0, "up": ["8S", "9C"]},
+        "foundation/1": {"down": 0, "up": ["6D", "7D"]},
+        "stock": {"down": 2, "up": []},
+        "waste": {"down": 0, "up": ["2C"]},
+    }
+    assert result["untouched"] == {"down": 1, "up": ["8S", "7D"]}  # the old state is kept
+    assert result["gap"] and result["overPop"] and result["noDown"] and result["unknownPile"]
