@@ -12,9 +12,12 @@ its pub/sub channel (published with SPUBLISH) is served by the same node.
 | ``g:{id}:snap``       | hash   | ``seq`` and ``data``: the latest snapshot          |
 | ``g:{id}:diffs``      | channel| ``b"<seq> <event bytes>"`` per appended event      |
 | ``rl:{player_id}``    | string | the rate limiter's theoretical arrival time (µs)   |
+| ``daily:{d:v}:...``   | (many) | a daily challenge: see the daily section below     |
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 # -- games --------------------------------------------------------------------
 
@@ -67,11 +70,42 @@ def player(player_id: str) -> str:
 
 
 # -- daily challenges ---------------------------------------------------------
-# Reserved for the daily-challenge store: keys ``daily:{<date>:<variant>}:...``
-# (one slot per day and variant), e.g. the leaderboard and the attempts. Add
-# them here, next to the others.
+# Every key of one challenge (date, variant) shares the hash tag
+# ``{<date>:<variant>}``: a challenge lives in one Cluster slot, and each of the
+# daily store's scripts touches only that slot.
+#
+# | key                          | type   | holds                                          |
+# |------------------------------|--------|------------------------------------------------|
+# | ``daily:{d:v}:board``        | zset   | score 0, ``<sort key><player_id>``: the ranking |
+# | ``daily:{d:v}:entries``      | hash   | game_id -> ``<seq>|<sort key>|<entry JSON>``   |
+# | ``daily:{d:v}:ranked``       | hash   | player_id -> ``<sort key>|<game_id>|<JSON>``:  |
+# |                              |        | their best attempt, as the board shows it      |
+# | ``daily:{d:v}:names``        | hash   | player_id -> name, as shown on this board      |
+# | ``daily:{d:v}:attempts``     | hash   | player_id -> their attempts' game ids (spaced) |
+# | ``daily:{d:v}:open``         | hash   | game_id -> player_id, attempts not yet ranked  |
+# | ``daily:{d:v}:over``         | string | set when ranking the day began: no new attempt |
+# | ``daily:{d:v}:closed``       | string | set when every attempt of the day is ranked    |
+# | ``daily:{d:v}:lock``         | string | the instance ranking the day (token, PX)       |
 
 DAILY_PREFIX = "daily:"
+
+
+class DailyKeys(NamedTuple):
+    board: str
+    entries: str
+    ranked: str
+    names: str
+    attempts: str
+    open: str
+    over: str
+    closed: str
+    lock: str
+
+
+def daily_keys(date: str, variant: str) -> DailyKeys:
+    """The keys of the challenge of ``date`` (YYYY-MM-DD) and ``variant``, in one slot."""
+    base = f"daily:{{{date}:{variant}}}:"
+    return DailyKeys(*(base + name for name in DailyKeys._fields))
 
 
 # -- service ------------------------------------------------------------------

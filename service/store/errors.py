@@ -1,0 +1,59 @@
+"""The store's exceptions: what the HTTP layer maps to status codes.
+
+``StoreUnavailable`` -> 503, ``NotFound`` -> 404, ``Conflict`` -> 409;
+``Duplicate`` is not a failure: it carries the seq of the command's first
+application, so the caller answers with that first result.
+"""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Anything that went wrong in the store."""
+
+
+class StoreUnavailable(StoreError):
+    """Redis cannot be reached (down, restarting, loading, out of connections, read-only).
+
+    For a write, the outcome is unknown only if the connection broke after the
+    command was sent; :meth:`~service.store.games.Games.append` is idempotent
+    under the same ``command_id``, so the client may simply send it again.
+    """
+
+
+class NotFound(StoreError):
+    """The game does not exist (never created, or expired)."""
+
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"game {game_id!r} not found")
+        self.game_id = game_id
+
+
+class GameExists(StoreError):
+    """:meth:`~service.store.games.Games.create` found the game already there."""
+
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"game {game_id!r} already exists")
+        self.game_id = game_id
+
+
+class Conflict(StoreError):
+    """The command was written against a stale seq; nothing was written."""
+
+    def __init__(self, game_id: str, expected_seq: int, current_seq: int) -> None:
+        super().__init__(
+            f"game {game_id!r} is at seq {current_seq}, not at the expected seq {expected_seq}"
+        )
+        self.game_id = game_id
+        self.expected_seq = expected_seq
+        self.current_seq = current_seq
+
+
+class Duplicate(StoreError):
+    """The command_id was applied before, at ``seq``; nothing was written now."""
+
+    def __init__(self, game_id: str, command_id: str, seq: int) -> None:
+        super().__init__(f"command {command_id!r} of game {game_id!r} was applied at seq {seq}")
+        self.game_id = game_id
+        self.command_id = command_id
+        self.seq = seq

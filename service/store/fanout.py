@@ -1,0 +1,513 @@
+"""Cross-instance push: every event appended to a game, delivered to the local
+listeners of that game (the WebSocket connections of this instance).
+
+One :class:`Hub` per process holds one subscriber connection per Redis server
+(per cluster node owning a subscribed game's slot), never one per WebSocket.
+It subscribes to a game's channel when the first local listener of that game
+joins and unsubscribes when the last one leaves. With sharded pub/sub
+(Redis >= 7, Valkey) it uses SSUBSCRIBE, sent to the node that owns the
+channel's slot; otherwise SUBSCRIBE.
+
+Usage::
+
+    async with hub.listen(game_id) as listener:   # subscribed once entered
+        # read the log from the client's seq, then:
+        async for item in listener:
+            if item is RESYNC: ...                # refill from the log by seq
+            else: item.seq, item.event            # a Published event
+
+What a listener gets, in order: :class:`Published` items (seq and the event
+bytes, as appended) and :data:`RESYNC`, which says "you may have missed
+events": the subscriber connection was lost and is back (or the listener's
+queue overflowed). After RESYNC, read the log from the last seq you have: events
+appended after the RESYNC still arrive, possibly some you then also read from
+the log, so skip seqs you already have. Entering ``listen()`` returns only once
+the subscription is confirmed by the server, so "subscribe, then read the log"
+misses nothing.
+
+Instead of the queue, a listener may take a callback,
+``hub.listen(game_id, callback=fn)``: ``fn(item)`` is then called for each
+item, in order, from the hub's reader task; it must not block (put the item
+into the connection's own outbox, say), and an exception it raises is logged
+and ignored.
+
+Delivery never blocks: each message costs one dict lookup and a
+``put_nowait`` (or callback) per listener of that game. A listener whose queue
+is full loses its queued items and gets one RESYNC instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Any, NamedTuple
+
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.connection import AbstractConnection
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ResponseError
+
+from service.store import keys
+from service.store.connection import REDIS_ERRORS, RedisConn, translate
+from service.store.errors import StoreUnavailable
+
+logger = logging.getLogger(__name__)
+
+BACKOFF_BASE_S = 0.05
+BACKOFF_CAP_S = 2.0
+REROUTE_MIN_INTERVAL_S = 0.5
+
+
+class Published(NamedTuple):
+    """One appended event: its seq and its bytes."""
+
+    seq: int
+    event: bytes
+
+
+class Resync:
+    """The type of :data:`RESYNC`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "RESYNC"
+
+
+RESYNC = Resync()
+"""Put in a listener's queue when it may have missed events: refill from the log."""
+
+
+Callback = Callable[["Published | Resync"], None]
+
+
+class Listener:
+    """One local listener of one game: a bounded queue of Published items and
+    RESYNC, or a callback that takes them."""
+
+    def __init__(self, game_id: str, maxsize: int, callback: Callback | None = None) -> None:
+        self.game_id = game_id
+        self.queue: asyncio.Queue[Published | Resync] = asyncio.Queue(maxsize)
+        self.callback = callback
+        self.overflows = 0
+        # False until the game's subscription was confirmed with this listener in it.
+        self.ready = False
+
+    def deliver(self, item: Published | Resync) -> None:
+        if self.callback is not None:
+            self.callback(item)
+            return
+        try:
+            self.queue.put_nowait(item)
+        except asyncio.QueueFull:
+            self.overflows += 1
+            while not self.queue.empty():
+                self.queue.get_nowait()
+            self.queue.put_nowait(RESYNC)
+
+    async def get(self) -> Published | Resync:
+        return await self.queue.get()
+
+    def __aiter__(self) -> Listener:
+        return self
+
+    async def __anext__(self) -> Published | Resync:
+        return await self.queue.get()
+
+
+def _deliver_all(listeners: Iterable[Listener], item: Published | Resync) -> None:
+    for listener in tuple(listeners):
+        try:
+            listener.deliver(item)
+        except Exception:  # one listener's bug must not cost the others their events
+            logger.exception("fan-out: a listener of game %s failed to take %r",
+                             listener.game_id, item)
+
+
+def parse_payload(payload: bytes) -> Published:
+    """``b"<seq> <event>"`` (what the append script publishes) -> Published."""
+    seq, _, event = payload.partition(b" ")
+    return Published(int(seq), event)
+
+
+class _Channel:
+    __slots__ = ("link", "listeners", "live", "name", "stale")
+
+    def __init__(self, name: bytes) -> None:
+        self.name = name
+        self.listeners: set[Listener] = set()
+        self.link: _Link | None = None
+        # Set while the server confirms our subscription: every event published
+        # now reaches us.
+        self.live = asyncio.Event()
+        # The subscription was lost after being live: RESYNC when it is back.
+        self.stale = False
+
+    def lost(self) -> None:
+        if self.live.is_set():
+            self.live.clear()
+            self.stale = True
+
+    def confirmed(self) -> None:
+        if self.live.is_set():
+            return
+        behind = []
+        for listener in self.listeners:
+            if not listener.ready:
+                listener.ready = True
+            elif self.stale:
+                behind.append(listener)
+        _deliver_all(behind, RESYNC)
+        self.stale = False
+        self.live.set()
+
+
+class _Link:
+    """One subscriber connection (to the server, or to one cluster node),
+    kept up by one task: connect, subscribe everything, read; on any failure
+    reconnect with backoff."""
+
+    def __init__(self, hub: Hub, key: str, factory: Callable[[], AbstractConnection]) -> None:
+        self.hub = hub
+        self.key = key
+        self._factory = factory
+        self.channels: dict[bytes, _Channel] = {}
+        self._conn: AbstractConnection | None = None
+        self._ready = False
+        self._write_lock = asyncio.Lock()
+        self._unsub_pending: Counter[bytes] = Counter()
+        self.failures = 0
+        self.connects = 0
+        self._task = asyncio.create_task(self._run(), name=f"fanout-link-{key}")
+
+    @property
+    def connected(self) -> bool:
+        return self._ready
+
+    async def add(self, channel: _Channel) -> None:
+        self.channels[channel.name] = channel
+        channel.link = self
+        async with self._write_lock:
+            if self._ready:
+                await self._send([(self.hub.sub_command, channel.name)])
+
+    async def remove(self, channel: _Channel) -> None:
+        if self.channels.get(channel.name) is channel:
+            del self.channels[channel.name]
+        if channel.link is self:
+            channel.link = None
+        async with self._write_lock:
+            if self._ready and channel.name not in self.channels:
+                self._unsub_pending[channel.name] += 1
+                await self._send([(self.hub.unsub_command, channel.name)])
+
+    async def resubscribe_unconfirmed(self) -> None:
+        async with self._write_lock:
+            names = [c.name for c in self.channels.values() if not c.live.is_set()]
+            if self._ready and names:
+                await self._send([(self.hub.sub_command, name) for name in names])
+
+    async def _send(self, commands: list[tuple[Any, ...]]) -> None:
+        conn = self._conn
+        if conn is None:
+            return
+        try:
+            await conn.send_packed_command(conn.pack_commands(commands), check_health=False)
+        except REDIS_ERRORS as exc:  # the reader sees the broken connection and reconnects
+            logger.debug("fan-out %s: send failed: %r", self.key, exc)
+
+    async def _run(self) -> None:
+        delay = BACKOFF_BASE_S
+        while True:
+            conn = self._factory()
+            try:
+                await conn.connect()
+                async with self._write_lock:
+                    self._conn = conn
+                    self._unsub_pending.clear()
+                    names = list(self.channels)
+                    if names:
+                        await conn.send_packed_command(
+                            conn.pack_commands([(self.hub.sub_command, n) for n in names]),
+                            check_health=False)
+                    self._ready = True
+                self.connects += 1
+                if self.failures:
+                    logger.info("fan-out %s: reconnected after %d failed attempts, "
+                                "resubscribing %d games", self.key, self.failures, len(names))
+                self.failures = 0
+                delay = BACKOFF_BASE_S
+                await self._read(conn)
+            except asyncio.CancelledError:
+                raise
+            except REDIS_ERRORS as exc:
+                level = logging.WARNING if self.failures == 0 else logging.DEBUG
+                logger.log(level, "fan-out %s: subscriber connection lost: %r", self.key, exc)
+            except Exception:
+                # A bug must not end the fan-out for good: say so loudly, start over.
+                logger.exception("fan-out %s: unexpected error; reconnecting", self.key)
+            finally:
+                self._ready = False
+                self._conn = None
+                for channel in self.channels.values():
+                    channel.lost()
+                with contextlib.suppress(Exception):
+                    await conn.disconnect(nowait=True)
+            self.failures += 1
+            self.hub._link_failed(self)
+            await asyncio.sleep(delay * random.uniform(0.5, 1.0))
+            delay = min(delay * 2, BACKOFF_CAP_S)
+
+    async def _read(self, conn: AbstractConnection) -> None:
+        interval = self.hub.ping_interval_s
+        awaiting_pong = False
+        while True:
+            try:
+                response = await conn.read_response(timeout=interval)
+            except ResponseError as exc:  # e.g. MOVED for a subscription: the slot moved
+                logger.warning("fan-out %s: the server refused a subscription: %s", self.key, exc)
+                self.hub._reroute_soon()
+                continue
+            if response is None:
+                if awaiting_pong:
+                    raise ConnectionError(f"no answer to PING within {interval:g} s")
+                async with self._write_lock:
+                    await conn.send_command("PING", check_health=False)
+                awaiting_pong = True
+                continue
+            awaiting_pong = False
+            self._handle(response)
+
+    def _handle(self, response: Any) -> None:
+        kind = response[0]
+        if kind == b"smessage" or kind == b"message":
+            channel = self.channels.get(response[1])
+            if channel is not None and channel.listeners:
+                try:
+                    item = parse_payload(response[2])
+                except ValueError:
+                    logger.warning("fan-out %s: malformed message on %r", self.key, response[1])
+                    return
+                _deliver_all(channel.listeners, item)
+        elif kind == b"ssubscribe" or kind == b"subscribe":
+            channel = self.channels.get(response[1])
+            if channel is not None:
+                channel.confirmed()
+        elif kind == b"sunsubscribe" or kind == b"unsubscribe":
+            name = response[1]
+            if self._unsub_pending[name] > 0:
+                self._unsub_pending[name] -= 1
+                if not self._unsub_pending[name]:
+                    del self._unsub_pending[name]
+            else:
+                # Not asked for: the server dropped us (the slot moved to another node).
+                channel = self.channels.get(name)
+                if channel is not None:
+                    logger.info("fan-out %s: the server ended the subscription to %r", self.key, name)
+                    channel.lost()
+                    self.hub._reroute_soon()
+
+    async def aclose(self) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+
+class Hub:
+    """The process's one fan-out subscriber; see the module docstring."""
+
+    def __init__(self, redis: RedisConn, *, queue_size: int | None = None,
+                 subscribe_timeout_s: float | None = None, ping_interval_s: float | None = None) -> None:
+        settings = redis.settings
+        self.redis = redis
+        self.queue_size = queue_size if queue_size is not None else settings.fanout_queue
+        self.subscribe_timeout_s = (subscribe_timeout_s if subscribe_timeout_s is not None
+                                    else settings.redis_timeout_s)
+        self.ping_interval_s = (ping_interval_s if ping_interval_s is not None
+                                else settings.redis_health_check_s)
+        self.sub_command = "SSUBSCRIBE"
+        self.unsub_command = "SUNSUBSCRIBE"
+        self._sharded: bool | None = None
+        self._channels: dict[bytes, _Channel] = {}
+        self._links: dict[str, _Link] = {}
+        self._reroute_task: asyncio.Task[None] | None = None
+        self._last_reroute = 0.0
+        self._closed = False
+
+    # -- public --------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def listen(self, game_id: str, callback: Callback | None = None) -> AsyncIterator[Listener]:
+        """Listen to a game's events; entered once the subscription is confirmed.
+
+        Items go to the listener's queue, or to ``callback`` when given.
+        Raises :class:`StoreUnavailable` if the subscription cannot be made
+        within ``subscribe_timeout_s``.
+        """
+        listener = Listener(game_id, self.queue_size, callback)
+        channel = await self._join(listener)
+        try:
+            yield listener
+        finally:
+            await self._leave(channel, listener)
+
+    @property
+    def games(self) -> int:
+        """Games with at least one local listener."""
+        return len(self._channels)
+
+    @property
+    def listeners(self) -> int:
+        return sum(len(c.listeners) for c in self._channels.values())
+
+    def subscriber_connections(self) -> dict[str, bool]:
+        """Each subscriber connection (server or node address) and whether it is up."""
+        return {key: link.connected for key, link in self._links.items()}
+
+    async def aclose(self) -> None:
+        self._closed = True
+        if self._reroute_task is not None:
+            self._reroute_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reroute_task
+        for link in list(self._links.values()):
+            await link.aclose()
+        self._links.clear()
+
+    # -- joining and leaving -------------------------------------------------
+
+    async def _join(self, listener: Listener) -> _Channel:
+        if self._closed:
+            raise RuntimeError("the fan-out hub is closed")
+        name = keys.game_channel(listener.game_id).encode()
+        channel = self._channels.get(name)
+        if channel is None:
+            channel = self._channels[name] = _Channel(name)
+            channel.listeners.add(listener)
+            try:
+                link = await self._link_for(name)
+                if self._channels.get(name) is channel:
+                    await link.add(channel)
+            except BaseException:
+                await self._leave(channel, listener)
+                raise
+        else:
+            channel.listeners.add(listener)
+        if channel.live.is_set():
+            listener.ready = True
+            return channel
+        try:
+            async with asyncio.timeout(self.subscribe_timeout_s):
+                await channel.live.wait()
+        except TimeoutError:
+            await self._leave(channel, listener)
+            raise StoreUnavailable(
+                f"could not subscribe to game {listener.game_id!r} within "
+                f"{self.subscribe_timeout_s:g} s: the store is unreachable") from None
+        except BaseException:
+            await self._leave(channel, listener)
+            raise
+        listener.ready = True
+        return channel
+
+    async def _leave(self, channel: _Channel, listener: Listener) -> None:
+        channel.listeners.discard(listener)
+        if channel.listeners:
+            return
+        if self._channels.get(channel.name) is channel:
+            del self._channels[channel.name]
+        if channel.link is not None:
+            await channel.link.remove(channel)
+
+    # -- links ---------------------------------------------------------------
+
+    async def _detect_mode(self) -> None:
+        if self._sharded is None:
+            self._sharded = await self.redis.sharded_pubsub()
+            if not self._sharded:
+                self.sub_command, self.unsub_command = "SUBSCRIBE", "UNSUBSCRIBE"
+
+    def _connection_factory(self, connection_class: type[AbstractConnection],
+                            kwargs: dict[str, Any]) -> Callable[[], AbstractConnection]:
+        kwargs = dict(kwargs)
+        # Our own health check and reconnect loop; RESP2 so messages are plain replies.
+        kwargs.update(health_check_interval=0, retry=Retry(NoBackoff(), 0), protocol=2)
+        kwargs["client_name"] = f"solitaire-{self.redis.settings.instance_id}-fanout"[:64].replace(" ", "_")
+        for name in ("maint_notifications_config", "oss_cluster_maint_notifications_handler",
+                     "maint_notifications_pool_handler"):
+            kwargs.pop(name, None)
+        return lambda: connection_class(**kwargs)
+
+    def _link(self, key: str, connection_class: type[AbstractConnection],
+              kwargs: dict[str, Any]) -> _Link:
+        link = self._links.get(key)
+        if link is None:
+            link = self._links[key] = _Link(self, key, self._connection_factory(connection_class, kwargs))
+        return link
+
+    async def _link_for(self, name: bytes) -> _Link:
+        await self._detect_mode()
+        client = self.redis.client
+        if not isinstance(client, RedisCluster):
+            pool = client.connection_pool
+            return self._link("server", pool.connection_class, pool.connection_kwargs)
+        cluster = await self.redis.cluster()
+        try:
+            node: ClusterNode | None = cluster.get_node_from_key(name.decode())
+        except REDIS_ERRORS as exc:
+            raise translate(exc) from exc
+        if node is None:
+            raise StoreUnavailable(f"no cluster node serves {name!r}")
+        return self._link(node.name, node.connection_class, node.connection_kwargs)
+
+    # -- cluster topology changes -------------------------------------------
+
+    def _link_failed(self, link: _Link) -> None:
+        if self.redis.is_cluster and self._channels:
+            self._reroute_soon()
+
+    def _reroute_soon(self) -> None:
+        if not self.redis.is_cluster or self._closed:
+            return
+        if self._reroute_task is not None and not self._reroute_task.done():
+            return
+        self._reroute_task = asyncio.create_task(self._reroute(), name="fanout-reroute")
+
+    async def _reroute(self) -> None:
+        """Refresh the cluster's slot map; move each channel to the node that owns it now."""
+        wait = self._last_reroute + REROUTE_MIN_INTERVAL_S - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        self._last_reroute = time.monotonic()
+        cluster = self.redis.client
+        assert isinstance(cluster, RedisCluster)
+        try:
+            await cluster.nodes_manager.initialize()
+        except REDIS_ERRORS as exc:
+            logger.debug("fan-out: cluster topology refresh failed: %r", exc)
+            return
+        moved = 0
+        for channel in list(self._channels.values()):
+            try:
+                node = cluster.get_node_from_key(channel.name.decode())
+            except REDIS_ERRORS as exc:
+                logger.debug("fan-out: no node for %r yet: %r", channel.name, exc)
+                continue
+            if node is None or (channel.link is not None and channel.link.key == node.name):
+                continue
+            if channel.link is not None:
+                await channel.link.remove(channel)
+            channel.lost()
+            if self._channels.get(channel.name) is channel and channel.listeners:
+                await self._link(node.name, node.connection_class, node.connection_kwargs).add(channel)
+                moved += 1
+        if moved:
+            logger.info("fan-out: moved %d game subscriptions to their new cluster nodes", moved)
+        for link in list(self._links.values()):
+            await link.resubscribe_unconfirmed()

@@ -1,0 +1,316 @@
+"""The event log of a game, in Redis.
+
+A game is its metadata (:class:`GameMeta`, a hash), its log of events (a list
+of opaque bytes: the event with seq ``n`` is at index ``n - 1``), the
+command_ids it has applied (a hash: command_id -> seq) and its latest snapshot
+(opaque bytes and the seq they describe). The store knows nothing of the
+rules: it checks seq and command_id, nothing else.
+
+Every write is one Lua script, so it is atomic and one round trip. An append
+also publishes ``b"<seq> <event>"`` on the game's channel from inside the
+script: a reader never sees an event in the log that was not published, nor
+a published event that is not in the log.
+
+Durability: a command is acknowledged when the append script returns. Redis
+has then written it to its append-only file (the write reached the kernel), so
+a killed Redis process loses nothing. Under ``appendfsync everysec`` (the
+default) a crash of the machine or its OS may lose up to about one second of
+acknowledged commands; ``appendfsync always`` (an fsync per write) closes that
+window, at a cost in throughput.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from service.store import keys
+from service.store.connection import RedisConn, Script
+from service.store.errors import Conflict, Duplicate, GameExists, NotFound, StoreError
+
+# Hash fields of g:{id}:meta that GameMeta names; any other field is an extra.
+_CORE_FIELDS = frozenset(
+    ("variant", "options", "seed", "owner", "rules_version", "created_at", "status", "public", "seq")
+)
+
+# Prefix of the command_ids the store makes up for commands sent without one,
+# so that redis-py's retry after a broken connection cannot apply a command
+# twice (the retry finds its own id and reports the first application).
+_AUTO_ID_PREFIX = "~"
+
+
+@dataclass(frozen=True, slots=True)
+class GameMeta:
+    """What the store keeps about a game besides its log.
+
+    ``options`` is JSON text, ``created_at`` an RFC 3339 UTC string; both are
+    opaque here. ``extra`` holds free string fields (daily-challenge tags and
+    the like) whose names must not collide with the fields above.
+    """
+
+    variant: str
+    seed: int
+    owner: str
+    rules_version: str
+    created_at: str
+    options: str = "{}"
+    status: str = "playing"
+    public: bool = False
+    seq: int = 0
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        clash = _CORE_FIELDS.intersection(self.extra)
+        if clash:
+            raise ValueError(f"GameMeta.extra may not use the field names {sorted(clash)}")
+
+    def to_fields(self) -> dict[str, str]:
+        """The hash fields, every value a string."""
+        fields = {
+            "variant": self.variant,
+            "options": self.options,
+            "seed": str(self.seed),
+            "owner": self.owner,
+            "rules_version": self.rules_version,
+            "created_at": self.created_at,
+            "status": self.status,
+            "public": "1" if self.public else "0",
+            "seq": str(self.seq),
+        }
+        fields.update(self.extra)
+        return fields
+
+    @classmethod
+    def from_fields(cls, raw: Mapping[bytes, bytes] | Mapping[str, str]) -> GameMeta:
+        """Inverse of :meth:`to_fields` (accepts the bytes a Redis hash returns)."""
+        f = {
+            (k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
+            for k, v in raw.items()
+        }
+        try:
+            return cls(
+                variant=f["variant"],
+                seed=int(f["seed"]),
+                owner=f["owner"],
+                rules_version=f["rules_version"],
+                created_at=f["created_at"],
+                options=f.get("options", "{}"),
+                status=f.get("status", "playing"),
+                public=f.get("public") == "1",
+                seq=int(f.get("seq", "0")),
+                extra={k: v for k, v in f.items() if k not in _CORE_FIELDS},
+            )
+        except (KeyError, ValueError) as exc:
+            raise StoreError(f"malformed game metadata ({exc!r}): {f!r}") from None
+
+    def replace(self, **changes: object) -> GameMeta:
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+class LoadedGame(NamedTuple):
+    """Everything needed to rebuild a game's state: fold ``events`` (which
+    carry seqs ``snapshot_seq + 1`` .. ``meta.seq``) over the snapshot, or over
+    the initial deal when ``snapshot`` is None (then ``snapshot_seq`` is 0)."""
+
+    meta: GameMeta
+    snapshot: bytes | None
+    snapshot_seq: int
+    events: list[bytes]
+
+
+_CREATE = Script("""
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+local ttl = tonumber(ARGV[1])
+if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) end
+return 1
+""")
+
+_LOAD = Script("""
+local meta = redis.call('HGETALL', KEYS[1])
+if #meta == 0 then return false end
+local snap = redis.call('HMGET', KEYS[4], 'seq', 'data')
+local from = tonumber(snap[1]) or 0
+return {meta, from, snap[2], redis.call('LRANGE', KEYS[2], from, -1)}
+""")
+
+# KEYS: meta, events, cmds, snap, channel
+# ARGV: expected_seq, command_id ('' = none), event, ttl_s (0 = persist),
+#       has_snapshot ('0'/'1'), snapshot, sharded ('0'/'1'), field, value, ...
+# Returns {0, new_seq} | {1} not found | {2, seq} duplicate | {3, seq} conflict.
+_APPEND = Script("""
+local seq = redis.call('HGET', KEYS[1], 'seq')
+if not seq then return {1} end
+local cid = ARGV[2]
+if cid ~= '' then
+  local first = redis.call('HGET', KEYS[3], cid)
+  if first then return {2, tonumber(first)} end
+end
+seq = tonumber(seq)
+if seq ~= tonumber(ARGV[1]) then return {3, seq} end
+local new = seq + 1
+redis.call('RPUSH', KEYS[2], ARGV[3])
+if #ARGV > 7 then
+  redis.call('HSET', KEYS[1], 'seq', new, unpack(ARGV, 8))
+else
+  redis.call('HSET', KEYS[1], 'seq', new)
+end
+if cid ~= '' then redis.call('HSET', KEYS[3], cid, new) end
+if ARGV[5] == '1' then redis.call('HSET', KEYS[4], 'seq', new, 'data', ARGV[6]) end
+local ttl = tonumber(ARGV[4])
+for i = 1, 4 do
+  if ttl > 0 then redis.call('EXPIRE', KEYS[i], ttl) else redis.call('PERSIST', KEYS[i]) end
+end
+local payload = new .. ' ' .. ARGV[3]
+if ARGV[7] == '1' then
+  redis.call('SPUBLISH', KEYS[5], payload)
+else
+  redis.call('PUBLISH', KEYS[5], payload)
+end
+return {0, new}
+""")
+
+
+def _append_keys(game_id: str) -> list[str]:
+    return [*keys.game_keys(game_id), keys.game_channel(game_id)]
+
+
+class Games:
+    """The games' event logs. All methods raise StoreUnavailable when Redis is unreachable."""
+
+    def __init__(self, redis: RedisConn) -> None:
+        self.redis = redis
+
+    async def create(self, game_id: str, meta: GameMeta, ttl_s: int | None) -> None:
+        """Store a new game at seq 0 (``meta.seq`` is ignored); raise :class:`GameExists`
+        if the id is taken. ``ttl_s=None``: kept until deleted."""
+        fields = meta.to_fields()
+        fields["seq"] = "0"
+        args: list[str] = [str(ttl_s or 0)]
+        for name, value in fields.items():
+            args += (name, value)
+        created = await self.redis.run(_CREATE, [keys.game_meta(game_id)], args)
+        if not created:
+            raise GameExists(game_id)
+
+    async def load(self, game_id: str) -> LoadedGame:
+        """Meta, latest snapshot and the events after it, in one round trip.
+
+        Raises :class:`NotFound`.
+        """
+        reply = await self.redis.run(_LOAD, keys.game_keys(game_id), [])
+        if reply is None:
+            raise NotFound(game_id)
+        flat, snapshot_seq, snapshot, events = reply
+        meta = GameMeta.from_fields(dict(zip(flat[::2], flat[1::2], strict=True)))
+        return LoadedGame(meta, snapshot, int(snapshot_seq), list(events))
+
+    async def append(
+        self,
+        game_id: str,
+        expected_seq: int,
+        command_id: str | None,
+        event: bytes,
+        meta_updates: Mapping[str, str] | None = None,
+        ttl_s: int | None = None,
+        snapshot: bytes | None = None,
+    ) -> int:
+        """Append one event at ``expected_seq + 1``, atomically; return the new seq.
+
+        In the same step: set the meta fields ``meta_updates`` (e.g. ``status``),
+        remember ``command_id`` (when given), store ``snapshot`` (the state
+        *after* this event, at the new seq) when given, set the time to live of
+        every key of the game (``ttl_s`` seconds; ``None``: keep the game, as a
+        finished one is kept) and publish ``b"<new seq> <event>"`` on the game's
+        channel.
+
+        Raises :class:`NotFound`; :class:`Duplicate` (with the seq of the first
+        application) when ``command_id`` was applied before, whatever
+        ``expected_seq`` says; :class:`Conflict` (with the current seq) when the
+        game is not at ``expected_seq``; :class:`StoreUnavailable`. A command
+        that failed with StoreUnavailable may or may not have been applied:
+        sending it again with the same ``command_id`` is safe.
+        """
+        if meta_updates and ("seq" in meta_updates):
+            raise ValueError("meta_updates may not set seq: append sets it")
+        own_id = command_id is None
+        if command_id is None:
+            cid = f"{_AUTO_ID_PREFIX}{secrets.token_urlsafe(9)}"
+        elif command_id:
+            cid = command_id
+        else:
+            raise ValueError("command_id may not be empty")
+        sharded = await self.redis.sharded_pubsub()
+        args: list[str | bytes | int] = [
+            expected_seq, cid, event, ttl_s or 0,
+            "1" if snapshot is not None else "0", snapshot if snapshot is not None else b"",
+            "1" if sharded else "0",
+        ]
+        for name, value in (meta_updates or {}).items():
+            args += (name, value)
+        reply = await self.redis.run(_APPEND, _append_keys(game_id), args)
+        code = int(reply[0])
+        if code == 0:
+            return int(reply[1])
+        if code == 1:
+            raise NotFound(game_id)
+        if code == 2:
+            if own_id:
+                # Our own first attempt was applied before its reply was lost.
+                return int(reply[1])
+            raise Duplicate(game_id, cid, int(reply[1]))
+        raise Conflict(game_id, expected_seq, int(reply[1]))
+
+    async def events(self, game_id: str, after: int = 0, limit: int | None = None) -> list[bytes]:
+        """The events with seq ``after + 1``, ``after + 2``, ... (at most ``limit``).
+
+        An unknown game gives ``[]``, as does ``after`` at or past the end.
+        """
+        if after < 0:
+            raise ValueError(f"after={after} must be >= 0")
+        stop = -1 if limit is None else after + limit - 1
+        if limit is not None and limit <= 0:
+            return []
+        return list(await self.redis.execute("LRANGE", keys.game_events(game_id), after, stop))
+
+    async def event_at(self, game_id: str, seq: int) -> bytes | None:
+        """The event with this seq, or None."""
+        if seq < 1:
+            return None
+        result: bytes | None = await self.redis.execute("LINDEX", keys.game_events(game_id), seq - 1)
+        return result
+
+    async def command_seq(self, game_id: str, command_id: str) -> int | None:
+        """The seq at which ``command_id`` was applied, or None."""
+        raw = await self.redis.execute("HGET", keys.game_commands(game_id), command_id)
+        return None if raw is None else int(raw)
+
+    async def meta(self, game_id: str) -> GameMeta:
+        """The game's metadata; raises :class:`NotFound`."""
+        raw = await self.redis.execute("HGETALL", keys.game_meta(game_id))
+        if not raw:
+            raise NotFound(game_id)
+        return GameMeta.from_fields(raw)
+
+    async def set_meta(self, game_id: str, updates: Mapping[str, str]) -> None:
+        """Set meta fields that are not part of the log (e.g. extra tags), if the game exists."""
+        if "seq" in updates:
+            raise ValueError("set_meta may not set seq: append sets it")
+        if not updates:
+            return
+        args: list[str] = []
+        for name, value in updates.items():
+            args += (name, value)
+        done = await self.redis.run(_SET_META, [keys.game_meta(game_id)], args)
+        if not done:
+            raise NotFound(game_id)
+
+
+_SET_META = Script("""
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+""")

@@ -1,0 +1,118 @@
+"""Running real service instances for tests: in this event loop, or as a subprocess.
+
+``running_service(redis_url)`` is an async context manager that starts the
+aiohttp application on a free loopback port and yields its base URL;
+``ServiceProcess`` runs ``python -m service`` in a child process (for tests
+that drive it from another process, a browser, or kill it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from service.app import create_app
+from service.clock import Clock
+from service.settings import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def settings_for_test(redis_url: str, data_dir: Path, **overrides: Any) -> Settings:
+    """Settings for a test instance: generous rate limits unless a test sets them."""
+    base = Settings(redis_url=redis_url, data_dir=data_dir, token_secret="test-secret-0123456789abcdef",
+                    rate_limit_per_s=10_000.0, rate_limit_burst=10_000, hello_timeout_s=5.0)
+    return dataclasses.replace(base, **overrides)
+
+
+@contextlib.asynccontextmanager
+async def running_service(settings: Settings, clock: Clock | None = None) -> AsyncIterator[str]:
+    """Start the app on a free port in this event loop; yield ``http://127.0.0.1:<port>``."""
+    port = free_port()
+    runner = web.AppRunner(create_app(dataclasses.replace(settings, port=port), clock=clock),
+                           shutdown_timeout=2.0)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", port)
+    await site.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+class ServiceProcess:
+    """``python -m service`` in a child process on a free port."""
+
+    def __init__(self, redis_url: str | None, data_dir: Path, **env: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.data_dir = data_dir
+        self.env = {**os.environ, "SOLITAIRE_PORT": str(self.port), "SOLITAIRE_DATA_DIR": str(data_dir),
+                    "SOLITAIRE_TOKEN_SECRET": "test-secret-0123456789abcdef",
+                    "SOLITAIRE_RATE_LIMIT_PER_S": "10000", "SOLITAIRE_RATE_LIMIT_BURST": "10000",
+                    "PYTHONPATH": str(ROOT), **env}
+        if redis_url:
+            self.env["REDIS_URL"] = redis_url
+        else:
+            self.env.pop("REDIS_URL", None)
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log_path = data_dir / f"service-{self.port}.log"
+
+    def start(self, timeout_s: float = 30.0) -> ServiceProcess:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "ab")  # noqa: SIM115 - closed by the child's exit
+        self.process = subprocess.Popen([sys.executable, "-m", "service"], cwd=ROOT, env=self.env,
+                                        stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the service exited with {self.process.returncode}:\n{self.log()}")
+            try:
+                with urllib.request.urlopen(self.url + "/readyz", timeout=1) as r:
+                    if r.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"the service did not become ready in {timeout_s} s:\n{self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def stop(self, sig: int = signal.SIGTERM, timeout_s: float = 15.0) -> int | None:
+        if self.process is None or self.process.poll() is not None:
+            return None if self.process is None else self.process.returncode
+        self.process.send_signal(sig)
+        try:
+            return self.process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait()
+
+    def kill(self) -> None:
+        self.stop(signal.SIGKILL)
+
+    def __enter__(self) -> ServiceProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,235 @@
+"""Fan-out: every appended event reaches the listeners of its game on every instance."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from service.store import (
+    RESYNC,
+    GameMeta,
+    Listener,
+    Published,
+    Resync,
+    Store,
+    StoreUnavailable,
+    keys,
+)
+from service.store.embedded import EmbeddedServer
+from tests.redis_servers import sync_client
+
+META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
+                created_at="2026-01-02T03:04:05Z")
+
+# A guard against a hung test, not a speed requirement.
+PATIENCE_S = 30.0
+
+
+async def next_item(listener: Listener) -> Published | Resync:
+    async with asyncio.timeout(PATIENCE_S):
+        return await listener.get()
+
+
+async def next_event(listener: Listener) -> Published:
+    item = await next_item(listener)
+    assert isinstance(item, Published), item
+    return item
+
+
+def numsub(url: str, game_id: str) -> int:
+    """Subscribers of the game's channel on the server at ``url`` (shard or plain)."""
+    channel = keys.game_channel(game_id)
+    with sync_client(url) as client:
+        shard = client.execute_command("PUBSUB", "SHARDNUMSUB", channel)
+        plain = client.execute_command("PUBSUB", "NUMSUB", channel)
+    return int(shard[1]) + int(plain[1])
+
+
+async def test_events_reach_listeners_on_two_instances_in_order(
+        any_redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    one, two = await store_factory(any_redis_url), await store_factory(any_redis_url)
+    await one.games.create("g1", META, ttl_s=3600)
+    async with one.hub.listen("g1") as a, two.hub.listen("g1") as b, two.hub.listen("g1") as c:
+        for seq in range(1, 21):
+            writer = one if seq % 2 else two
+            await writer.games.append("g1", seq - 1, f"c{seq}", b'{"seq":%d}' % seq)
+        for listener in (a, b, c):
+            got = [await next_event(listener) for _ in range(20)]
+            assert got == [Published(seq, b'{"seq":%d}' % seq) for seq in range(1, 21)]
+            assert listener.queue.empty()
+
+
+async def test_a_listener_hears_only_its_own_game(
+        any_redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    store = await store_factory(any_redis_url)
+    for game_id in ("g1", "g2", "g3"):
+        await store.games.create(game_id, META, ttl_s=3600)
+    async with store.hub.listen("g1") as one, store.hub.listen("g2") as two:
+        await store.games.append("g3", 0, None, b"g3e1")
+        await store.games.append("g2", 0, None, b"g2e1")
+        await store.games.append("g1", 0, None, b"g1e1")
+        assert await next_event(one) == Published(1, b"g1e1")
+        assert await next_event(two) == Published(1, b"g2e1")
+        assert one.queue.empty() and two.queue.empty()
+
+
+async def test_an_event_appended_right_after_joining_is_heard(
+        any_redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    store = await store_factory(any_redis_url)
+    other = await store_factory(any_redis_url)
+    await store.games.create("g1", META, ttl_s=3600)
+    for seq in range(1, 11):
+        async with store.hub.listen("g1") as listener:
+            await other.games.append("g1", seq - 1, None, b"e%d" % seq)
+            assert await next_event(listener) == Published(seq, b"e%d" % seq)
+
+
+async def test_one_subscription_per_game_and_instance_until_the_last_listener_leaves(
+        redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    store = await store_factory(redis_url)
+    await store.games.create("g1", META, ttl_s=3600)
+    assert numsub(redis_url, "g1") == 0
+    async with store.hub.listen("g1"):
+        async with store.hub.listen("g1"):
+            assert numsub(redis_url, "g1") == 1
+            assert (store.hub.games, store.hub.listeners) == (1, 2)
+        assert numsub(redis_url, "g1") == 1
+    await store.redis.execute("PING")  # the unsubscribe is on its way; let it arrive
+    for _ in range(100):
+        if numsub(redis_url, "g1") == 0:
+            break
+        await asyncio.sleep(0.01)
+    assert numsub(redis_url, "g1") == 0
+    assert store.hub.games == 0
+    assert list(store.hub.subscriber_connections()) == ["server"]
+    # And it can subscribe again.
+    async with store.hub.listen("g1") as listener:
+        await store.games.append("g1", 0, None, b"e1")
+        assert await next_event(listener) == Published(1, b"e1")
+
+
+async def test_leaving_and_rejoining_at_once_still_delivers(
+        any_redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    store = await store_factory(any_redis_url)
+    await store.games.create("g1", META, ttl_s=3600)
+    for _ in range(20):
+        async with store.hub.listen("g1"):
+            pass
+    async with store.hub.listen("g1") as listener:
+        await store.games.append("g1", 0, None, b"e1")
+        assert await next_event(listener) == Published(1, b"e1")
+
+
+async def test_a_listener_that_falls_behind_gets_resync_instead_of_unbounded_queueing(
+        redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    store = await store_factory(redis_url, fanout_queue=4)
+    await store.games.create("g1", META, ttl_s=3600)
+    async with store.hub.listen("g1") as slow, store.hub.listen("g1") as fast:
+        for seq in range(1, 11):
+            await store.games.append("g1", seq - 1, None, b"e%d" % seq)
+            assert await next_event(fast) == Published(seq, b"e%d" % seq)
+        items = []
+        while not slow.queue.empty():
+            items.append(slow.queue.get_nowait())
+        assert RESYNC in items
+        assert slow.overflows > 0
+        assert len(items) <= 4
+        # After the RESYNC, the rest are the latest events, in order.
+        tail = items[items.index(RESYNC) + 1:]
+        assert all(isinstance(i, Published) for i in tail)
+        assert [i.seq for i in tail if isinstance(i, Published)] == list(range(11 - len(tail), 11))
+
+
+@pytest.mark.parametrize("how", ["kill", "stop"])
+async def test_after_the_server_restarts_listeners_get_resync_then_new_events(
+        how: str, restartable_server: EmbeddedServer,
+        store_factory: Callable[..., Awaitable[Store]]) -> None:
+    one = await store_factory(restartable_server.url)
+    two = await store_factory(restartable_server.url)
+    await one.games.create("g1", META, ttl_s=3600)
+    async with one.hub.listen("g1") as a, two.hub.listen("g1") as b:
+        await one.games.append("g1", 0, None, b"e1")
+        assert await next_event(a) == Published(1, b"e1")
+        assert await next_event(b) == Published(1, b"e1")
+        restartable_server.kill() if how == "kill" else restartable_server.stop()
+        restartable_server.start()
+        assert await next_item(a) is RESYNC
+        assert await next_item(b) is RESYNC
+        # The log survived (AOF), and new events flow again.
+        assert await one.games.events("g1") == [b"e1"]
+        await two.games.append("g1", 1, None, b"e2")
+        assert await next_event(a) == Published(2, b"e2")
+        assert await next_event(b) == Published(2, b"e2")
+
+
+async def test_listening_while_the_store_is_down_is_unavailable_then_works_again(
+        restartable_server: EmbeddedServer,
+        store_factory: Callable[..., Awaitable[Store]]) -> None:
+    store = await store_factory(restartable_server.url, redis_timeout_s=0.5)
+    await store.games.create("g1", META, ttl_s=3600)
+    async with store.hub.listen("g1"):
+        pass
+    restartable_server.stop()
+    with pytest.raises(StoreUnavailable):
+        async with store.hub.listen("g1"):
+            pass
+    assert store.hub.games == 0
+    restartable_server.start()
+    async with asyncio.timeout(PATIENCE_S):
+        while True:  # the subscriber reconnects on its own, with backoff
+            try:
+                async with store.hub.listen("g1") as listener:
+                    await store.games.append("g1", 0, None, b"e1")
+                    assert await next_event(listener) == Published(1, b"e1")
+                    break
+            except StoreUnavailable:
+                await asyncio.sleep(0.05)
+
+
+async def test_a_silent_server_is_noticed_by_the_ping_and_listeners_resync(
+        restartable_server: EmbeddedServer,
+        store_factory: Callable[..., Awaitable[Store]]) -> None:
+    import os
+    import signal
+
+    store = await store_factory(restartable_server.url, redis_health_check_s=0.2)
+    await store.games.create("g1", META, ttl_s=3600)
+    async with store.hub.listen("g1") as listener:
+        pid = restartable_server.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)  # the connection stays open, nothing answers
+        try:
+            async with asyncio.timeout(PATIENCE_S):
+                while store.hub.subscriber_connections()["server"]:
+                    await asyncio.sleep(0.05)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert await next_item(listener) is RESYNC
+        await store.games.append("g1", 0, None, b"e1")
+        assert await next_event(listener) == Published(1, b"e1")
+
+
+async def test_a_callback_listener_gets_the_items_instead_of_the_queue(
+        redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    store = await store_factory(redis_url)
+    await store.games.create("g1", META, ttl_s=3600)
+    got: list[Published | Resync] = []
+    arrived = asyncio.Event()
+
+    def take(item: Published | Resync) -> None:
+        got.append(item)
+        arrived.set()
+
+    def broken(item: Published | Resync) -> None:
+        raise RuntimeError("a bug in one listener")
+
+    async with store.hub.listen("g1", callback=broken), store.hub.listen("g1", callback=take) as listener:
+        await store.games.append("g1", 0, None, b"e1")
+        async with asyncio.timeout(PATIENCE_S):
+            await arrived.wait()
+        assert got == [Published(1, b"e1")]
+        assert listener.queue.empty()
+        # The broken listener cost nobody anything: the subscription is still up.
+        assert store.hub.subscriber_connections() == {"server": True}

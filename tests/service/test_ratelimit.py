@@ -1,0 +1,87 @@
+"""The rate limit: a burst, then one request per interval, held in Redis across instances."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from service.store import RateDecision, Store, keys
+
+
+async def test_a_burst_is_allowed_then_requests_are_refused_with_the_wait(store: Store) -> None:
+    key = keys.rate_limit("p1")
+    decisions = [await store.rate_limiter.allow(key, 2.0, 5, now_s=1000.0) for _ in range(6)]
+    assert decisions[:5] == [RateDecision(True, 0.0)] * 5
+    assert decisions[5] == RateDecision(False, 0.5)
+
+
+async def test_the_bucket_refills_at_the_rate(store: Store) -> None:
+    key = keys.rate_limit("p1")
+    limiter = store.rate_limiter
+    for _ in range(3):
+        assert (await limiter.allow(key, 1.0, 3, now_s=50.0)).allowed
+    assert await limiter.allow(key, 1.0, 3, now_s=50.0) == RateDecision(False, 1.0)
+    assert await limiter.allow(key, 1.0, 3, now_s=50.25) == RateDecision(False, 0.75)
+    assert (await limiter.allow(key, 1.0, 3, now_s=51.0)).allowed  # one token back
+    assert not (await limiter.allow(key, 1.0, 3, now_s=51.0)).allowed
+    for _ in range(3):  # long idle: the full burst again, no more
+        assert (await limiter.allow(key, 1.0, 3, now_s=100.0)).allowed
+    assert not (await limiter.allow(key, 1.0, 3, now_s=100.0)).allowed
+
+
+async def test_a_refused_request_does_not_use_up_a_token(store: Store) -> None:
+    key = keys.rate_limit("p1")
+    limiter = store.rate_limiter
+    assert (await limiter.allow(key, 1.0, 1, now_s=10.0)).allowed
+    for _ in range(5):
+        assert not (await limiter.allow(key, 1.0, 1, now_s=10.5)).allowed
+    assert (await limiter.allow(key, 1.0, 1, now_s=11.0)).allowed
+
+
+async def test_the_limit_holds_across_two_instances(
+        any_redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    one, two = await store_factory(any_redis_url), await store_factory(any_redis_url)
+    key = keys.rate_limit("p1")
+    allowed = []
+    for i in range(10):
+        limiter = (one if i % 2 else two).rate_limiter
+        allowed.append((await limiter.allow(key, 1.0, 4, now_s=7.0)).allowed)
+    assert allowed == [True] * 4 + [False] * 6
+
+
+async def test_players_have_separate_limits(store: Store) -> None:
+    for _ in range(2):
+        assert (await store.rate_limiter.allow(keys.rate_limit("p1"), 1.0, 2, now_s=1.0)).allowed
+    assert not (await store.rate_limiter.allow(keys.rate_limit("p1"), 1.0, 2, now_s=1.0)).allowed
+    assert (await store.rate_limiter.allow(keys.rate_limit("p2"), 1.0, 2, now_s=1.0)).allowed
+
+
+async def test_the_servers_clock_is_used_when_none_is_given(store: Store) -> None:
+    # A rate so low that no token comes back while the test runs.
+    key = keys.rate_limit("p1")
+    decisions = [await store.rate_limiter.allow(key, 0.001, 3) for _ in range(4)]
+    assert [d.allowed for d in decisions] == [True, True, True, False]
+    assert 0 < decisions[3].retry_after_s <= 1000
+    # The key expires once the bucket would be full again.
+    ttl_ms = await store.redis.execute("PTTL", key)
+    assert 0 < ttl_ms <= 3000 * 1000
+
+
+async def test_a_cost_counts_several_requests_at_once_or_none(store: Store) -> None:
+    key = keys.rate_limit("p1")
+    limiter = store.rate_limiter
+    assert (await limiter.allow(key, 1.0, 10, cost=4, now_s=5.0)).allowed
+    assert (await limiter.allow(key, 1.0, 10, cost=4, now_s=5.0)).allowed
+    assert await limiter.allow(key, 1.0, 10, cost=4, now_s=5.0) == RateDecision(False, 2.0)
+    assert (await limiter.allow(key, 1.0, 10, cost=2, now_s=5.0)).allowed  # the refusal took nothing
+    assert not (await limiter.allow(key, 1.0, 10, now_s=5.0)).allowed
+
+
+async def test_nonsense_limits_are_refused(store: Store) -> None:
+    with pytest.raises(ValueError):
+        await store.rate_limiter.allow(keys.rate_limit("p1"), 0, 5)
+    with pytest.raises(ValueError):
+        await store.rate_limiter.allow(keys.rate_limit("p1"), 1, 0)
+    with pytest.raises(ValueError):
+        await store.rate_limiter.allow(keys.rate_limit("p1"), 1, 5, cost=6)

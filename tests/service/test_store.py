@@ -1,0 +1,219 @@
+"""The event log's contract, run against a single server and a Redis Cluster."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from service.store import (
+    Conflict,
+    Duplicate,
+    GameExists,
+    GameMeta,
+    NotFound,
+    Store,
+    keys,
+)
+
+
+def meta(**changes: object) -> GameMeta:
+    base = GameMeta(variant="gilbert", seed=1234, owner="p_owner", rules_version="1",
+                    created_at="2026-01-02T03:04:05Z", options='{"draw":3}')
+    return base.replace(**changes)
+
+
+async def test_a_created_game_loads_with_its_metadata_at_seq_0(store: Store) -> None:
+    await store.games.create("g1", meta(public=True, extra={"daily": "2026-01-02"}), ttl_s=3600)
+    loaded = await store.games.load("g1")
+    assert loaded.meta == meta(public=True, extra={"daily": "2026-01-02"})
+    assert loaded.meta.seq == 0
+    assert (loaded.snapshot, loaded.snapshot_seq, loaded.events) == (None, 0, [])
+    assert await store.games.meta("g1") == loaded.meta
+
+
+async def test_create_refuses_a_game_id_that_exists(store: Store) -> None:
+    await store.games.create("g1", meta(), ttl_s=3600)
+    with pytest.raises(GameExists):
+        await store.games.create("g1", meta(owner="someone else"), ttl_s=3600)
+    assert (await store.games.meta("g1")).owner == "p_owner"
+
+
+async def test_an_unknown_game_is_not_found(store: Store) -> None:
+    with pytest.raises(NotFound):
+        await store.games.load("nope")
+    with pytest.raises(NotFound):
+        await store.games.meta("nope")
+    with pytest.raises(NotFound):
+        await store.games.append("nope", 0, "c1", b"e")
+    with pytest.raises(NotFound):
+        await store.games.set_meta("nope", {"tag": "x"})
+    assert await store.games.events("nope") == []
+    assert await store.games.event_at("nope", 1) is None
+
+
+async def test_append_returns_the_next_seq_and_the_log_keeps_the_events_in_order(store: Store) -> None:
+    await store.games.create("g1", meta(), ttl_s=3600)
+    for seq in range(1, 6):
+        assert await store.games.append("g1", seq - 1, f"c{seq}", b'{"n":%d}' % seq) == seq
+    assert await store.games.events("g1") == [b'{"n":%d}' % n for n in range(1, 6)]
+    assert await store.games.events("g1", after=3) == [b'{"n":4}', b'{"n":5}']
+    assert await store.games.events("g1", after=1, limit=2) == [b'{"n":2}', b'{"n":3}']
+    assert await store.games.events("g1", after=5) == []
+    assert await store.games.event_at("g1", 1) == b'{"n":1}'
+    assert await store.games.event_at("g1", 5) == b'{"n":5}'
+    assert await store.games.event_at("g1", 6) is None
+    assert (await store.games.meta("g1")).seq == 5
+
+
+async def test_append_sets_the_meta_updates_with_the_event(store: Store) -> None:
+    await store.games.create("g1", meta(), ttl_s=3600)
+    await store.games.append("g1", 0, None, b"e1", {"status": "won", "finished_at": "2026-01-02T04:00:00Z"})
+    got = await store.games.meta("g1")
+    assert got.status == "won"
+    assert got.extra == {"finished_at": "2026-01-02T04:00:00Z"}
+    with pytest.raises(ValueError):
+        await store.games.append("g1", 1, None, b"e2", {"seq": "7"})
+
+
+async def test_a_stale_expected_seq_is_a_conflict_and_writes_nothing(store: Store) -> None:
+    await store.games.create("g1", meta(), ttl_s=3600)
+    await store.games.append("g1", 0, "c1", b"e1")
+    with pytest.raises(Conflict) as caught:
+        await store.games.append("g1", 0, "c2", b"e2")
+    assert (caught.value.expected_seq, caught.value.current_seq) == (0, 1)
+    assert await store.games.events("g1") == [b"e1"]
+    assert await store.games.command_seq("g1", "c2") is None
+
+
+async def test_a_repeated_command_id_is_applied_once_and_names_its_first_seq(store: Store) -> None:
+    await store.games.create("g1", meta(), ttl_s=3600)
+    await store.games.append("g1", 0, "c1", b"e1")
+    await store.games.append("g1", 1, "c2", b"e2")
+    with pytest.raises(Duplicate) as caught:
+        await store.games.append("g1", 0, "c1", b"e1 again")  # stale seq: still a duplicate
+    assert caught.value.seq == 1
+    with pytest.raises(Duplicate):
+        await store.games.append("g1", 2, "c2", b"e2 again")  # current seq: still a duplicate
+    assert await store.games.events("g1") == [b"e1", b"e2"]
+    assert await store.games.command_seq("g1", "c1") == 1
+    assert await store.games.command_seq("g1", "c2") == 2
+    assert await store.games.command_seq("g1", "c3") is None
+
+
+async def test_of_20_concurrent_appends_at_the_same_seq_exactly_one_wins(store: Store) -> None:
+    await store.games.create("g1", meta(), ttl_s=3600)
+    await store.games.append("g1", 0, None, b"e0")
+    results = await asyncio.gather(
+        *(store.games.append("g1", 1, f"c{i}", b"e%d" % i) for i in range(20)),
+        return_exceptions=True,
+    )
+    winners = [r for r in results if r == 2]
+    conflicts = [r for r in results if isinstance(r, Conflict)]
+    assert len(winners) == 1, results
+    assert len(conflicts) == 19 and all(c.current_seq == 2 for c in conflicts)
+    events = await store.games.events("g1")
+    assert len(events) == 2
+    assert events[1] == b"e%d" % results.index(2)
+
+
+async def test_load_gives_the_latest_snapshot_and_only_the_events_after_it(store: Store) -> None:
+    await store.games.create("g1", meta(), ttl_s=3600)
+    await store.games.append("g1", 0, None, b"e1")
+    await store.games.append("g1", 1, None, b"e2", snapshot=b"state@2")
+    await store.games.append("g1", 2, None, b"e3")
+    await store.games.append("g1", 3, None, b"e4", snapshot=b"state@4")
+    await store.games.append("g1", 4, None, b"e5")
+    await store.games.append("g1", 5, None, b"e6")
+    loaded = await store.games.load("g1")
+    assert (loaded.snapshot, loaded.snapshot_seq) == (b"state@4", 4)
+    assert loaded.events == [b"e5", b"e6"]
+    assert loaded.meta.seq == 6
+    # The whole log is still there.
+    assert len(await store.games.events("g1")) == 6
+
+
+async def test_a_snapshot_at_the_last_seq_leaves_no_events_to_replay(store: Store) -> None:
+    await store.games.create("g1", meta(), ttl_s=3600)
+    await store.games.append("g1", 0, None, b"e1", snapshot=b"state@1")
+    loaded = await store.games.load("g1")
+    assert (loaded.snapshot, loaded.snapshot_seq, loaded.events) == (b"state@1", 1, [])
+
+
+async def ttls(store: Store, game_id: str) -> list[int]:
+    client = store.redis.client
+    return [int(await client.ttl(key)) for key in keys.game_keys(game_id)]
+
+
+async def test_an_active_game_has_a_time_to_live_on_every_key(store: Store) -> None:
+    await store.games.create("g1", meta(), ttl_s=3600)
+    assert 0 < (await ttls(store, "g1"))[0] <= 3600
+    await store.games.append("g1", 0, "c1", b"e1", ttl_s=7200, snapshot=b"s1")
+    assert all(3600 < ttl <= 7200 for ttl in await ttls(store, "g1"))
+
+
+async def test_a_finished_game_is_kept_without_a_time_to_live(store: Store) -> None:
+    await store.games.create("g1", meta(), ttl_s=3600)
+    await store.games.append("g1", 0, "c1", b"e1", ttl_s=3600, snapshot=b"s1")
+    await store.games.append("g1", 1, "c2", b"e2", {"status": "won"}, ttl_s=None)
+    assert await ttls(store, "g1") == [-1, -1, -1, -1]
+
+
+async def test_a_game_whose_time_to_live_ran_out_is_gone(store: Store) -> None:
+    await store.games.create("g1", meta(), ttl_s=3600)
+    await store.games.append("g1", 0, "c1", b"e1", ttl_s=3600)
+    for key in keys.game_keys("g1"):
+        await store.redis.client.delete(key)  # what expiry does, without waiting for it
+    with pytest.raises(NotFound):
+        await store.games.load("g1")
+
+
+async def test_an_append_without_command_id_is_applied_once_and_not_reported_duplicate(
+        store: Store) -> None:
+    await store.games.create("g1", meta(), ttl_s=3600)
+    assert await store.games.append("g1", 0, None, b"e1") == 1
+    assert await store.games.append("g1", 1, None, b"e2") == 2
+    assert await store.games.events("g1") == [b"e1", b"e2"]
+
+
+async def test_set_meta_changes_fields_but_not_seq(store: Store) -> None:
+    await store.games.create("g1", meta(), ttl_s=3600)
+    await store.games.set_meta("g1", {"leaderboard": "daily:2026-01-02:gilbert"})
+    assert (await store.games.meta("g1")).extra == {"leaderboard": "daily:2026-01-02:gilbert"}
+    with pytest.raises(ValueError):
+        await store.games.set_meta("g1", {"seq": "3"})
+
+
+async def test_scripts_are_sent_again_after_the_server_forgot_them(store: Store) -> None:
+    await store.games.create("g1", meta(), ttl_s=3600)
+    await store.games.append("g1", 0, None, b"e1")
+    await store.redis.client.script_flush()
+    assert await store.games.append("g1", 1, None, b"e2") == 2
+    assert (await store.games.load("g1")).meta.seq == 2
+
+
+async def test_more_callers_than_connections_wait_for_one_instead_of_failing(
+        any_redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    store = await store_factory(any_redis_url, redis_pool_size=4)
+    ids = [f"g{i}" for i in range(50)]
+    await asyncio.gather(*(store.games.create(i, meta(), ttl_s=3600) for i in ids))
+    seqs = await asyncio.gather(*(store.games.append(i, 0, None, b"e") for i in ids))
+    assert seqs == [1] * 50
+    loads = await asyncio.gather(*(store.games.load(i) for i in ids * 20))
+    assert {loaded.meta.seq for loaded in loads} == {1}
+
+
+async def test_ping_answers_when_the_store_is_up(store: Store) -> None:
+    await store.ping()
+
+
+def test_game_meta_refuses_extra_fields_named_like_its_own() -> None:
+    with pytest.raises(ValueError):
+        meta(extra={"status": "won"})
+
+
+def test_game_meta_round_trips_through_its_hash_fields() -> None:
+    original = meta(public=True, seq=7, status="resigned", extra={"tag": "x"})
+    raw = {k.encode(): v.encode() for k, v in original.to_fields().items()}
+    assert GameMeta.from_fields(raw) == original

@@ -1,0 +1,137 @@
+"""What only a Redis Cluster can show: one slot per game, games on every node,
+sharded subscriptions on the node that owns the game's slot."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from service.store import RESYNC, GameMeta, Published, Store, keys
+from tests.redis_servers import LocalCluster, sync_client
+
+META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
+                created_at="2026-01-02T03:04:05Z")
+
+
+def slot(cluster: LocalCluster, key: str) -> int:
+    with sync_client(cluster.nodes[0].url) as client:
+        return int(client.execute_command("CLUSTER", "KEYSLOT", key))
+
+
+def game_ids_on_every_node(cluster: LocalCluster, per_node: int = 2) -> list[str]:
+    found: dict[int, list[str]] = {}
+    i = 0
+    while min((len(found.get(p, [])) for p in range(len(cluster.nodes))), default=0) < per_node:
+        game_id = f"g{i}"
+        node = cluster.nodes.index(cluster.node_for_key(keys.game_meta(game_id)))
+        found.setdefault(node, []).append(game_id)
+        i += 1
+    return [g for ids in found.values() for g in ids[:per_node]]
+
+
+def test_all_keys_and_the_channel_of_a_game_share_one_slot(redis_cluster: LocalCluster) -> None:
+    for game_id in ("g_1", "g_abc", "g_{weird}"):
+        names = [*keys.game_keys(game_id), keys.game_channel(game_id)]
+        assert len({slot(redis_cluster, name) for name in names}) == 1
+
+
+async def test_games_on_every_node_append_and_load(
+        cluster_url: str, redis_cluster: LocalCluster,
+        store_factory: Callable[..., Awaitable[Store]]) -> None:
+    store = await store_factory(cluster_url)
+    ids = game_ids_on_every_node(redis_cluster)
+    for game_id in ids:
+        await store.games.create(game_id, META, ttl_s=3600)
+        await store.games.append(game_id, 0, "c1", b"e1", snapshot=b"s1")
+        await store.games.append(game_id, 1, "c2", b"e2")
+    for game_id in ids:
+        loaded = await store.games.load(game_id)
+        assert (loaded.snapshot, loaded.snapshot_seq, loaded.events) == (b"s1", 1, [b"e2"])
+        node = redis_cluster.node_for_key(keys.game_meta(game_id))
+        with sync_client(node.url) as client:  # the data is on the node owning the slot
+            assert client.llen(keys.game_events(game_id)) == 2
+
+
+async def test_each_game_is_subscribed_on_the_node_that_owns_its_slot(
+        cluster_url: str, redis_cluster: LocalCluster,
+        store_factory: Callable[..., Awaitable[Store]]) -> None:
+    one, two = await store_factory(cluster_url), await store_factory(cluster_url)
+    ids = game_ids_on_every_node(redis_cluster, per_node=1)
+    for game_id in ids:
+        await one.games.create(game_id, META, ttl_s=3600)
+    async with one.hub.listen(ids[0]) as l0, one.hub.listen(ids[1]) as l1, one.hub.listen(ids[2]) as l2:
+        listeners = dict(zip(ids, (l0, l1, l2), strict=True))
+        for game_id in ids:
+            owner = redis_cluster.node_for_key(keys.game_channel(game_id))
+            for node in redis_cluster.nodes:
+                with sync_client(node.url) as client:
+                    count = client.execute_command("PUBSUB", "SHARDNUMSUB", keys.game_channel(game_id))
+                assert int(count[1]) == (1 if node is owner else 0), (game_id, node)
+        assert len(one.hub.subscriber_connections()) == 3
+        for game_id in ids:
+            await two.games.append(game_id, 0, None, b"e-" + game_id.encode())
+        for game_id, listener in listeners.items():
+            async with asyncio.timeout(30):
+                assert await listener.get() == Published(1, b"e-" + game_id.encode())
+
+
+async def test_a_cluster_url_without_schemes_works(
+        redis_cluster: LocalCluster, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    redis_cluster.flush()
+    url = ",".join(f"127.0.0.1:{node.port}" for node in redis_cluster.nodes)
+    store = await store_factory(url)
+    await store.ping()
+    await store.games.create("g1", META, ttl_s=3600)
+    assert (await store.games.meta("g1")).seq == 0
+
+
+@pytest.fixture
+def private_cluster(tmp_path: Path) -> Iterator[LocalCluster]:
+    """A cluster of this test's own, for tests that change its slot layout."""
+    cluster = LocalCluster(tmp_path / "cluster")
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def migrate_slot(cluster: LocalCluster, slot_: int, source_i: int, target_i: int) -> None:
+    """Move a slot and its keys from one node to another, as a resharding does."""
+    source, target = cluster.nodes[source_i], cluster.nodes[target_i]
+    with sync_client(source.url) as src, sync_client(target.url) as dst:
+        source_id = src.execute_command("CLUSTER", "MYID")
+        target_id = dst.execute_command("CLUSTER", "MYID")
+        dst.execute_command("CLUSTER", "SETSLOT", slot_, "IMPORTING", source_id)
+        src.execute_command("CLUSTER", "SETSLOT", slot_, "MIGRATING", target_id)
+        names = src.execute_command("CLUSTER", "GETKEYSINSLOT", slot_, 1000)
+        if names:
+            src.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", *names)
+        for node in (target, source, *(n for n in cluster.nodes if n not in (source, target))):
+            with sync_client(node.url) as client:
+                client.execute_command("CLUSTER", "SETSLOT", slot_, "NODE", target_id)
+
+
+async def test_when_a_games_slot_moves_its_listeners_resync_and_hear_the_new_owner(
+        private_cluster: LocalCluster, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    store = await store_factory(private_cluster.url)
+    writer = await store_factory(private_cluster.url)
+    await store.games.create("g1", META, ttl_s=3600)
+    source = private_cluster.nodes.index(private_cluster.node_for_key(keys.game_meta("g1")))
+    target = (source + 1) % 3
+    async with store.hub.listen("g1") as listener:
+        await writer.games.append("g1", 0, None, b"e1")
+        async with asyncio.timeout(30):
+            assert await listener.get() == Published(1, b"e1")
+        migrate_slot(private_cluster, slot(private_cluster, keys.game_meta("g1")), source, target)
+        async with asyncio.timeout(30):
+            assert await listener.get() is RESYNC
+        await writer.games.append("g1", 1, None, b"e2")  # follows the MOVED to the new owner
+        async with asyncio.timeout(30):
+            assert await listener.get() == Published(2, b"e2")
+        with sync_client(private_cluster.nodes[target].url) as client:
+            assert int(client.execute_command("PUBSUB", "SHARDNUMSUB", keys.game_channel("g1"))[1]) == 1
+        assert (await store.games.load("g1")).events == [b"e1", b"e2"]
