@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from .cards import RANK, card as make_card, name
 from .commands import Move
-from .errors import IllegalCommand
+from .errors import BadCommand, IllegalCommand
 from .piles import Pile, PileSpec, foundation_name
 from .rules import ACCEPTS, BUILD_RULE_TEXT, BUILD_RULES, run_length
 from .variant import Variant
@@ -103,6 +103,8 @@ def has_legal_move(variant: Variant, piles: Mapping[str, Pile]) -> bool:
 
 def check_move(variant: Variant, piles: Mapping[str, Pile], move: Move) -> Move:
     """The move with ``"foundation"`` resolved to an index, or :class:`IllegalCommand`."""
+    if type(move.count) is not int or move.count < 1:  # a Move built directly, not parsed
+        raise BadCommand(f"'count' must be a whole number of at least 1, got {move.count!r}")
     src = variant.spec.get(move.from_)
     if src is None:
         raise IllegalCommand("unknown_pile", f"{variant.name} has no pile {move.from_!r}; "
