@@ -95,17 +95,19 @@ def create_app(settings: Settings, clock: Clock | None = None,
     (``python -m service`` starts the embedded store and sets it)."""
     if not settings.redis_url:
         raise ValueError("create_app needs settings.redis_url (python -m service starts an embedded store)")
-    from service import rest, ws
+    from service import daily, rest, ws
 
     app = web.Application(client_max_size=settings.max_body_bytes,
                           middlewares=[metrics_middleware, error_middleware])
     app[SLOT] = Slot()
-    app[EXTENSIONS] = list(extensions)
+    app[EXTENSIONS] = [*extensions, daily.setup]
     app.add_routes(rest.routes)
+    app.add_routes(daily.routes)
     app.router.add_get("/v1/games/{game_id}/ws", ws.websocket_handler)
     _add_web_client(app)
     app.cleanup_ctx.append(_resources(settings, clock or Clock()))
     app.on_shutdown.append(_close_sockets)
+    app.on_shutdown.append(daily.shutdown)
     return app
 
 
@@ -119,6 +121,13 @@ def _add_web_client(app: web.Application) -> None:
 
     app.router.add_get("/", index_page)
     app.router.add_static("/web/", WEB_ROOT, show_index=False)
+    app.on_response_prepare.append(_revalidate_web_client)
+
+
+async def _revalidate_web_client(request: web.Request, response: web.StreamResponse) -> None:
+    # After a deploy, a browser must not mix cached modules of two versions.
+    if request.path == "/" or request.path.startswith("/web/"):
+        response.headers["Cache-Control"] = "no-cache"
 
 
 def _resources(settings: Settings, clock: Clock):  # type: ignore[no-untyped-def]

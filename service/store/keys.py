@@ -74,18 +74,18 @@ def player(player_id: str) -> str:
 # ``{<date>:<variant>}``: a challenge lives in one Cluster slot, and each of the
 # daily store's scripts touches only that slot.
 #
-# | key                          | type   | holds                                          |
-# |------------------------------|--------|------------------------------------------------|
-# | ``daily:{d:v}:board``        | zset   | score 0, ``<sort key><player_id>``: the ranking |
-# | ``daily:{d:v}:entries``      | hash   | game_id -> ``<seq>|<sort key>|<entry JSON>``   |
-# | ``daily:{d:v}:ranked``       | hash   | player_id -> ``<sort key>|<game_id>|<JSON>``:  |
-# |                              |        | their best attempt, as the board shows it      |
-# | ``daily:{d:v}:names``        | hash   | player_id -> name, as shown on this board      |
-# | ``daily:{d:v}:attempts``     | hash   | player_id -> their attempts' game ids (spaced) |
-# | ``daily:{d:v}:open``         | hash   | game_id -> player_id, attempts not yet ranked  |
-# | ``daily:{d:v}:over``         | string | set when ranking the day began: no new attempt |
-# | ``daily:{d:v}:closed``       | string | set when every attempt of the day is ranked    |
-# | ``daily:{d:v}:lock``         | string | the instance ranking the day (token, PX)       |
+# | key                     | type   | holds                                             |
+# |-------------------------|--------|---------------------------------------------------|
+# | ``daily:{d:v}:board``   | zset   | score 0, ``<sort key><player_id>|<entry>|<name>``: |
+# |                         |        | the ranking, each member an entry ready to render |
+# | ``daily:{d:v}:entries`` | hash   | game_id -> ``<seq>|<sort key>|<entry JSON>``      |
+# | ``daily:{d:v}:ranked``  | hash   | player_id -> their member of the board            |
+# | ``daily:{d:v}:names``   | hash   | player_id -> name (a JSON string), as shown       |
+# | ``daily:{d:v}:attempts``| hash   | player_id -> their attempts' game ids (spaced)    |
+# | ``daily:{d:v}:open``    | hash   | game_id -> player_id, attempts not yet ranked     |
+# | ``daily:{d:v}:over``    | string | set when ranking the day began: no new attempt    |
+# | ``daily:{d:v}:closed``  | string | set when every attempt of the day is ranked       |
+# | ``daily:{d:v}:lock``    | string | the instance ranking the day (token, PX)          |
 
 DAILY_PREFIX = "daily:"
 

@@ -1,0 +1,102 @@
+"""An attempt's standing on its leaderboard, and the order of standings.
+
+Ranking (PROTOCOL.md): won first, then more foundation cards, then shorter
+duration, then fewer moves, then earlier finish; the player id breaks what is
+left. The order is encoded in a fixed-width string of digits, the *sort key*:
+the leaderboard is a sorted set whose members all have score 0 and begin with
+``<sort key><player id>``, so Redis orders them by bytes, which is exactly the
+ranking. No float is involved, so nothing is lost to 53-bit precision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from protocol.codec import encode
+from service.clock import parse_rfc3339
+from service.daily.challenge import epoch_ms
+
+MAX_FOUNDATION_CARDS = 127  # two decks hold 104 cards
+_DURATION_DIGITS = 11  # ms: three years
+_MOVES_DIGITS = 9
+_FINISH_DIGITS = 13  # ms since the epoch: up to the year 2286
+KEY_LEN = 1 + 3 + _DURATION_DIGITS + _MOVES_DIGITS + _FINISH_DIGITS
+
+
+def _clamp(value: int, digits: int) -> int:
+    return max(0, min(value, 10**digits - 1))
+
+
+_ONE_MS = timedelta(milliseconds=1)
+
+
+def duration_ms(started_at: str | None, end: str | None) -> int:
+    """From the first command to the end, in whole ms (no float), as GameService.stats counts it."""
+    if not started_at or not end:
+        return 0
+    return max(0, (parse_rfc3339(end) - parse_rfc3339(started_at)) // _ONE_MS)
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """An attempt as the leaderboard ranks it, computed by the server from the game.
+
+    ``finished_at`` is None for an attempt ranked as it stood when its day ended;
+    it then ranks as if it finished at the day's end (``finish_ms``).
+    """
+
+    player_id: str
+    game_id: str
+    seq: int
+    status: str
+    foundation_cards: int
+    moves: int
+    duration_ms: int
+    finished_at: str | None
+    finish_ms: int
+
+    @property
+    def won(self) -> bool:
+        return self.status == "won"
+
+    def sort_key(self) -> str:
+        """Fixed-width digits whose byte order is the ranking order (smaller ranks higher)."""
+        return (("0" if self.won else "1")
+                + f"{MAX_FOUNDATION_CARDS - min(self.foundation_cards, MAX_FOUNDATION_CARDS):03d}"
+                + f"{_clamp(self.duration_ms, _DURATION_DIGITS):0{_DURATION_DIGITS}d}"
+                + f"{_clamp(self.moves, _MOVES_DIGITS):0{_MOVES_DIGITS}d}"
+                + f"{_clamp(self.finish_ms, _FINISH_DIGITS):0{_FINISH_DIGITS}d}")
+
+    def member(self) -> str:
+        return self.sort_key() + self.player_id
+
+    def entry_json(self) -> bytes:
+        """The entry's stored fields (rank, player_id and name are added when read)."""
+        return encode({"game_id": self.game_id, "status": self.status, "won": self.won,
+                       "foundation_cards": self.foundation_cards, "moves": self.moves,
+                       "duration_ms": self.duration_ms, "finished_at": self.finished_at})
+
+    @classmethod
+    def of(cls, *, player_id: str, game_id: str, seq: int, status: str, foundation_cards: int,
+           moves: int, started_at: str | None, last_at: str | None, finished_at: str | None,
+           day_end_ms: int) -> Standing:
+        """The standing of a game from its stats; a game not final stands as it is at its day's end."""
+        final = status in ("won", "resigned")
+        finished = finished_at if final else None
+        return cls(player_id=player_id, game_id=game_id, seq=seq, status=status,
+                   foundation_cards=foundation_cards, moves=moves,
+                   duration_ms=duration_ms(started_at, finished_at or last_at), finished_at=finished,
+                   finish_ms=epoch_ms(parse_rfc3339(finished)) if finished else day_end_ms)
+
+    @classmethod
+    def from_stats(cls, player_id: str, game_id: str, seq: int, status: str, stats: dict[str, Any],
+                   day_end_ms: int) -> Standing:
+        """From GameService.stats of a loaded game."""
+        final = status in ("won", "resigned")
+        finished = stats["finished_at"] if final else None
+        return cls(player_id=player_id, game_id=game_id, seq=seq, status=status,
+                   foundation_cards=stats["foundation_cards"], moves=stats["moves"],
+                   duration_ms=stats["duration_ms"], finished_at=finished,
+                   finish_ms=epoch_ms(parse_rfc3339(finished)) if finished else day_end_ms)

@@ -1,0 +1,72 @@
+"""The daily-challenge endpoints of PROTOCOL.md, under ``/v1/daily``."""
+
+from __future__ import annotations
+
+import msgspec
+from aiohttp import web
+
+from protocol.codec import decode, decode_query
+from protocol.daily import DailyQuery, LeaderboardQuery
+from service.daily.challenge import Day, challenge_body, parse_date, today
+from service.daily.service import DailyService, decode_cursor
+from service.engine import VARIANTS
+from service.errors import ApiError, json_response
+from service.rest import ctx_of, player_of
+
+routes = web.RouteTableDef()
+
+
+class _NoBody(msgspec.Struct, forbid_unknown_fields=True):
+    """An attempt takes no body: ``{}`` at most; any field (a score...) is refused."""
+
+
+def daily_of(request: web.Request) -> DailyService:
+    service = ctx_of(request).extensions["daily"]
+    assert isinstance(service, DailyService)
+    return service
+
+
+def _variant(request: web.Request) -> str:
+    variant = request.match_info["variant"]
+    if variant not in VARIANTS:
+        raise ApiError("not_found", f"no variant {variant!r}: expected one of {', '.join(VARIANTS)}",
+                       {"variant": variant})
+    return variant
+
+
+@routes.get("/v1/daily")
+async def get_daily(request: web.Request) -> web.Response:
+    daily = daily_of(request)
+    query: DailyQuery = decode_query(request.query, DailyQuery)
+    now = daily.clock.now()
+    day = Day(parse_date(query.date) if query.date is not None else today(now))
+    return json_response({"date": day.iso,
+                          "challenges": [challenge_body(day, v, daily.seed(day, v), now) for v in VARIANTS]})
+
+
+@routes.post("/v1/daily/{date}/{variant}/attempts")
+async def start_attempt(request: web.Request) -> web.Response:
+    ctx = ctx_of(request)
+    daily = daily_of(request)
+    player = player_of(request, required=True)
+    assert player is not None
+    body = await request.read()
+    if body.strip():
+        decode(body, _NoBody)
+    day = Day(parse_date(request.match_info["date"]))
+    variant = _variant(request)
+    await ctx.limiter.check(player)
+    loaded = await daily.start_attempt(player, day, variant)
+    return json_response({"game_id": loaded.game_id, "state": ctx.games.state(loaded)}, 201)
+
+
+@routes.get("/v1/daily/{date}/{variant}/leaderboard")
+async def get_leaderboard(request: web.Request) -> web.Response:
+    daily = daily_of(request)
+    day = Day(parse_date(request.match_info["date"]))
+    variant = _variant(request)
+    query: LeaderboardQuery = decode_query(request.query, LeaderboardQuery)
+    after = decode_cursor(query.cursor) if query.cursor is not None else None
+    player = player_of(request, required=False)
+    body = await daily.leaderboard(day, variant, after, query.limit, player)
+    return web.Response(body=body, content_type="application/json")

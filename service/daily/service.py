@@ -1,0 +1,278 @@
+"""Daily challenges: attempts, the leaderboard, and ranking what is left when a day ends.
+
+- An attempt is an ordinary game of its player dealt from the day's seed,
+  private, readable by others only once the day is over (``readable_from``),
+  its seed shown only then (``seed_from``), refusing commands from then on
+  (``closes_at``: GameService answers 403 "the challenge is over").
+- Its entry is written by the server, from the game, when the game becomes
+  final (won or resigned): :meth:`DailyService.on_final` is a GameService hook.
+- When the day is over, the attempts still open (lost ones included) are
+  ranked as they stand, once, by whichever instance first takes the day's lock:
+  lazily on the first leaderboard read after the day, and by a background task
+  that looks at yesterday's challenges every ``poll_s``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from service.clock import Clock, rfc3339
+from service.daily.challenge import Day, Seeds, epoch_ms, today
+from service.daily.ranking import KEY_LEN, Standing
+from service.engine import VARIANTS, Game
+from service.errors import ApiError
+from service.games import GameService, Loaded
+from service.settings import Settings
+from service.store.daily import DailyStore, Page, Record
+from service.store.errors import GameExists, StoreError
+
+log = logging.getLogger("service.daily")
+
+AROUND = 2  # neighbours above and below the caller's own entry
+
+
+@dataclass
+class DailyService:
+    settings: Settings
+    clock: Clock
+    games: GameService
+    store: DailyStore
+    seeds: Seeds
+    poll_s: float = 30.0
+    lock_ms: int = 120_000
+    wait_for_ranking_s: float = 20.0
+    batch: int = 500
+
+    def __post_init__(self) -> None:
+        self._closed: set[tuple[str, str]] = set()  # (date, variant) known ranked
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
+        self._deals: dict[tuple[str, str], Game] = {}
+
+    # --- challenges ----------------------------------------------------------------
+    def seed(self, day: Day, variant: str) -> int:
+        return self.seeds.seed(day.date, variant)
+
+    def keep_s(self, day: Day) -> int:
+        return day.keep_s(self.clock.now(), self.settings.daily_keep_days)
+
+    def _deal(self, day: Day, variant: str) -> Game:
+        key = (day.iso, variant)
+        game = self._deals.get(key)
+        if game is None:
+            if len(self._deals) > 64:
+                self._deals.clear()
+            game = self._deals[key] = Game.deal(variant, self.seed(day, variant))
+        return game
+
+    # --- attempts ------------------------------------------------------------------
+    async def start_attempt(self, player: str, day: Day, variant: str) -> Loaded:
+        """The player's new attempt at today's challenge of ``variant``.
+
+        Raises ApiError: 403 (not today's challenge, or its day is being ranked),
+        409 (no ranked attempt left).
+        """
+        now = self.clock.now()
+        current = today(now)
+        if day.date != current:
+            when = "is over" if day.date < current else "has not begun"
+            raise ApiError("forbidden", f"the challenge of {day.iso} {when}: only today's "
+                           f"({current.isoformat()}) can be attempted",
+                           {"date": day.iso, "today": current.isoformat()})
+        game_id = "g_" + secrets.token_urlsafe(12)
+        state, used = await self.store.reserve(day.iso, variant, player, game_id,
+                                               self.settings.daily_attempts, self.keep_s(day))
+        if state == "over":
+            raise ApiError("forbidden", f"the challenge of {day.iso} is over", {"date": day.iso})
+        if state == "used":
+            n = self.settings.daily_attempts
+            raise ApiError("conflict", f"you have used your {n} ranked attempt{'s' if n != 1 else ''} "
+                           f"at the {variant} challenge of {day.iso}",
+                           {"date": day.iso, "variant": variant, "game_ids": used})
+        ends = rfc3339(day.ends_at)
+        try:
+            return await self.games.create(
+                player, variant, self.seed(day, variant), None, public=False, seed_secret=True,
+                game_id=game_id,
+                extra={"daily": f"{day.iso}/{variant}", "readable_from": ends, "seed_from": ends,
+                       "closes_at": ends},
+            )
+        except (StoreError, GameExists):
+            # Give the attempt back; if even that fails, the day's end skips a game that does not exist.
+            with contextlib.suppress(StoreError):
+                await self.store.unreserve(day.iso, variant, player, game_id)
+            raise
+
+    async def on_final(self, loaded: Loaded) -> None:
+        """GameService hook: a daily attempt that became won or resigned takes its place."""
+        tag = loaded.meta.extra.get("daily")
+        if not tag or not loaded.game.status.is_final:
+            return  # not an attempt, or lost (undo may still save it): ranked at the day's end
+        iso, _, variant = tag.partition("/")
+        day = Day(date.fromisoformat(iso))
+        standing = Standing.from_stats(loaded.owner, loaded.game_id, loaded.seq, loaded.game.status.value,
+                                       self.games.stats(loaded), epoch_ms(day.ends_at))
+        name = (await self.store.names([loaded.owner]))[loaded.owner]
+        await self.store.record(iso, variant, [_record(standing, name)], self.keep_s(day))
+
+    async def renamed(self, player: str, name: str) -> int:
+        """Show the player's new name on every board they are on (the days still kept)."""
+        first = today(self.clock.now()) + timedelta(days=1)
+        boards = [((first - timedelta(days=n)).isoformat(), v)
+                  for n in range(self.settings.daily_keep_days + 2) for v in VARIANTS]
+        return await self.store.rename(player, name, boards)
+
+    # --- the day's end ---------------------------------------------------------------
+    async def ensure_ranked(self, day: Day, variant: str) -> None:
+        """Rank the open attempts of a day that is over, once across every instance."""
+        key = (day.iso, variant)
+        if key in self._closed:
+            return
+        keep = self.keep_s(day)
+        if keep <= 0:
+            return  # its data is gone
+        token = secrets.token_hex(8)
+        start = await self.store.begin_close(day.iso, variant, token, self.lock_ms, keep)
+        if start.state == "busy":
+            deadline = time.monotonic() + self.wait_for_ranking_s
+            while not await self.store.is_closed(day.iso, variant):
+                if time.monotonic() > deadline:
+                    raise ApiError("unavailable", "the day's attempts are being ranked; try again shortly",
+                                   headers={"Retry-After": "1"})
+                await asyncio.sleep(0.05)
+        elif start.state == "mine":
+            started = time.perf_counter()
+            await self._rank_open(day, variant, start.open_attempts, keep)
+            await self.store.finish_close(day.iso, variant, token, keep)
+            log.info("ranked %d open attempts of the %s challenge of %s in %.3f s",
+                     len(start.open_attempts), variant, day.iso, time.perf_counter() - started)
+        self._closed.add(key)
+
+    async def _rank_open(self, day: Day, variant: str, attempts: dict[str, str], keep: int) -> None:
+        deal = self._deal(day, variant)
+        end_ms = epoch_ms(day.ends_at)
+        ids = list(attempts)
+        limit = asyncio.Semaphore(4)  # a few batches in flight: reads of one overlap writes of another
+
+        async def rank(chunk: list[str]) -> None:
+            async with limit:
+                await self._rank_chunk(day, variant, chunk, keep, deal, end_ms)
+
+        await asyncio.gather(*(rank(ids[i:i + self.batch]) for i in range(0, len(ids), self.batch)))
+
+    async def _rank_chunk(self, day: Day, variant: str, chunk: list[str], keep: int, deal: Game,
+                          end_ms: int) -> None:
+        states = await self.store.attempt_states(chunk, keep)
+        names = await self.store.names(sorted({f["owner"] for f in states if f is not None}))
+        records = []
+        for gid, f in zip(chunk, states, strict=True):
+            if f is None:
+                continue  # its creation failed after the reservation: nothing to rank
+            fc = int(f["foundation_cards"]) if "foundation_cards" in f else deal.foundation_cards
+            standing = Standing.of(player_id=f["owner"], game_id=gid, seq=int(f["seq"]), status=f["status"],
+                                   foundation_cards=fc, moves=int(f.get("moves", "0")),
+                                   started_at=f.get("started_at"), last_at=f.get("last_at"),
+                                   finished_at=f.get("finished_at"), day_end_ms=end_ms)
+            records.append(_record(standing, names[f["owner"]]))
+        await self.store.record(day.iso, variant, records, keep, batch=self.batch)
+
+    async def _poll(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                yesterday = Day(today(self.clock.now()) - timedelta(days=1))
+                for variant in VARIANTS:
+                    await self.ensure_ranked(yesterday, variant)
+            except (StoreError, ApiError) as exc:
+                log.info("ranking yesterday's attempts: %s (will retry)", exc)
+            except Exception:  # the task must outlive one bad day
+                log.exception("ranking yesterday's attempts failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self.poll_s)
+
+    def start(self) -> None:
+        if self._task is None:
+            self._stopping = asyncio.Event()
+            self._task = asyncio.create_task(self._poll(), name="daily-ranking")
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            # The event ends the loop even if a store call swallowed the cancellation
+            # (redis-py's Cluster client can), which would otherwise leave it asleep.
+            self._stopping.set()
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                await asyncio.wait_for(task, 5.0)
+
+    # --- the leaderboard --------------------------------------------------------------
+    async def leaderboard(self, day: Day, variant: str, after: bytes | None, limit: int,
+                          me: str | None) -> bytes:
+        """The ``Leaderboard`` body of PROTOCOL.md, encoded: one round trip, usually.
+
+        The caller's current name is read with the page, so a player who renamed sees
+        the new name at once, and from then on everyone does (see :meth:`renamed`).
+        """
+        over = day.is_over(self.clock.now())
+        page = await self._page(day, variant, after, limit, me, over)
+        stale = False
+        current = page.current_name
+        if me is not None and current is not None and page.me is not None and page.my_name != current:
+            stale = True
+            if page.my_name is None:
+                await self.store.rename(me, current.decode(), [(day.iso, variant)])
+            else:
+                await self.renamed(me, current.decode())
+        if page.missing:  # entries written without a name: their players' own, from now on
+            for pid, name in (await self.store.names(page.missing)).items():
+                await self.store.rename(pid, name, [(day.iso, variant)])
+            stale = True
+        if stale:
+            page = await self._page(day, variant, after, limit, me, False)
+        cursor = b'"%s"' % encode_cursor(page.last).encode() if page.more and page.last else b"null"
+        return (b'{"entries":[' + page.entries + b'],"next_cursor":' + cursor + b',"me":'
+                + (page.me or b"null") + b"}")
+
+    async def _page(self, day: Day, variant: str, after: bytes | None, limit: int, me: str | None,
+                    over: bool) -> Page:
+        page = await self.store.page(day.iso, variant, after, limit, me, AROUND, require_closed=over)
+        if page is None:
+            await self.ensure_ranked(day, variant)
+            page = await self.store.page(day.iso, variant, after, limit, me, AROUND, require_closed=False)
+            assert page is not None
+        return page
+
+
+def _record(s: Standing, name: str = "") -> Record:
+    return Record(s.player_id, s.game_id, s.seq, s.sort_key(), s.entry_json(), name)
+
+
+# --- cursors -------------------------------------------------------------------------
+# A cursor is ``<sort key><player id>`` of the last entry read (base64url): the next
+# page starts just after it, wherever entries were added meanwhile.
+
+_MEMBER = re.compile(rb"^[0-9]{%d}[A-Za-z0-9_\-]{1,100}$" % KEY_LEN)
+
+
+def encode_cursor(member: bytes) -> str:
+    """The cursor after the entry ``<sort key><player id>``."""
+    return base64.urlsafe_b64encode(member).rstrip(b"=").decode()
+
+
+def decode_cursor(cursor: str) -> bytes:
+    """The ``<sort key><player id>`` a cursor names, or 400."""
+    try:
+        member = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+    except (ValueError, TypeError):
+        member = b""
+    if not _MEMBER.match(member):
+        raise ApiError("bad_request", "invalid cursor: pass the next_cursor of a previous page",
+                       {"field": "cursor"})
+    return member

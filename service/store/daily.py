@@ -1,0 +1,473 @@
+"""The daily challenges in Redis: attempts, leaderboards, and ranking a day's end.
+
+Everything of one challenge (date, variant) lives in one Cluster slot (see
+``keys.daily_keys``) and every write is one Lua script over that slot only.
+
+The leaderboard is a sorted set whose members all have score 0 and read
+``<sort key><player_id>|<entry JSON>|<name JSON>``: Redis orders equal scores
+by bytes, so the fixed-width sort key orders the board exactly as the ranking
+(no float precision to lose; the player id breaks full ties), and a page is a
+single ``ZRANGE ... BYLEX`` whose members are the entries themselves, ready to
+render. A cursor is the ``<sort key><player_id>`` of the last entry read: the
+next page starts just after it, so entries added meanwhile shift nothing, none
+is skipped, none repeated.
+
+Each attempt's standing is kept as ``<seq>|<sort key>|<entry JSON>`` per game:
+a later write of the same game wins only with a higher seq, so writing an
+entry is idempotent and the order of two writers (the game's final command,
+the day's end) does not matter. A player's entry on the board is their best
+attempt.
+
+Like the rest of the store, this knows no rules: sort keys and entries are
+computed by the service (:mod:`service.daily.ranking`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+from redis import exceptions as rex
+from redis.asyncio.cluster import RedisCluster
+
+from service.store import keys
+from service.store.connection import RedisConn, Script, translate
+
+_REDIS_ERRORS = (rex.RedisError, rex.RedisClusterException, OSError)
+
+KEY_LEN = 37  # service.daily.ranking.KEY_LEN; checked by the tests
+# Player ids go into members and rendered JSON as they are (the service makes them so);
+# an entry's JSON holds no "|" (ids, statuses, numbers, times).
+_PLAYER_ID = re.compile(r"^[A-Za-z0-9_\-]{1,100}$")
+
+
+def _json(name: str) -> bytes:
+    """A name as a JSON string: the board keeps names ready to splice into an entry."""
+    return msgspec.json.encode(name)
+
+
+_COMMON = f"""
+local KEYLEN = {KEY_LEN}
+local function key_of(v)  -- v = '<seq>|<sort key>|<json>'
+  local bar = string.find(v, '|', 1, true)
+  return string.sub(v, bar + 1, bar + KEYLEN), bar
+end
+local function seq_of(v)
+  return tonumber(string.sub(v, 1, string.find(v, '|', 1, true) - 1))
+end
+local function json_of(v)
+  local _, bar = key_of(v)
+  return string.sub(v, bar + KEYLEN + 2)
+end
+-- a board member: '<sort key><player id>|<entry JSON>|<name JSON or empty>'
+local function split(m)
+  local a = string.find(m, '|', KEYLEN + 1, true)
+  local b = string.find(m, '|', a + 1, true)
+  return string.sub(m, KEYLEN + 1, a - 1), string.sub(m, a + 1, b - 1), string.sub(m, b + 1)
+end
+"""
+
+# KEYS: board, entries, ranked, attempts, open, names
+# ARGV: ttl_s, then per entry: player_id, game_id, seq, sort key, entry JSON, name JSON ('' = keep)
+# ``ranked``: player -> their board member. Returns how many entries were written (the
+# others were stale).
+_RECORD = Script(_COMMON + """
+local ttl = tonumber(ARGV[1])
+local written = 0
+for i = 2, #ARGV, 6 do
+  local player, gid, seq, key, json, name = ARGV[i], ARGV[i+1], tonumber(ARGV[i+2]), ARGV[i+3], ARGV[i+4], ARGV[i+5]
+  local prev = redis.call('HGET', KEYS[2], gid)
+  if not prev or seq_of(prev) < seq then
+    written = written + 1
+    redis.call('HSET', KEYS[2], gid, seq .. '|' .. key .. '|' .. json)
+    redis.call('HDEL', KEYS[5], gid)
+    if name ~= '' then redis.call('HSET', KEYS[6], player, name)
+    else name = redis.call('HGET', KEYS[6], player) or '' end
+    local cur = redis.call('HGET', KEYS[3], player)
+    local curkey, curgid = nil, nil
+    if cur then
+      local _, curjson = split(cur)
+      curkey, curgid = string.sub(cur, 1, KEYLEN), string.match(curjson, '"game_id":"([^"]*)"')
+    end
+    local bkey, bjson = nil, nil
+    if not cur or key < curkey then
+      bkey, bjson = key, json
+    elseif curgid == gid then
+      -- the ranked attempt changed: the best of the player's attempts may be another one now
+      bkey, bjson = key, json
+      local list = redis.call('HGET', KEYS[4], player)
+      if list then
+        for other in string.gmatch(list, '%S+') do
+          if other ~= gid then
+            local v = redis.call('HGET', KEYS[2], other)
+            if v and key_of(v) < bkey then bkey, bjson = key_of(v), json_of(v) end
+          end
+        end
+      end
+    elseif name ~= '' then
+      local _, _, curname = split(cur)
+      if curname ~= name then bkey, bjson = curkey, select(2, split(cur)) end  -- renamed meanwhile
+    end
+    if bkey then
+      local member = bkey .. player .. '|' .. bjson .. '|' .. name
+      if cur ~= member then
+        if cur then redis.call('ZREM', KEYS[1], cur) end
+        redis.call('ZADD', KEYS[1], 0, member)
+        redis.call('HSET', KEYS[3], player, member)
+      end
+    end
+  end
+end
+if ttl > 0 then
+  for i = 1, 6 do redis.call('EXPIRE', KEYS[i], ttl) end
+end
+return written
+""")
+
+# KEYS: board, ranked, closed[, the caller's player hash (single server only)]
+# ARGV: require_closed ('0'/'1'), start ('-' or '(<bound>'), limit, me (player id or ''), around
+# Returns {-1} when the day must be ranked first, else {0, rank - 1 of the first member,
+# more (0/1), members, my rank - 1 or -1, rank - 1 of the first near member, near members,
+# the caller's own name or ''}. The members are rendered by the caller (Python is
+# quicker at it than Redis's Lua, and Redis is the shared one).
+_PAGE = Script(_COMMON + """
+if ARGV[1] == '1' and redis.call('EXISTS', KEYS[3]) == 0 then return {-1} end
+local limit = tonumber(ARGV[3])
+local members = redis.call('ZRANGE', KEYS[1], ARGV[2], '+', 'BYLEX', 'LIMIT', 0, limit + 1)
+local more = 0
+if #members > limit then
+  more = 1
+  members[#members] = nil
+end
+local first = 0
+if #members > 0 then first = redis.call('ZRANK', KEYS[1], members[1]) end
+local rank, lo, near = -1, 0, {}
+if ARGV[4] ~= '' then
+  local m = redis.call('HGET', KEYS[2], ARGV[4])
+  local r = m and redis.call('ZRANK', KEYS[1], m)
+  if r then
+    local around = tonumber(ARGV[5])
+    rank, lo = r, math.max(0, r - around)
+    near = redis.call('ZRANGE', KEYS[1], lo, r + around)
+  end
+end
+local current = ''
+if KEYS[4] then current = redis.call('HGET', KEYS[4], 'name') or '' end
+return {0, first, more, members, rank, lo, near, current}
+""")
+
+# KEYS: board, ranked, names;  ARGV: player_id, name JSON.  A new name, on a board the
+# player is on.
+_RENAME = Script(_COMMON + """
+local cur = redis.call('HGET', KEYS[2], ARGV[1])
+if not cur then return 0 end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+local _, json = split(cur)
+local member = string.sub(cur, 1, KEYLEN) .. ARGV[1] .. '|' .. json .. '|' .. ARGV[2]
+if member ~= cur then
+  redis.call('ZREM', KEYS[1], cur)
+  redis.call('ZADD', KEYS[1], 0, member)
+  redis.call('HSET', KEYS[2], ARGV[1], member)
+end
+return 1
+""")
+
+# KEYS: attempts, open, over
+# ARGV: player_id, game_id, limit, ttl_s
+# Returns {0} reserved, {1, game ids} no attempt left, {2} the day is over.
+_RESERVE = Script("""
+if redis.call('EXISTS', KEYS[3]) == 1 then return {2} end
+local list = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+local n = 0
+for _ in string.gmatch(list, '%S+') do n = n + 1 end
+if n >= tonumber(ARGV[3]) then return {1, list} end
+if list == '' then list = ARGV[2] else list = list .. ' ' .. ARGV[2] end
+redis.call('HSET', KEYS[1], ARGV[1], list)
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[1])
+local ttl = tonumber(ARGV[4])
+if ttl > 0 then
+  redis.call('EXPIRE', KEYS[1], ttl)
+  redis.call('EXPIRE', KEYS[2], ttl)
+end
+return {0}
+""")
+
+# KEYS: attempts, open;  ARGV: player_id, game_id.  Undo a reservation whose game was not made.
+_UNRESERVE = Script("""
+local list = redis.call('HGET', KEYS[1], ARGV[1])
+if list then
+  local kept = {}
+  for g in string.gmatch(list, '%S+') do if g ~= ARGV[2] then kept[#kept + 1] = g end end
+  if #kept == 0 then redis.call('HDEL', KEYS[1], ARGV[1])
+  else redis.call('HSET', KEYS[1], ARGV[1], table.concat(kept, ' ')) end
+end
+redis.call('HDEL', KEYS[2], ARGV[2])
+return 1
+""")
+
+# KEYS: lock, over, closed, open;  ARGV: token, lock_ms, ttl_s
+# Returns {2} ranked already, {1} another instance is ranking, {0, open attempts (flat hash)}.
+_BEGIN_CLOSE = Script("""
+if redis.call('EXISTS', KEYS[3]) == 1 then return {2} end
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1} end
+redis.call('SET', KEYS[2], '1', 'EX', ARGV[3])
+return {0, redis.call('HGETALL', KEYS[4])}
+""")
+
+# KEYS: lock, closed;  ARGV: token, ttl_s
+_FINISH_CLOSE = Script("""
+redis.call('SET', KEYS[2], '1', 'EX', ARGV[2])
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+""")
+
+# One game's slot. KEYS: meta, events, cmds, snap;  ARGV: keep_s
+# The fields the ranking needs; a game not final is kept (at least) keep_s more,
+# so its log stays readable as long as the leaderboard that links to it.
+_ATTEMPT_STATE = Script("""
+local f = redis.call('HMGET', KEYS[1], 'owner', 'seq', 'status', 'moves', 'foundation_cards',
+                     'started_at', 'last_at', 'finished_at')
+if not f[1] then return false end
+local keep = tonumber(ARGV[1])
+if keep > 0 and f[3] ~= 'won' and f[3] ~= 'resigned' then
+  for i = 1, 4 do redis.call('EXPIRE', KEYS[i], keep, 'GT') end
+end
+return f
+""")
+
+# KEYS: player hashes (single server only: they span slots).  Returns each ``name`` or ''.
+_NAMES = Script("""
+local out = {}
+for i, key in ipairs(KEYS) do out[i] = redis.call('HGET', key, 'name') or '' end
+return out
+""")
+
+ATTEMPT_FIELDS = ("owner", "seq", "status", "moves", "foundation_cards", "started_at", "last_at",
+                  "finished_at")
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One entry to write: ``member`` order is ``sort_key`` then ``player_id``."""
+
+    player_id: str
+    game_id: str
+    seq: int
+    sort_key: str
+    entry: bytes
+    name: str = ""  # the player's name, shown on this board ('' = leave it)
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """A page from the cursor on, rendered: ``entries`` is the entries' JSON objects
+    joined by commas (``count`` of them), ``last`` the cursor (``<sort key><player
+    id>``) of the last one, ``more``
+    whether entries follow. ``me``: the caller's entry JSON with ``"around"`` (or
+    None) and ``my_name`` the name this board shows for them. ``missing``: players
+    the board has no name for (shown under their id). ``current_name``: the caller's
+    name as their player record has it now."""
+
+    entries: bytes
+    count: int
+    last: bytes | None
+    more: bool
+    me: bytes | None
+    my_name: bytes | None
+    missing: list[str]
+    current_name: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CloseStart:
+    """``state``: "closed" (ranked already), "busy" (another instance ranks it) or "mine"
+    (this caller holds the lock and must rank ``open_attempts``: game_id -> player_id)."""
+
+    state: str
+    open_attempts: dict[str, str]
+
+
+def _render(member: bytes, rank: int, missing: list[bytes]) -> bytes:
+    """An entry's JSON from its board member ``<sort key><player id>|<entry>|<name>``."""
+    head, _, rest = member.partition(b"|")
+    entry, _, name = rest.partition(b"|")
+    player = head[KEY_LEN:]
+    if not name:
+        name = b'"%s"' % player
+        missing.append(player)
+    return b'{"rank":%d,"player_id":"%s","name":%s,%s' % (rank, player, name, entry[1:])
+
+
+class DailyStore:
+    """The daily challenges' data. All methods raise StoreUnavailable when Redis is unreachable."""
+
+    def __init__(self, redis: RedisConn) -> None:
+        self.redis = redis
+
+    # --- attempts ------------------------------------------------------------------
+    async def reserve(self, date: str, variant: str, player_id: str, game_id: str, limit: int,
+                      ttl_s: int) -> tuple[str, list[str]]:
+        """Count an attempt of ``player_id`` as ``game_id``: ("ok", []), ("used", their
+        attempts' game ids) when ``limit`` are used, ("over", []) when the day is being ranked."""
+        k = keys.daily_keys(date, variant)
+        reply = await self.redis.run(_RESERVE, [k.attempts, k.open, k.over],
+                                     [player_id, game_id, limit, ttl_s])
+        code = int(reply[0])
+        if code == 0:
+            return "ok", []
+        if code == 1:
+            return "used", reply[1].decode().split()
+        return "over", []
+
+    async def unreserve(self, date: str, variant: str, player_id: str, game_id: str) -> None:
+        k = keys.daily_keys(date, variant)
+        await self.redis.run(_UNRESERVE, [k.attempts, k.open], [player_id, game_id])
+
+    async def attempts(self, date: str, variant: str, player_id: str) -> list[str]:
+        """The game ids of the player's attempts, oldest first."""
+        raw = await self.redis.execute("HGET", keys.daily_keys(date, variant).attempts, player_id)
+        return raw.decode().split() if raw else []
+
+    # --- entries -------------------------------------------------------------------
+    async def record(self, date: str, variant: str, records: Sequence[Record], ttl_s: int,
+                     batch: int = 500) -> int:
+        """Write entries (each kept only if its seq is newer than the stored one's) and
+        rank each player by their best attempt; returns how many were written."""
+        k = keys.daily_keys(date, variant)
+        written = 0
+        for start in range(0, len(records), batch):
+            args: list[Any] = [ttl_s]
+            for r in records[start:start + batch]:
+                if len(r.sort_key) != KEY_LEN:
+                    raise ValueError(f"a sort key has {KEY_LEN} characters, got {r.sort_key!r}")
+                if not _PLAYER_ID.match(r.player_id):
+                    raise ValueError(f"a player id holds letters, digits, _ and -: got {r.player_id!r}")
+                args += (r.player_id, r.game_id, r.seq, r.sort_key, r.entry, _json(r.name) if r.name else "")
+            written += int(await self.redis.run(
+                _RECORD, [k.board, k.entries, k.ranked, k.attempts, k.open, k.names], args))
+        return written
+
+    async def page(self, date: str, variant: str, after: bytes | None, limit: int, me: str | None,
+                   around: int, require_closed: bool) -> Page | None:
+        """A page of up to ``limit`` entries after the entry ``after`` (``<sort key><player
+        id>``; None: from the top),
+        the caller's entry with ``around`` entries either side, and the caller's current
+        name (``Page.current_name``). None when ``require_closed`` and the day has not
+        been ranked yet. One round trip: on a single server one script reads the
+        caller's player hash too (a key it declares); a Cluster, where that hash is in
+        another slot, reads it with a command of its own sent alongside."""
+        k = keys.daily_keys(date, variant)
+        # Just after every member of that entry: '<sort key><player id>|...' < '...|\xff'.
+        start = b"-" if after is None else b"(" + after + b"|\xff"
+        script_keys = [k.board, k.ranked, k.closed]
+        own_name = None
+        if me is not None:
+            if self.redis.is_cluster:
+                own_name = asyncio.ensure_future(self.redis.execute("HGET", keys.player(me), "name"))
+            else:
+                script_keys.append(keys.player(me))
+        try:
+            reply = await self.redis.run(_PAGE, script_keys,
+                                         ["1" if require_closed else "0", start, limit, me or "", around])
+        finally:
+            current = await own_name if own_name is not None else None
+        if int(reply[0]) < 0:
+            return None
+        _, first, more, members, rank, lo, near, current_in_script = reply
+        if own_name is None:
+            current = current_in_script
+        missing: list[bytes] = []
+        entries = b",".join([_render(m, int(first) + 1 + i, missing) for i, m in enumerate(members)])
+        last = members[-1][:members[-1].index(b"|", KEY_LEN)] if members else None
+        mine = my_name = None
+        if int(rank) >= 0:
+            rank, lo = int(rank), int(lo)
+            at = rank - lo
+            others = [_render(m, lo + 1 + i, missing) for i, m in enumerate(near) if i != at]
+            mine = _render(near[at], rank + 1, missing)[:-1] + b',"around":[' + b",".join(others) + b"]}"
+            name = near[at].split(b"|", 2)[2]
+            my_name = msgspec.json.decode(name).encode() if name else None
+        return Page(entries, len(members), last, bool(more), mine, my_name,
+                    sorted({m.decode() for m in missing}), current or None)
+
+    async def rename(self, player_id: str, name: str, boards: Sequence[tuple[str, str]]) -> int:
+        """Show ``name`` for the player on each of ``boards`` (date, variant) they are on;
+        how many they were on."""
+        calls = []
+        for date, variant in boards:
+            k = keys.daily_keys(date, variant)
+            calls.append(("EVAL", _RENAME.source, 3, k.board, k.ranked, k.names, player_id, _json(name)))
+        return sum(int(r) for r in await self.pipeline(calls))
+
+    async def size(self, date: str, variant: str) -> int:
+        return int(await self.redis.execute("ZCARD", keys.daily_keys(date, variant).board))
+
+    # --- the day's end -------------------------------------------------------------
+    async def begin_close(self, date: str, variant: str, token: str, lock_ms: int,
+                          ttl_s: int) -> CloseStart:
+        """Take the lock to rank the day's open attempts (and refuse new attempts from now)."""
+        k = keys.daily_keys(date, variant)
+        reply = await self.redis.run(_BEGIN_CLOSE, [k.lock, k.over, k.closed, k.open],
+                                     [token, lock_ms, max(1, ttl_s)])
+        code = int(reply[0])
+        if code == 2:
+            return CloseStart("closed", {})
+        if code == 1:
+            return CloseStart("busy", {})
+        flat = reply[1]
+        return CloseStart("mine", {flat[i].decode(): flat[i + 1].decode() for i in range(0, len(flat), 2)})
+
+    async def finish_close(self, date: str, variant: str, token: str, ttl_s: int) -> None:
+        k = keys.daily_keys(date, variant)
+        await self.redis.run(_FINISH_CLOSE, [k.lock, k.closed], [token, max(1, ttl_s)])
+
+    async def is_closed(self, date: str, variant: str) -> bool:
+        return bool(await self.redis.execute("EXISTS", keys.daily_keys(date, variant).closed))
+
+    async def attempt_states(self, game_ids: Sequence[str], keep_s: int) -> list[dict[str, str] | None]:
+        """Each game's ranking fields (None: no such game), read in one pipeline; games not
+        final are kept at least ``keep_s`` more."""
+        calls = [("EVAL", _ATTEMPT_STATE.source, 4, *keys.game_keys(gid), keep_s) for gid in game_ids]
+        out: list[dict[str, str] | None] = []
+        for reply in await self.pipeline(calls):
+            if not reply:
+                out.append(None)
+                continue
+            out.append({name: v.decode() for name, v in zip(ATTEMPT_FIELDS, reply, strict=True)
+                        if v is not None})
+        return out
+
+    # --- players -------------------------------------------------------------------
+    async def names(self, player_ids: Sequence[str]) -> dict[str, str]:
+        """Each player's name (their id when they have none), in one round trip.
+
+        A single server reads them all in one script that declares every key it
+        reads (as MGET would); a Cluster, where each player is a slot of their
+        own, gets one pipeline of HGETs split by node.
+        """
+        if not player_ids:
+            return {}
+        if self.redis.is_cluster:
+            replies = await self.pipeline([("HGET", keys.player(pid), "name") for pid in player_ids])
+        else:
+            replies = await self.redis.run(_NAMES, [keys.player(pid) for pid in player_ids], [])
+        return {pid: raw.decode() if raw else pid for pid, raw in zip(player_ids, replies, strict=True)}
+
+    # --- plumbing ------------------------------------------------------------------
+    async def pipeline(self, calls: Sequence[tuple[Any, ...]]) -> list[Any]:
+        """Send ``calls`` in one pipeline (not a transaction; in Cluster mode split by node)."""
+        if not calls:
+            return []
+        client = self.redis.client
+        try:
+            pipe = client.pipeline() if isinstance(client, RedisCluster) else client.pipeline(transaction=False)
+            for call in calls:
+                pipe.execute_command(*call)
+            replies: list[Any] = await pipe.execute(raise_on_error=True)
+        except _REDIS_ERRORS as exc:
+            raise translate(exc) from exc
+        return replies
