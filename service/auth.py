@@ -45,7 +45,8 @@ class Tokens:
     def verify(self, token: str) -> str:
         """The player id in ``token``, or ``401 unauthorized`` saying why."""
         parts = token.split(".")
-        if len(parts) != 3 or parts[0] != _PREFIX:
+        # Our tokens are ASCII; hmac.compare_digest raises TypeError on any other str.
+        if len(parts) != 3 or parts[0] != _PREFIX or not token.isascii():
             raise ApiError("unauthorized", "malformed token: expected the token from POST /v1/players")
         _, payload, signature = parts
         if not hmac.compare_digest(signature, self._sign(payload)):

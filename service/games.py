@@ -205,11 +205,13 @@ class GameService:
         A repeated ``command_id`` returns the first result and applies nothing.
         """
         command = engine_command(command) if not hasattr(command, "to_dict") else command
-        loaded = self._cache.get(game_id) or await self.load(game_id)
+        cached = self._cache.get(game_id)
+        loaded = cached or await self.load(game_id)
+        fresh = cached is None  # just read from the log, not from our cache
         for attempt in range(4):
             self.check_command(loaded, player)
             if expected_seq is not None and expected_seq != loaded.seq and attempt == 0:
-                loaded = await self.load(game_id)  # our cache may be behind the log
+                loaded, fresh = await self.load(game_id), True  # our cache may be behind the log
                 continue
             try:
                 if expected_seq is not None and expected_seq != loaded.seq:
@@ -227,8 +229,13 @@ class GameService:
                     raise ApiError("conflict", f"the game is at seq {exc.current_seq}, "
                                    f"not at the expected seq {expected_seq}",
                                    {"seq": exc.current_seq, "expected_seq": expected_seq}) from None
-                loaded = await self.load(game_id)  # another writer went first: retry on the new state
+                loaded, fresh = await self.load(game_id), True  # another writer went first: retry
             except ApiError as err:
+                if err.code == "illegal_move" and not fresh:
+                    # Refused by our cache, which may be behind the log (another instance, or a
+                    # slower load that remembered an older seq): only the log may refuse.
+                    loaded, fresh = await self.load(game_id), True
+                    continue
                 if err.code == "illegal_move" and command_id is not None:
                     first = await self.store.command_seq(game_id, command_id)
                     if first is not None:

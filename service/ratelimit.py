@@ -36,22 +36,42 @@ class Limiter:
 
     async def check(self, who: str) -> None:
         """Count one request by ``who`` (a player id, or ``ip:<address>``); 429 when over the limit."""
-        now = time.monotonic()
-        lease = self._leases.get(who)
-        if lease is not None and lease.tokens > 0 and lease.expires > now:
-            lease.tokens -= 1
+        if self._spend(who):
             return
         key = keys.rate_limit(who)
         size = max(1, min(self.lease_size, self.burst // 4))
         decision = await self.store.allow(key, self.rate_per_s, self.burst, cost=size)
+        # Concurrent requests of one player each ask the store for a lease; one refused
+        # may find the lease another one got meanwhile, which is as good as its own.
         if not decision.allowed and size > 1:
+            if self._spend(who):
+                return
             size = 1
             decision = await self.store.allow(key, self.rate_per_s, self.burst, cost=1)
         if not decision.allowed:
+            if self._spend(who):
+                return
             retry = max(1, math.ceil(decision.retry_after_s))
             raise ApiError("rate_limited", f"too many requests: at most {self.rate_per_s:g}/s "
                            f"(bursts of {self.burst}); retry in {retry} s",
                            {"retry_after_s": retry}, headers={"Retry-After": str(retry)})
+        self._keep(who, size - 1)
+
+    def _spend(self, who: str) -> bool:
+        lease = self._leases.get(who)
+        if lease is not None and lease.tokens > 0 and lease.expires > time.monotonic():
+            lease.tokens -= 1
+            return True
+        return False
+
+    def _keep(self, who: str, tokens: int) -> None:
+        now = time.monotonic()
         if len(self._leases) > 100_000:
             self._leases = {k: v for k, v in self._leases.items() if v.expires > now}
-        self._leases[who] = _Lease(size - 1, now + LEASE_S)
+        lease = self._leases.get(who)
+        if lease is not None and lease.expires > now:
+            # Add to it: replacing it would throw away tokens the bucket has already
+            # counted, refusing the player requests it allows.
+            lease.tokens += tokens
+        else:
+            self._leases[who] = _Lease(tokens, now + LEASE_S)

@@ -145,9 +145,12 @@ async def get_events(request: web.Request) -> web.Response:
     loaded = await ctx.games.load(game_id)
     ctx.games.check_read(loaded, player)
     out = []
-    for raw in await ctx.games.events(game_id, query.after):
-        head = decode_event(raw)
-        out.append({"seq": head.seq, "command": head.command, "at": head.at})
+    # Exactly the log up to the seq just read: not one page of it, and no Redis call
+    # for an `after` at or past the end (a huge one would not even fit Redis's integers).
+    if query.after < loaded.seq:
+        for raw in await ctx.games.events(game_id, query.after, loaded.seq - query.after):
+            head = decode_event(raw)
+            out.append({"seq": head.seq, "command": head.command, "at": head.at})
     return json_response({"events": out})
 
 

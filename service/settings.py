@@ -40,6 +40,9 @@ class Settings:
     rate_limit_burst: int = 40
     # Messages queued for one WebSocket before it is closed as too slow.
     ws_send_queue: int = 512
+    # A WebSocket being closed as too slow gets this long to take its close frame;
+    # one that does not read even that is then dropped (it would be held forever).
+    ws_close_timeout_s: float = 5.0
     hello_timeout_s: float = 5.0
     redis_pool_size: int = 256
     # Send concurrent store commands together in pipelines (single server only).

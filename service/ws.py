@@ -22,8 +22,9 @@ from protocol.codec import decode_client_message, encode
 from protocol.errors import error_body
 from protocol.ws import CommandMessage, Hello, Ping
 from service.errors import ApiError, to_api_error
-from service.games import engine_command
-from service.store.fanout import Published, Resync
+from service.games import Loaded, engine_command
+from service.store.errors import StoreError
+from service.store.fanout import Listener, Published, Resync
 
 if TYPE_CHECKING:
     from service.app import Context
@@ -41,7 +42,7 @@ class Close(enum.IntEnum):
     POLICY_VIOLATION = 1008  # a refused hello: unknown or private game, bad token, no hello
     MESSAGE_TOO_BIG = 1009
     INTERNAL_ERROR = 1011
-    TRY_AGAIN_LATER = 1013  # too slow: the send queue overflowed; reconnect with since
+    TRY_AGAIN_LATER = 1013  # too slow, or the store is unreachable: reconnect (with since)
 
 
 class State(enum.Enum):
@@ -77,6 +78,8 @@ class Connection:
         self.last_seq = 0  # the last diff this client has
         self.outbox: asyncio.Queue[tuple[int, bytes | None]] = asyncio.Queue(ctx.settings.ws_send_queue)
         self.writer: asyncio.Task[None] | None = None
+        self.transport: asyncio.Transport | None = None  # the connection's, to drop it
+        self._closer: asyncio.Task[None] | None = None
 
     # --- what others call --------------------------------------------------------
     def deliver(self, seq: int, event: bytes | None) -> None:
@@ -102,11 +105,34 @@ class Connection:
             self.state = State.CLOSING
             log.info("closing a slow WebSocket on game %s: %d messages queued", self.game_id,
                      self.outbox.qsize())
-            asyncio.ensure_future(self.ws.close(code=Close.TRY_AGAIN_LATER,
-                                                message=b"too slow: reconnect with since"))
+            self._closer = asyncio.ensure_future(self._close_slow())
+
+    async def _close_slow(self) -> None:
+        # The close frame waits behind everything the client has not read: a client that
+        # reads nothing would hold this connection (and its outbox) for ever. Give it
+        # ws_close_timeout_s to read up to its close frame and answer, then drop it.
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(self.ctx.settings.ws_close_timeout_s):
+                await self.ws.close(code=Close.TRY_AGAIN_LATER, message=b"too slow: reconnect with since")
+                return
+        if self.transport is not None:
+            self.transport.abort()  # close() would wait for the unread bytes to go out first
 
     # --- the writer ----------------------------------------------------------------
     async def _write_loop(self) -> None:
+        try:
+            await self._write()
+        except (asyncio.CancelledError, ConnectionResetError):
+            raise
+        except Exception:  # e.g. the store went away during a refill
+            # A writer that died would leave a socket that never sends again: close it
+            # instead, and the client reconnects with since.
+            log.info("WebSocket writer on game %s failed; closing with 1013", self.game_id, exc_info=True)
+            self.state = State.CLOSING
+            await self.ws.close(code=Close.TRY_AGAIN_LATER,
+                                message=b"store unavailable: reconnect with since")
+
+    async def _write(self) -> None:
         ws = self.ws
         text = WSMsgType.TEXT
         while True:
@@ -147,36 +173,50 @@ class Connection:
             return
         ctx = self.ctx
         try:
-            self.player = ctx.tokens.verify(hello.token) if hello.token else None
+            # An empty token is a bad token (401), not a watcher's missing one.
+            self.player = ctx.tokens.verify(hello.token) if hello.token is not None else None
             loaded = await ctx.games.load(self.game_id)
             ctx.games.check_read(loaded, self.player)
         except Exception as exc:  # noqa: BLE001
             await self._refuse(exc)
             return
         self.state = State.SYNCING
-        async with ctx.hub.listen(self.game_id) as listener:
-            listener.deliver = self._from_hub  # type: ignore[method-assign]  # straight into the outbox
-            while not listener.queue.empty():
-                self._from_hub(listener.queue.get_nowait())
-            # Subscribed first, then read: nothing published meanwhile can be missed.
-            since = hello.since
-            if since is not None and since <= loaded.seq:
-                self.last_seq = since
-                await self._refill()
+        try:
+            async with ctx.hub.listen(self.game_id) as listener:
+                await self._live(hello, loaded, listener)
+        except StoreError as exc:  # the store went away before the socket was live
+            if self.state is State.SYNCING:
+                await self._refuse(exc)
             else:
-                self.last_seq = loaded.seq
-                await self.ws.send_frame(encode({"type": "snapshot", "seq": loaded.seq,
-                                                 "state": ctx.games.state(loaded)}), WSMsgType.TEXT)
-            await self.ws.send_frame(encode({"type": "synced", "seq": self.last_seq}), WSMsgType.TEXT)
-            self.state = State.LIVE
-            self.writer = asyncio.create_task(self._write_loop())
-            try:
-                await self._read_loop()
-            finally:
-                self.state = State.CLOSING
-                self.writer.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await self.writer
+                raise
+
+    async def _live(self, hello: Hello, loaded: Loaded, listener: Listener) -> None:
+        ctx = self.ctx
+        listener.deliver = self._from_hub  # type: ignore[method-assign]  # straight into the outbox
+        while not listener.queue.empty():
+            self._from_hub(listener.queue.get_nowait())
+        # Subscribed first, then read: nothing published meanwhile can be missed.
+        since = hello.since
+        if since is not None and since <= loaded.seq:
+            self.last_seq = since
+            await self._refill()
+        else:
+            self.last_seq = loaded.seq
+            await self.ws.send_frame(encode({"type": "snapshot", "seq": loaded.seq,
+                                             "state": ctx.games.state(loaded)}), WSMsgType.TEXT)
+            # The snapshot was read before the subscription: a command appended in
+            # between was not published to us. The writer reads the log after it first.
+            self.deliver(0, None)
+        await self.ws.send_frame(encode({"type": "synced", "seq": self.last_seq}), WSMsgType.TEXT)
+        self.state = State.LIVE
+        self.writer = asyncio.create_task(self._write_loop())
+        try:
+            await self._read_loop()
+        finally:
+            self.state = State.CLOSING
+            self.writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.writer
 
     async def _receive_hello(self) -> Hello | None:
         try:
@@ -209,6 +249,8 @@ class Connection:
         if err is None:
             log.exception("unexpected error in a WebSocket hello on game %s", self.game_id, exc_info=exc)
             err = ApiError("unavailable", "internal error; try again", status=500)
+        if err.code == "unavailable":  # not a refusal: retrying later will work (1008 says it won't)
+            code = Close.TRY_AGAIN_LATER
         self.state = State.CLOSING
         with contextlib.suppress(Exception):
             await self.ws.send_frame(error_message(err), WSMsgType.TEXT)
@@ -280,6 +322,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
                                heartbeat=30.0, decode_text=False)
     await ws.prepare(request)
     conn = Connection(ctx, ws, request.match_info["game_id"])
+    conn.transport = request.transport  # type: ignore[assignment]
     ctx.sockets.add(ws)
     ctx.metrics.ws_connections.inc()
     try:

@@ -69,6 +69,23 @@ _UNAVAILABLE_TYPES: tuple[type[BaseException], ...] = (
 REDIS_ERRORS = (rex.RedisError, rex.RedisClusterException, OSError)
 
 
+def is_closed_connection_race(exc: BaseException) -> bool:
+    """redis-py (8.1) lets a connection that was closed under a write escape as
+    ``AttributeError: 'NoneType' object has no attribute 'writelines'`` (or a
+    TypeError from the transport) instead of ConnectionError (redis-py issues
+    3546 and 4287). Seen here when a cluster master shuts down while commands
+    run: the store is unreachable, not a bug of ours."""
+    if not isinstance(exc, (AttributeError, TypeError)):
+        return False
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return False
+    where = tb.tb_frame.f_code.co_filename.replace("\\", "/")
+    return "/redis/asyncio/" in where or where.endswith(("/asyncio/streams.py", "/asyncio/selector_events.py"))
+
+
 def is_cluster_url(url: str) -> bool:
     return "," in url
 
@@ -188,6 +205,10 @@ class RedisConn:
                 self._limit.release()
         except REDIS_ERRORS as exc:
             raise translate(exc) from exc
+        except (AttributeError, TypeError) as exc:
+            if is_closed_connection_race(exc):
+                raise StoreUnavailable(f"the store is unreachable: the connection closed: {exc}") from exc
+            raise
 
     async def run(self, script: Script, keys_: Sequence[str], args: Sequence[Any]) -> Any:
         """Run a Lua script: EVALSHA, and EVAL once if the server lacks it."""
@@ -205,6 +226,10 @@ class RedisConn:
                 await self.client.ping(target_nodes=RedisCluster.ALL_NODES)
             except REDIS_ERRORS as exc:
                 raise translate(exc) from exc
+            except (AttributeError, TypeError) as exc:
+                if is_closed_connection_race(exc):
+                    raise StoreUnavailable(f"the store is unreachable: {exc}") from exc
+                raise
         else:
             await self.execute("PING")
 

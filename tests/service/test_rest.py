@@ -1,0 +1,387 @@
+"""The REST API of PROTOCOL.md through a running instance on a real store: the whole
+flow of a game in every variant, and the error shape of every refusal."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import msgspec
+import pytest
+
+from protocol.rest import CommandResult, Events, LegalMoves
+from service.auth import Tokens
+from service.clock import FakeClock
+from service.engine import DRAW, UNDO
+from service.store import keys
+from tests.live import running_service, settings_for_test
+from tests.redis_servers import sync_client
+from tests.service.helpers import (
+    CONFIGS,
+    Api,
+    apply,
+    game_state,
+    new_command_id,
+    running_app,
+    same_state,
+)
+
+GATE_DEAL = 7  # a Gate deal whose first legal moves are known (checked where used)
+
+
+@pytest.fixture
+async def api(redis_url: str, tmp_path: Path) -> AsyncIterator[Api]:
+    async with running_service(settings_for_test(redis_url, tmp_path)) as base, \
+            aiohttp.ClientSession() as session:
+        yield Api(session, base)
+
+
+@pytest.fixture
+async def owner(api: Api) -> tuple[str, str]:
+    return await api.player("owner")
+
+
+def stored_seed(redis_url: str, game_id: str) -> int:
+    with sync_client(redis_url) as r:
+        return int(r.hget(keys.game_meta(game_id), "seed"))
+
+
+# --- the flow of a game -----------------------------------------------------------------
+
+
+async def test_variants_lists_every_variant_with_its_layout_and_options(api: Api) -> None:
+    body = (await api.request("GET", "/v1/variants", expect=200)).body
+    by_id = {v["id"]: v for v in body["variants"]}
+    assert set(by_id) == {"gilbert", "shamrocks", "gate", "caprice"}
+    for v in by_id.values():
+        assert v["name"] and v["rules"] and v["decks"] in (1, 2)
+        assert all({"id", "kind", "suit", "direction"} <= set(p) for p in v["piles"])
+    assert "single_card_moves" in by_id["gate"]["options"]
+
+
+@pytest.mark.parametrize("chosen_seed", [True, False], ids=["client_seed", "server_seed"])
+@pytest.mark.parametrize(("variant", "options"), CONFIGS,
+                         ids=[v + ("+" + ",".join(o) if o else "") for v, o in CONFIGS])
+async def test_a_whole_game_over_rest(api: Api, owner: tuple[str, str], redis_url: str, variant: str,
+                                      options: dict[str, Any], chosen_seed: bool) -> None:
+    """Create, read, play legal moves from /moves, check every diff against GET, read the log,
+    undo, resign, and be refused after the end."""
+    _, token = owner
+    seed = 1234 if chosen_seed else None
+    created = await api.create(token, variant, seed=seed, options=options or None)
+    game_id = created["game_id"]
+    state = game_state(created["state"])
+    assert (state.seq, state.status, state.variant) == (0, "playing", variant)
+    assert state.options == ({"single_card_moves": False, **options} if variant == "gate" else options)
+    assert state.seed == seed  # a server-chosen seed stays secret: null
+    assert same_state(game_state(await api.state(game_id, token)), state)
+
+    rng = random.Random(f"{variant}{options}{chosen_seed}")
+    results: list[Any] = []
+    for _ in range(8):
+        moves = msgspec.convert(await api.moves(game_id, token), LegalMoves)
+        assert moves.seq == state.seq
+        if not moves.moves:
+            break
+        command = msgspec.to_builtins(rng.choice(moves.moves))
+        reply = await api.command(token, game_id, command, expected_seq=state.seq, command_id=new_command_id())
+        result = reply.body
+        msgspec.convert(result, CommandResult)
+        assert result["seq"] == state.seq + 1 == result["diff"]["seq"]
+        state = apply(state, result["diff"])
+        assert same_state(state, game_state(await api.state(game_id, token))), result
+        results.append(result)
+    assert results, "no legal move at all in this deal"
+
+    if (await api.moves(game_id, token))["can_undo"]:
+        reply = await api.command(token, game_id, {"type": "undo"}, expected_seq=state.seq)
+        state = apply(state, reply.body["diff"])
+        assert same_state(state, game_state(await api.state(game_id, token)))
+        results.append(reply.body)
+
+    events = msgspec.convert({"events": await api.events(game_id, token)}, Events).events
+    assert [e.seq for e in events] == list(range(1, state.seq + 1))
+    assert [msgspec.to_builtins(e.command) for e in events] == [r["diff"]["command"] for r in results]
+    tail = await api.events(game_id, token, after=2)
+    assert [e["seq"] for e in tail] == list(range(3, state.seq + 1))
+    assert await api.events(game_id, token, after=state.seq) == []
+    assert await api.events(game_id, token, after=state.seq + 100) == []
+
+    reply = await api.command(token, game_id, {"type": "resign"}, expected_seq=state.seq)
+    assert reply.body["diff"]["ops"] == [] and reply.body["diff"]["status"] == "resigned"
+    state = apply(state, reply.body["diff"])
+    final = await api.state(game_id, token)
+    assert same_state(state, game_state(final) if chosen_seed else
+                      msgspec.structs.replace(game_state(final), seed=None))
+    assert final["status"] == "resigned"
+    assert final["seed"] == stored_seed(redis_url, game_id)  # shown once the game is over
+    assert final["stats"]["finished_at"] is not None
+    moves = await api.moves(game_id, token)
+    assert (moves["moves"], moves["can_undo"]) == ([], False)
+
+    for command in ({"type": "draw"}, {"type": "undo"}, {"type": "resign"}, results[0]["diff"]["command"]):
+        err = (await api.command(token, game_id, command, expect=422)).error
+        assert err["code"] == "illegal_move"
+        assert err["message"] == "the game is over"
+        assert err["details"]["rule"] == "game_over"
+    assert (await api.state(game_id, token))["seq"] == state.seq
+
+
+async def test_a_public_game_is_read_by_anyone_without_a_token(api: Api, owner: tuple[str, str]) -> None:
+    _, token = owner
+    game_id = (await api.create(token, "gilbert", seed=5, public=True))["game_id"]
+    assert (await api.state(game_id))["public"] is True
+    assert (await api.moves(game_id))["seq"] == 0
+    assert await api.events(game_id) == []
+    _, other = await api.player("other")
+    assert (await api.state(game_id, other))["game_id"] == game_id
+
+
+async def test_a_move_to_the_word_foundation_lands_on_the_lowest_index_that_accepts(
+        api: Api, owner: tuple[str, str]) -> None:
+    _, token = owner
+    game_id = (await api.create(token, "gilbert", seed=7))["game_id"]
+    move = next(m for m in (await api.moves(game_id, token))["moves"]
+                if m["type"] == "move" and m["to"].startswith("foundation/"))
+    reply = await api.command(token, game_id, {**move, "to": "foundation"})
+    assert reply.body["diff"]["command"] == move  # resolved to the explicit index
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+
+def check_error(reply: Any, status: int, code: str) -> dict[str, Any]:
+    assert reply.status == status, (reply.status, reply.raw)
+    assert reply.headers["Content-Type"].startswith("application/json")
+    err: dict[str, Any] = reply.error
+    assert err["code"] == code, err
+    return err
+
+
+@pytest.mark.parametrize("body", [
+    b'{"variant": "gilbert", "colour": "red"}',  # unknown field
+    b'{"variant": "gilbert"',  # bad JSON
+    b"",
+    b"[]",
+    b'{"variant": "gilbert", "seed": -1}',
+    b'{"variant": "gilbert", "seed": 9007199254740992}',  # 2**53
+    b'{"variant": "gilbert", "seed": "42"}',
+    b'{"variant": "gilbert", "seed": 4.5}',
+    b'{"variant": "klondike"}',  # unknown variant
+    b'{"variant": "Gilbert!"}',
+    b'{"variant": "gate", "options": {"single_card_moves": "yes"}}',  # bad option value
+    b'{"variant": "gate", "options": {"draw_three": true}}',  # unknown option
+    b'{"variant": "gilbert", "options": {"single_card_moves": true}}',  # not an option of gilbert
+    b'{"variant": "gilbert", "public": "yes"}',
+    "{\"variant\": \"gilbert\xff\"}".encode("latin-1"),  # not UTF-8
+])
+async def test_a_bad_create_game_body_is_400(api: Api, owner: tuple[str, str], body: bytes) -> None:
+    reply = await api.request("POST", "/v1/games", owner[1], data=body,
+                              headers={"Content-Type": "application/json"})
+    err = check_error(reply, 400, "bad_request")
+    assert len(err["message"]) > 10
+
+
+@pytest.mark.parametrize("body", [
+    {"command": {"type": "draw"}, "force": True},
+    {"command": {"type": "fly"}},
+    {"command": {"type": "draw", "count": 2}},
+    {"command": {"type": "move", "from": "tableau/0"}},
+    {"command": {"type": "move", "from": "tableau/0", "to": "tableau/1", "count": 0}},
+    {"command": {"type": "move", "from": "nowhere", "to": "tableau/1"}},
+    {"command": {"type": "draw"}, "expected_seq": -1},
+    {"command": {"type": "draw"}, "command_id": ""},
+    {"command": {"type": "draw"}, "command_id": "x" * 65},
+    {},
+])
+async def test_a_bad_command_body_is_400_and_changes_nothing(api: Api, owner: tuple[str, str],
+                                                             body: dict[str, Any]) -> None:
+    game_id = (await api.create(owner[1], "gilbert", seed=3))["game_id"]
+    reply = await api.request("POST", f"/v1/games/{game_id}/commands", owner[1], json=body)
+    check_error(reply, 400, "bad_request")
+    assert (await api.state(game_id, owner[1]))["seq"] == 0
+
+
+@pytest.mark.parametrize("body", [b'{"name": ""}', b'{"name": "a\\u0007b"}', b'{"name": "x", "age": 3}',
+                                  b'{"name": "' + b"n" * 33 + b'"}', b"nope"])
+async def test_a_bad_player_body_is_400(api: Api, body: bytes) -> None:
+    reply = await api.request("POST", "/v1/players", data=body, headers={"Content-Type": "application/json"})
+    check_error(reply, 400, "bad_request")
+
+
+async def test_the_events_endpoint_gives_the_whole_log_however_long(redis_url: str, tmp_path: Path) -> None:
+    async with running_app(settings_for_test(redis_url, tmp_path)) as (base, ctx), \
+            aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        owner_id, token = await api.player()
+        game_id = (await api.create(token, "gilbert", seed=3))["game_id"]
+        for i in range(1203):  # the service's own command path, to be quick
+            await ctx.games.command(game_id, owner_id, UNDO if i % 2 else DRAW, i, None)
+        events = await api.events(game_id, token)
+        assert [e["seq"] for e in events] == list(range(1, 1204))
+        assert [e["seq"] for e in await api.events(game_id, token, after=1100)] == list(range(1101, 1204))
+        for after in (1203, 1204, 2**53, 10**30):  # past the end, however far: nothing, not a 500
+            assert await api.events(game_id, token, after=after) == []
+
+
+@pytest.mark.parametrize("after", ["-1", "x", "1.5"])
+async def test_a_bad_events_query_is_400(api: Api, owner: tuple[str, str], after: str) -> None:
+    game_id = (await api.create(owner[1], "gilbert", seed=3))["game_id"]
+    reply = await api.request("GET", f"/v1/games/{game_id}/events", owner[1], params={"after": after})
+    check_error(reply, 400, "bad_request")
+
+
+async def test_a_missing_malformed_or_forged_token_is_401(api: Api, owner: tuple[str, str]) -> None:
+    player_id, token = owner
+    public_id = (await api.create(token, "gilbert", seed=3, public=True))["game_id"]
+    payload = token.split(".")[1]
+    forged = Tokens(b"another-secret-0123456789abcdef", 3600, FakeClock(datetime.now(UTC))).issue(player_id)
+    bad_tokens = {
+        "malformed": "abc",
+        "three parts": "v1.abc.def",
+        "wrong version": "v2." + token.split(".", 1)[1],
+        "forged signature": f"v1.{payload}.{'A' * 43}",
+        "signed with another secret": forged,
+        "payload swapped": "v1." + forged.split(".")[1] + "." + token.split(".")[2],
+    }
+    for what, bad in bad_tokens.items():
+        for method, path, body in [("POST", "/v1/games", {"variant": "gilbert"}),
+                                   ("POST", f"/v1/games/{public_id}/commands", {"command": {"type": "draw"}}),
+                                   ("GET", f"/v1/games/{public_id}", None),  # a sent token is always checked
+                                   ("PATCH", "/v1/players/me", {"name": "x"})]:
+            reply = await api.request(method, path, bad, json=body)
+            assert reply.status == 401, (what, method, path, reply.raw)
+            assert reply.error["code"] == "unauthorized"
+    for header in ["Basic dXNlcjpwYXNz", "Bearer", "Bearer ", token]:
+        reply = await api.request("POST", "/v1/games", headers={"Authorization": header},
+                                  json={"variant": "gilbert"})
+        check_error(reply, 401, "unauthorized")
+    # No token where one is needed
+    check_error(await api.request("POST", "/v1/games", json={"variant": "gilbert"}), 401, "unauthorized")
+    reply = await api.command(None, public_id, {"type": "draw"}, expect=None)
+    check_error(reply, 401, "unauthorized")
+    assert (await api.state(public_id))["seq"] == 0
+
+
+async def test_an_expired_token_is_401(redis_url: str, tmp_path: Path) -> None:
+    clock = FakeClock(datetime(2026, 5, 1, 12, tzinfo=UTC))
+    settings = settings_for_test(redis_url, tmp_path, token_ttl_s=3600)
+    async with running_service(settings, clock) as base, aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        _, token = await api.player("brief")
+        game_id = (await api.create(token, "gilbert", seed=3))["game_id"]
+        clock.advance(3599)
+        await api.command(token, game_id, {"type": "draw"})
+        clock.advance(2)
+        err = check_error(await api.command(token, game_id, {"type": "draw"}, expect=None), 401, "unauthorized")
+        assert "expired" in err["message"]
+        check_error(await api.request("GET", f"/v1/games/{game_id}", token), 401, "unauthorized")
+
+
+async def test_another_players_command_on_a_public_game_is_403(api: Api, owner: tuple[str, str]) -> None:
+    game_id = (await api.create(owner[1], "gilbert", seed=3, public=True))["game_id"]
+    _, other = await api.player("other")
+    for command in ({"type": "draw"}, {"type": "resign"}):
+        check_error(await api.command(other, game_id, command, expect=None), 403, "forbidden")
+    assert (await api.state(game_id))["seq"] == 0
+
+
+async def test_a_private_game_is_404_to_everyone_but_its_owner(api: Api, owner: tuple[str, str]) -> None:
+    game_id = (await api.create(owner[1], "gilbert", seed=3))["game_id"]
+    _, other = await api.player("other")
+    for token in (None, other):
+        for path in (f"/v1/games/{game_id}", f"/v1/games/{game_id}/moves", f"/v1/games/{game_id}/events"):
+            check_error(await api.request("GET", path, token), 404, "not_found")
+    check_error(await api.command(other, game_id, {"type": "draw"}, expect=None), 404, "not_found")
+    unknown = await api.request("GET", "/v1/games/g_nope", other)
+    private = await api.request("GET", f"/v1/games/{game_id}", other)
+    # Indistinguishable from an unknown game, but for the id it names.
+    assert unknown.error["message"].replace("g_nope", game_id) == private.error["message"]
+    assert (await api.state(game_id, owner[1]))["seq"] == 0
+
+
+async def test_an_unknown_game_or_endpoint_is_404(api: Api, owner: tuple[str, str]) -> None:
+    token = owner[1]
+    for method, path in [("GET", "/v1/games/g_nope"), ("GET", "/v1/games/g_nope/moves"),
+                         ("GET", "/v1/games/g_nope/events"), ("GET", "/v1/nothing"), ("GET", "/v2/variants"),
+                         ("POST", "/v1/games/g_nope/undo")]:
+        check_error(await api.request(method, path, token), 404, "not_found")
+    check_error(await api.command(token, "g_nope", {"type": "draw"}, expect=None), 404, "not_found")
+
+
+async def test_a_stale_expected_seq_is_409_with_the_current_seq(api: Api, owner: tuple[str, str]) -> None:
+    token = owner[1]
+    game_id = (await api.create(token, "gilbert", seed=3))["game_id"]
+    await api.command(token, game_id, {"type": "draw"}, expected_seq=0)
+    for stale in (0, 2, 50):
+        err = check_error(await api.command(token, game_id, {"type": "draw"}, expected_seq=stale, expect=None),
+                          409, "conflict")
+        assert err["details"]["seq"] == 1 and err["details"]["expected_seq"] == stale
+    assert (await api.state(game_id, token))["seq"] == 1
+
+
+async def test_a_body_over_the_size_limit_is_413(api: Api, owner: tuple[str, str]) -> None:
+    token = owner[1]
+    game_id = (await api.create(token, "gilbert", seed=3))["game_id"]
+    huge = json.dumps({"command": {"type": "draw"}, "command_id": "x" * 20_000}).encode()
+    for path in (f"/v1/games/{game_id}/commands", "/v1/games", "/v1/players"):
+        reply = await api.request("POST", path, token, data=huge, headers={"Content-Type": "application/json"})
+        err = check_error(reply, 413, "bad_request")
+        assert "too large" in err["message"]
+    assert (await api.state(game_id, token))["seq"] == 0
+
+
+@pytest.mark.parametrize(("command", "rule"), [
+    ({"type": "move", "from": "waste", "to": "foundation"}, "nothing_to_move"),
+    ({"type": "move", "from": "tableau/0", "to": "stock"}, "never_onto"),
+    ({"type": "move", "from": "tableau/0", "to": "tableau/0"}, "same_pile"),
+    ({"type": "move", "from": "tableau/9", "to": "tableau/0"}, "unknown_pile"),
+    ({"type": "move", "from": "reserve/0", "to": "tableau/0"}, "unknown_pile"),
+    ({"type": "move", "from": "stock", "to": "tableau/0"}, "stock_by_draw_only"),
+    ({"type": "move", "from": "tableau/0", "to": "tableau/1", "count": 5}, "not_enough_cards"),
+    ({"type": "undo"}, "nothing_to_undo"),
+])
+async def test_an_illegal_command_is_422_with_a_reason_and_its_rule(
+        api: Api, owner: tuple[str, str], command: dict[str, Any], rule: str) -> None:
+    token = owner[1]
+    game_id = (await api.create(token, "gilbert", seed=3))["game_id"]
+    err = check_error(await api.command(token, game_id, command, expected_seq=0, expect=None),
+                      422, "illegal_move")
+    assert err["details"]["rule"] == rule
+    assert err["details"]["seq"] == 0
+    assert " " in err["message"] and err["message"][0].isalpha()
+    assert (await api.state(game_id, token))["seq"] == 0
+
+
+async def test_a_move_against_the_build_rule_says_which_cards(api: Api, owner: tuple[str, str]) -> None:
+    token = owner[1]
+    game_id = (await api.create(token, "gilbert", seed=7))["game_id"]
+    state = await api.state(game_id, token)
+    legal = {(m["from"], m["to"]) for m in (await api.moves(game_id, token))["moves"] if m["type"] == "move"}
+    pair = next((f"tableau/{a}", f"tableau/{b}") for a in range(7) for b in range(7)
+                if a != b and (f"tableau/{a}", f"tableau/{b}") not in legal)
+    err = check_error(await api.command(token, game_id, {"type": "move", "from": pair[0], "to": pair[1]},
+                                        expect=None), 422, "illegal_move")
+    assert err["details"]["rule"] == "build"
+    top = state["piles"][pair[0]]["up"][-1]
+    from service.engine.cards import name
+
+    assert name(top) in err["message"], err
+
+
+async def test_the_error_of_an_unknown_method_is_the_contract_shape(api: Api) -> None:
+    reply = await api.request("DELETE", "/v1/variants")
+    assert reply.status == 405
+    assert reply.error["code"] == "bad_request"
+
+
+async def test_health_readiness_metrics_and_the_spec(api: Api) -> None:
+    assert (await api.request("GET", "/healthz", expect=200)).body == {"status": "ok"}
+    assert (await api.request("GET", "/readyz", expect=200)).body == {"status": "ok"}
+    assert b"# TYPE" in (await api.request("GET", "/metrics", expect=200)).raw
+    assert (await api.request("GET", "/openapi.yaml", expect=200)).raw.startswith(b"openapi: 3.1")

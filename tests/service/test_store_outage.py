@@ -1,0 +1,279 @@
+"""The store going away in the middle of play, politely and with kill -9, and coming back
+with the same data directory and address (PROTOCOL.md: 503 ``unavailable``, nothing written).
+
+While it is down every request that needs it gets 503 ``unavailable`` and nothing
+is half-written; when it is back the same service process recovers by itself:
+ready again, commands work, sockets that stayed connected and sockets that
+reconnect with ``since`` get every diff, and no acknowledged command is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from service.app import Context
+from service.store import keys
+from service.store.embedded import EmbeddedServer
+from tests.live import settings_for_test
+from tests.redis_servers import sync_client
+from tests.service.helpers import (
+    Api,
+    Socket,
+    apply,
+    connect,
+    game_state,
+    new_command_id,
+    play_random,
+    running_app,
+    same_state,
+    socket,
+    wait_for,
+)
+
+
+@pytest.fixture
+async def live(restartable_server: EmbeddedServer, tmp_path: Path) -> AsyncIterator[tuple[Api, Context]]:
+    settings = settings_for_test(restartable_server.url, tmp_path / "data", redis_timeout_s=1.0,
+                                 redis_retries=1)
+    async with running_app(settings) as (base, ctx), aiohttp.ClientSession() as session:
+        yield Api(session, base), ctx
+
+
+def take_down(server: EmbeddedServer, how: str) -> None:
+    server.kill() if how == "kill" else server.stop()
+
+
+async def ready(api: Api) -> bool:
+    return (await api.request("GET", "/readyz")).status == 200
+
+
+def check_unavailable(reply: Any, retry_after: bool = True) -> None:
+    assert reply.status == 503, (reply.status, reply.raw)
+    assert reply.error["code"] == "unavailable"
+    if retry_after:
+        assert reply.headers.get("Retry-After") == "1"
+
+
+@pytest.mark.parametrize("how", ["stop", "kill"])
+async def test_while_the_store_is_down_requests_get_503_and_after_restart_play_resumes(
+        how: str, restartable_server: EmbeddedServer, live: tuple[Api, Context]) -> None:
+    api, _ = live
+    _, token = await api.player()
+    created = await api.create(token, "gilbert", seed=7, public=True)
+    game_id = created["game_id"]
+    acked = await play_random(api, token, game_id, 6, random.Random(how))
+    n = len(acked)
+    before = await api.state(game_id, token)
+    watcher, hello = await connect(api.session, api.base, game_id)  # stays connected throughout
+    owner, _ = await connect(api.session, api.base, game_id, token)
+    for sock in (watcher, owner):  # both live: their first look at the log is done
+        await sock.send({"type": "ping"})
+        assert await sock.recv() == {"type": "pong"}
+    try:
+        take_down(restartable_server, how)
+
+        assert (await api.request("GET", "/healthz")).status == 200  # alive, not ready
+        check_unavailable(await api.request("GET", "/readyz"), retry_after=False)  # a probe
+        for method, path, body in [
+            ("GET", f"/v1/games/{game_id}", None),
+            ("GET", f"/v1/games/{game_id}/moves", None),
+            ("GET", f"/v1/games/{game_id}/events", None),
+            ("POST", f"/v1/games/{game_id}/commands", {"command": {"type": "draw"}, "expected_seq": n}),
+            ("POST", f"/v1/games/{game_id}/commands", {"command": {"type": "undo"}}),
+            ("POST", "/v1/games", {"variant": "gate"}),
+            ("POST", "/v1/players", {"name": "late"}),
+            ("PATCH", "/v1/players/me", {"name": "renamed"}),
+        ]:
+            check_unavailable(await api.request(method, path, token, json=body))
+        lost_cid = await owner.command({"type": "draw"}, expected_seq=n)
+        answer = (await owner.until(lambda m: m.get("command_id") == lost_cid))[-1]
+        assert answer["type"] == "error" and answer["error"]["code"] == "unavailable"
+        async with socket(api.session, api.base, game_id) as refused:
+            await refused.send({"type": "hello", "since": 0})
+            messages, code = await refused.closed()
+        assert [m["error"]["code"] for m in messages] == ["unavailable"]
+        assert code == 1013  # try again later: not 1008, which tells a client to give up
+
+        restartable_server.start()
+        await wait_for(lambda: ready(api), what="readyz 200 after the restart")
+
+        # Nothing was written while it was down; everything acknowledged before is there.
+        after = await api.state(game_id, token)
+        assert after == before
+        events = await api.events(game_id, token)
+        assert [e["command"] for e in events] == [r["diff"]["command"] for r in acked]
+
+        # The command refused while down, sent again with its id, is applied now, once.
+        again = await api.command(token, game_id, {"type": "draw"}, expected_seq=n, command_id=lost_cid)
+        assert again.body["seq"] == n + 1
+        more = await play_random(api, token, game_id, 4, random.Random(1))
+        final = await api.state(game_id, token)
+        total = final["seq"]
+        assert total == n + 1 + len(more)
+
+        # The socket that stayed connected gets every diff after the outage: no gap, no repeat.
+        got = await watcher.until(lambda m: m["type"] == "diff" and m["seq"] == total)
+        assert [m["seq"] for m in got if m["type"] == "diff"] == list(range(n + 1, total + 1))
+        state = game_state(hello[0]["state"])
+        for m in got:
+            if m["type"] == "diff":
+                state = apply(state, m)
+        assert same_state(state, game_state(final))
+
+        # A client that reconnects with since gets exactly what it missed.
+        back, replay = await connect(api.session, api.base, game_id, since=n)
+        await back.ws.close()
+        assert [m["seq"] for m in replay if m["type"] == "diff"] == list(range(n + 1, total + 1))
+        assert replay[-1] == {"type": "synced", "seq": total}
+    finally:
+        await watcher.ws.close()
+        await owner.ws.close()
+
+
+@pytest.mark.parametrize("how", ["stop", "kill"])
+async def test_no_acknowledged_command_is_lost_when_the_store_dies_under_a_stream_of_commands(
+        how: str, restartable_server: EmbeddedServer, live: tuple[Api, Context]) -> None:
+    """A client sends commands one after the other, each with its id, and sends a command
+    again (same id) after a 503; the store dies and comes back meanwhile. Every command is
+    in the log exactly once, in order, and every acknowledged one with the diff it was acked with."""
+    api, _ = live
+    _, token = await api.player()
+    created = await api.create(token, "gilbert", seed=11)
+    game_id = created["game_id"]
+    acks: dict[int, dict[str, Any]] = {}
+    refusals = 0
+    stop = asyncio.Event()
+    ids: list[str] = []
+
+    async def client() -> None:
+        nonlocal refusals
+        for i in range(1000):
+            if stop.is_set():
+                return
+            ids.append(new_command_id())
+            command = {"type": "undo"} if i % 3 == 2 else {"type": "draw"}
+            while True:  # a 503: the same command again, with the same id
+                reply = await api.command(token, game_id, command, command_id=ids[i], expect=None)
+                if reply.status == 200:
+                    acks[i] = reply.body
+                    break
+                check_unavailable(reply)  # never anything else: no 500, no 409, no 422
+                refusals += 1
+                await asyncio.sleep(0.02)
+
+    sender = asyncio.create_task(client())
+    try:
+        await wait_for(lambda: len(acks) >= 12, what="a dozen acknowledged commands")
+        take_down(restartable_server, how)  # while the client is sending
+        await wait_for(lambda: refusals > 0, what="a 503")
+        restartable_server.start()
+        after_restart = len(acks)
+        await wait_for(lambda: len(acks) >= after_restart + 10, what="commands after the restart")
+        stop.set()
+        await asyncio.wait_for(sender, 60)
+    finally:
+        if not sender.done():
+            sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sender
+    total = len(acks)
+    assert total == len(ids)
+
+    events = await api.events(game_id, token)
+    assert len(events) == total
+    for i, event in enumerate(events):
+        assert event["seq"] == i + 1
+        assert event["command"]["type"] == ("undo" if i % 3 == 2 else "draw")
+        assert acks[i]["seq"] == i + 1
+    # The acked diffs are the log's, and folding them gives the state.
+    sock, replay = await connect(api.session, api.base, game_id, token, since=0)
+    await sock.ws.close()
+    state = game_state(created["state"])
+    for i, m in enumerate(replay[:-1]):
+        assert {k: v for k, v in m.items() if k != "type"} == {k: v for k, v in acks[i]["diff"].items()
+                                                               if k != "type"}
+        state = apply(state, m)
+    assert same_state(state, game_state(await api.state(game_id, token)))
+    # The store agrees with itself: meta seq, log length and command ids.
+    with sync_client(restartable_server.url) as r:
+        assert int(r.hget(keys.game_meta(game_id), "seq")) == total
+        assert r.llen(keys.game_events(game_id)) == total
+        mine = {k.decode(): int(v) for k, v in r.hgetall(keys.game_commands(game_id)).items()}
+        assert {cid: mine[cid] for cid in ids} == {cid: i + 1 for i, cid in enumerate(ids)}
+
+
+async def test_a_hello_whose_subscription_fails_gets_unavailable_and_1013(
+        restartable_server: EmbeddedServer, live: tuple[Api, Context]) -> None:
+    """The store goes away between the hello's read and its subscription."""
+    api, ctx = live
+    _, token = await api.player()
+    game_id = (await api.create(token, "gate", seed=3, public=True))["game_id"]
+    listen: Callable[..., Any] = ctx.hub.listen
+
+    @contextlib.asynccontextmanager
+    async def listen_after_a_crash(game: str, callback: Any = None) -> AsyncIterator[Any]:
+        restartable_server.kill()
+        async with listen(game, callback) as listener:
+            yield listener
+
+    ctx.hub.listen = listen_after_a_crash  # type: ignore[method-assign]
+    try:
+        async with socket(api.session, api.base, game_id) as sock:
+            await sock.send({"type": "hello"})
+            messages, code = await sock.closed()
+    finally:
+        ctx.hub.listen = listen  # type: ignore[method-assign]
+    assert [m["type"] for m in messages] == ["error"]
+    assert messages[0]["error"]["code"] == "unavailable"
+    assert code == 1013
+
+    restartable_server.start()
+    await wait_for(lambda: ready(api), what="readyz 200 after the restart")
+    sock2: Socket
+    sock2, hello = await connect(api.session, api.base, game_id)
+    await sock2.ws.close()
+    assert [m["type"] for m in hello] == ["snapshot", "synced"]
+
+
+async def test_a_socket_whose_log_read_fails_is_closed_with_1013_and_resumes_with_since(
+        restartable_server: EmbeddedServer, live: tuple[Api, Context]) -> None:
+    """The store dies right after a hello subscribed: the socket is not left mute, it is
+    closed with 1013 (try again later), and a hello with since after the restart catches up."""
+    api, ctx = live
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", seed=3, public=True))["game_id"]
+    await api.command(token, game_id, {"type": "draw"})
+    listen: Callable[..., Any] = ctx.hub.listen
+
+    @contextlib.asynccontextmanager
+    async def listen_then_crash(game: str, callback: Any = None) -> AsyncIterator[Any]:
+        async with listen(game, callback) as listener:
+            restartable_server.kill()
+            yield listener
+
+    ctx.hub.listen = listen_then_crash  # type: ignore[method-assign]
+    try:
+        async with socket(api.session, api.base, game_id) as sock:
+            await sock.send({"type": "hello"})
+            messages, code = await sock.closed()
+    finally:
+        ctx.hub.listen = listen  # type: ignore[method-assign]
+    assert code == 1013
+    assert [m["type"] for m in messages] == ["snapshot", "synced"]
+    seq = messages[-1]["seq"]
+
+    restartable_server.start()
+    await wait_for(lambda: ready(api), what="readyz 200 after the restart")
+    await api.command(token, game_id, {"type": "draw"})
+    sock2, replay = await connect(api.session, api.base, game_id, since=seq)
+    await sock2.ws.close()
+    assert [m["seq"] for m in replay if m["type"] == "diff"] == list(range(seq + 1, 3))
+    assert replay[-1] == {"type": "synced", "seq": 2}
