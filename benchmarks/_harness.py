@@ -1,4 +1,5 @@
-"""What the load benchmarks share: a store server, service processes, percentiles."""
+"""What the load benchmarks share: a store server (or a three-master cluster),
+service processes, CPU and memory of processes, percentiles."""
 
 from __future__ import annotations
 
@@ -48,11 +49,60 @@ def store_server(url: str | None = None) -> Iterator[str]:
             server.stop()
 
 
+class Store(str):
+    """A store's REDIS_URL that also knows the pids of its server processes."""
+
+    pids: list[int]
+
+
 @contextlib.contextmanager
-def service_processes(redis_url: str, count: int = 1, **env: str) -> Iterator[list[str]]:
-    """``count`` service processes (``python -m service``) on one store; yields their base URLs."""
+def store(url: str | None = None, cluster: bool = False) -> Iterator[Store]:
+    """:func:`store_server`, or with ``cluster`` a three-master Redis Cluster on
+    loopback (``tests.redis_servers.LocalCluster``, as in the tests; AOF on,
+    ``appendfsync everysec``, like the single server). Yields its REDIS_URL."""
+    if url:
+        yield _store(url, [])
+        return
+    if not cluster:
+        with tempfile.TemporaryDirectory(prefix="bench-redis-") as tmp:
+            server = ServerProcess(Path(tmp), port=0, config={"appendonly": "yes", "appendfsync": "everysec",
+                                                              "save": ""})
+            server.start()
+            try:
+                yield _store(server.url, [server.pid or 0])
+            finally:
+                server.stop()
+        return
+    from tests.redis_servers import LocalCluster
+
+    with tempfile.TemporaryDirectory(prefix="bench-cluster-") as tmp:
+        nodes = LocalCluster(Path(tmp), appendonly=True)
+        nodes.start()
+        try:
+            yield _store(nodes.url, [node.pid or 0 for node in nodes])
+        finally:
+            nodes.stop()
+
+
+def _store(url: str, pids: list[int]) -> Store:
+    out = Store(url)
+    out.pids = pids
+    return out
+
+
+class Instances(list[str]):
+    """The base URLs of service processes, and ``pids`` (in the same order)."""
+
+    pids: list[int]
+
+
+@contextlib.contextmanager
+def service_processes(redis_url: str, count: int = 1, **env: str) -> Iterator[Instances]:
+    """``count`` service processes (``python -m service``) on one store; yields their base
+    URLs (with their ``pids``)."""
     procs: list[subprocess.Popen[bytes]] = []
-    urls: list[str] = []
+    urls = Instances()
+    urls.pids = []
     with tempfile.TemporaryDirectory(prefix="bench-svc-") as tmp:
         try:
             for i in range(count):
@@ -63,6 +113,7 @@ def service_processes(redis_url: str, count: int = 1, **env: str) -> Iterator[li
                             "PYTHONPATH": str(ROOT), **env}
                 procs.append(subprocess.Popen([sys.executable, "-m", "service"], cwd=ROOT, env=proc_env))
                 urls.append(f"http://127.0.0.1:{port}")
+                urls.pids.append(procs[-1].pid)
             for url in urls:
                 wait_ready(url)
             yield urls
@@ -86,6 +137,19 @@ def wait_ready(url: str, timeout_s: float = 30.0) -> None:
         except OSError:
             time.sleep(0.1)
     raise RuntimeError(f"{url} did not become ready")
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU time the process has used so far, in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages (how busy the shared machine was)."""
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
 
 
 def process_rss_kib(pid: int) -> int:

@@ -9,8 +9,19 @@ Two loads (see benchmarks/README.md for the figures):
   server doing one Redis Lua round trip per message (check seq, RPUSH,
   PUBLISH): the transport's limit on this machine.
 - ``players``: N clients each making about one move per second (open loop,
-  jittered), each game watched by a second socket: p50/p99 command-to-ack,
-  and p50/p99 from sending a command to its diff arriving on the other socket.
+  jittered), each game watched by a second socket (``saturation --watch``
+  adds one there too): p50/p99 command-to-ack,
+  and the fan-out latency: p50/p99 from sending a command to its diff arriving
+  on the other socket, and from its ack arriving to that diff arriving (negative
+  when the diff beat the ack).
+
+Scale-out: ``--instances N`` starts N service processes on the store and
+spreads the clients over them round-robin; with N > 1 each game's watcher
+socket is on a different instance than its player, so every diff it gets came
+through Redis pub/sub. ``--cluster`` starts a three-master Redis Cluster for
+the run (``tests.redis_servers.LocalCluster``, as in the tests, AOF on) instead
+of one server. Each run also prints the CPU the service processes, the store
+and the load generator used during the measured window, in cores.
 
 The clients know the rules only to pick legal moves quickly (they replay
 their own game with the engine instead of asking GET /moves, which would add
@@ -18,6 +29,7 @@ load the benchmark does not mean to measure).
 
     python benchmarks/ws_load.py saturation --clients 100 --duration 20 --target both
     python benchmarks/ws_load.py players --clients 1000 --duration 30
+    python benchmarks/ws_load.py saturation --clients 200 --instances 2 --cluster
 """
 
 from __future__ import annotations
@@ -26,18 +38,19 @@ import argparse
 import asyncio
 import contextlib
 import itertools
+import os
 import random
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 import msgspec
+from _harness import load_average, median, percentile, process_cpu_s, service_processes, store
 
-from _harness import median, percentile, service_processes, store_server
-
-from service.engine import DRAW, RESIGN, Game, Move, Status  # noqa: E402
+from service.engine import DRAW, RESIGN, Game, Move, Status
 
 VARIANTS = ("gilbert", "shamrocks", "gate", "caprice")
 MAX_COMMANDS_PER_GAME = 150
@@ -49,9 +62,12 @@ _encode = msgspec.json.Encoder().encode
 class Stats:
     acks: list[float] = field(default_factory=list)  # seconds, command sent -> ack
     fanout: list[float] = field(default_factory=list)  # seconds, command sent -> diff on the watcher
+    fanout_after_ack: list[float] = field(default_factory=list)  # seconds, ack -> diff on the watcher
     errors: dict[str, int] = field(default_factory=dict)
     commands: int = 0
     recording: bool = False
+    elapsed: float = 0.0
+    cores: dict[str, float] = field(default_factory=dict)  # CPU used in the window, in cores
 
     def error(self, code: str) -> None:
         self.errors[code] = self.errors.get(code, 0) + 1
@@ -77,9 +93,10 @@ class Player:
     ids = itertools.count()
 
     def __init__(self, session: aiohttp.ClientSession, base: str, stats: Stats, rnd: random.Random,
-                 watch: bool) -> None:
+                 watch: bool, watch_base: str | None = None) -> None:
         self.session = session
         self.base = base
+        self.watch_base = watch_base or base  # the watcher's instance
         self.stats = stats
         self.rnd = rnd
         self.watch = watch
@@ -90,7 +107,9 @@ class Player:
         self.ws: aiohttp.ClientWebSocketResponse | None = None
         self.watcher: aiohttp.ClientWebSocketResponse | None = None
         self.watch_task: asyncio.Task[None] | None = None
-        self.sent_at: dict[int, float] = {}
+        self.sent_at: dict[int, float] = {}  # seq -> when its command was sent
+        self.acked_at: dict[int, float] = {}  # seq -> when its ack came, until the diff comes
+        self.diff_at: dict[int, float] = {}  # seq -> when the watcher got it, until the ack comes
 
     async def setup(self) -> None:
         async with self.session.post(self.base + "/v1/players", json={"name": f"bench{next(self.ids)}"}) as r:
@@ -101,19 +120,20 @@ class Player:
         await self.close_sockets()
         variant = self.rnd.choice(VARIANTS)
         seed = self.rnd.randrange(2**53)
-        async with self.session.post(self.base + "/v1/games", json={"variant": variant, "seed": seed},
+        async with self.session.post(self.base + "/v1/games", json={"variant": variant, "seed": seed,
+                                                                   "public": self.watch},
                                      headers={"Authorization": f"Bearer {self.token}"}) as r:
             body = await r.json()
         self.game_id = body["game_id"]
         self.game = Game.deal(variant, seed)
         self.seq = 0
-        self.ws = await self.connect(self.token)
+        self.ws = await self.connect(self.token, self.base)
         if self.watch:
-            self.watcher = await self.connect(None)
+            self.watcher = await self.connect(None, self.watch_base)
             self.watch_task = asyncio.create_task(self.watch_loop(self.watcher))
 
-    async def connect(self, token: str | None) -> aiohttp.ClientWebSocketResponse:
-        ws = await self.session.ws_connect(f"{self.base}/v1/games/{self.game_id}/ws", compress=0,
+    async def connect(self, token: str | None, base: str) -> aiohttp.ClientWebSocketResponse:
+        ws = await self.session.ws_connect(f"{base}/v1/games/{self.game_id}/ws", compress=0,
                                            autoping=True, max_msg_size=0)
         hello: dict[str, Any] = {"type": "hello"}
         if token:
@@ -130,9 +150,18 @@ class Player:
                 break
             msg = _decode(raw.data)
             if msg["type"] == "diff":
-                sent = self.sent_at.pop(msg["seq"], None)
-                if sent is not None and self.stats.recording:
-                    self.stats.fanout.append(time.perf_counter() - sent)
+                now = time.perf_counter()
+                seq = msg["seq"]
+                sent = self.sent_at.pop(seq, None)
+                if sent is None:
+                    continue
+                acked = self.acked_at.pop(seq, None)
+                if acked is None:
+                    self.diff_at[seq] = now
+                if self.stats.recording:
+                    self.stats.fanout.append(now - sent)
+                    if acked is not None:
+                        self.stats.fanout_after_ack.append(now - acked)
 
     async def step(self) -> None:
         """Send one command and wait for its ack."""
@@ -156,8 +185,15 @@ class Player:
                 self.stats.error(msg["error"]["code"])
                 await self.new_game()
                 return
+        now = time.perf_counter()
+        if self.watch:
+            diff_at = self.diff_at.pop(self.seq + 1, None)
+            if diff_at is None:
+                self.acked_at[self.seq + 1] = now
+            elif self.stats.recording:
+                self.stats.fanout_after_ack.append(diff_at - now)
         if self.stats.recording:
-            self.stats.acks.append(time.perf_counter() - started)
+            self.stats.acks.append(now - started)
             self.stats.commands += 1
         self.game = self.game.apply(command)[0]
         self.seq += 1
@@ -175,13 +211,47 @@ class Player:
         self.ws = self.watcher = None
         self.watch_task = None
         self.sent_at.clear()
+        self.acked_at.clear()
+        self.diff_at.clear()
 
 
-async def run_saturation(base: str, clients: int, duration: float, warmup: float, seed: int) -> Stats:
+Sampler = Callable[[], dict[str, float]]  # CPU seconds used so far, per group of processes
+
+
+def _no_sampler() -> dict[str, float]:
+    return {}
+
+
+def spread(bases: list[str], i: int) -> tuple[str, str]:
+    """Client ``i``'s instance, and its watcher's: the next instance round-robin."""
+    return bases[i % len(bases)], bases[(i + 1) % len(bases)]
+
+
+class Window:
+    """The measured window: records, and the CPU each group of processes used in it."""
+
+    def __init__(self, stats: Stats, sample: Sampler) -> None:
+        self.stats, self.sample = stats, sample
+
+    async def measure(self, warmup: float, duration: float) -> None:
+        await asyncio.sleep(warmup)
+        before = self.sample()
+        self.stats.recording = True
+        started = time.perf_counter()
+        await asyncio.sleep(duration)
+        self.stats.recording = False
+        self.stats.elapsed = time.perf_counter() - started
+        after = self.sample()
+        self.stats.cores = {k: (after[k] - before[k]) / self.stats.elapsed for k in after}
+
+
+async def run_saturation(bases: list[str], clients: int, duration: float, warmup: float, seed: int,
+                         sample: Sampler = _no_sampler, watch: bool = False) -> Stats:
     stats = Stats()
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(base_url=None, connector=connector) as session:
-        players = [Player(session, base, stats, random.Random(seed * 100_003 + i), watch=False)
+        players = [Player(session, spread(bases, i)[0], stats, random.Random(seed * 100_003 + i), watch=watch,
+                          watch_base=spread(bases, i)[1])
                    for i in range(clients)]
         await gather_in_batches([p.setup() for p in players])
         stop = asyncio.Event()
@@ -191,26 +261,21 @@ async def run_saturation(base: str, clients: int, duration: float, warmup: float
                 await p.step()
 
         tasks = [asyncio.create_task(loop(p)) for p in players]
-        await asyncio.sleep(warmup)
-        stats.recording = True
-        started = time.perf_counter()
-        await asyncio.sleep(duration)
-        stats.recording = False
-        elapsed = time.perf_counter() - started
+        await Window(stats, sample).measure(warmup, duration)
         stop.set()
         await asyncio.gather(*tasks, return_exceptions=True)
         for p in players:
             await p.close_sockets()
-    stats.elapsed = elapsed  # type: ignore[attr-defined]
     return stats
 
 
-async def run_players(base: str, clients: int, duration: float, warmup: float, seed: int,
-                      rate_per_s: float) -> Stats:
+async def run_players(bases: list[str], clients: int, duration: float, warmup: float, seed: int,
+                      rate_per_s: float, sample: Sampler = _no_sampler) -> Stats:
     stats = Stats()
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector) as session:
-        players = [Player(session, base, stats, random.Random(seed * 100_003 + i), watch=True)
+        players = [Player(session, spread(bases, i)[0], stats, random.Random(seed * 100_003 + i), watch=True,
+                          watch_base=spread(bases, i)[1])
                    for i in range(clients)]
         await gather_in_batches([p.setup() for p in players])
         stop = asyncio.Event()
@@ -223,12 +288,7 @@ async def run_players(base: str, clients: int, duration: float, warmup: float, s
                 await asyncio.sleep(max(0.0, due - time.perf_counter()))
 
         tasks = [asyncio.create_task(loop(p)) for p in players]
-        await asyncio.sleep(warmup)
-        stats.recording = True
-        started = time.perf_counter()
-        await asyncio.sleep(duration)
-        stats.recording = False
-        stats.elapsed = time.perf_counter() - started  # type: ignore[attr-defined]
+        await Window(stats, sample).measure(warmup, duration)
         stop.set()
         await asyncio.gather(*tasks, return_exceptions=True)
         for p in players:
@@ -316,7 +376,7 @@ async def run_bare(base: str, clients: int, duration: float, warmup: float) -> S
         started = time.perf_counter()
         await asyncio.sleep(duration)
         stats.recording = False
-        stats.elapsed = time.perf_counter() - started  # type: ignore[attr-defined]
+        stats.elapsed = time.perf_counter() - started
         stop.set()
         await asyncio.gather(*tasks, return_exceptions=True)
         for ws in sockets:
@@ -328,7 +388,7 @@ async def run_bare(base: str, clients: int, duration: float, warmup: float) -> S
 
 
 def report(label: str, stats: Stats) -> dict[str, float]:
-    elapsed = stats.elapsed  # type: ignore[attr-defined]
+    elapsed = stats.elapsed
     rate = stats.commands / elapsed
     row = {"commands_per_s": rate, "ack_p50_ms": percentile(stats.acks, 50) * 1000,
            "ack_p99_ms": percentile(stats.acks, 99) * 1000}
@@ -338,7 +398,21 @@ def report(label: str, stats: Stats) -> dict[str, float]:
         row["fanout_p50_ms"] = percentile(stats.fanout, 50) * 1000
         row["fanout_p99_ms"] = percentile(stats.fanout, 99) * 1000
         line += (f"; diff on the second socket p50 {row['fanout_p50_ms']:.1f} ms, "
-                 f"p99 {row['fanout_p99_ms']:.1f} ms")
+                 f"p99 {row['fanout_p99_ms']:.1f} ms after the send")
+    if stats.fanout_after_ack:
+        row["after_ack_p50_ms"] = percentile(stats.fanout_after_ack, 50) * 1000
+        row["after_ack_p99_ms"] = percentile(stats.fanout_after_ack, 99) * 1000
+        line += (f", p50 {row['after_ack_p50_ms']:.1f} ms, p99 {row['after_ack_p99_ms']:.1f} ms "
+                 "after the ack")
+    if stats.cores:
+        for name, cores in stats.cores.items():
+            row[f"cores_{name}"] = cores
+        line += "; cores used: " + ", ".join(f"{k} {v:.2f}" for k, v in stats.cores.items())
+        if rate:  # CPU per command: what carries over to a machine with more cores
+            for name in ("service", "redis"):
+                row[f"{name}_us_per_command"] = stats.cores.get(name, 0.0) / rate * 1e6
+            line += (f" (CPU per command: service {row['service_us_per_command']:.0f} µs, "
+                     f"redis {row['redis_us_per_command']:.0f} µs)")
     if stats.errors:
         line += f"; errors {stats.errors}"
     print(line, flush=True)
@@ -361,34 +435,49 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--runs", type=int, default=3, help="runs per size; medians are reported")
     parser.add_argument("--target", choices=("service", "bare", "both"), default="service")
-    parser.add_argument("--instances", type=int, default=1, help="service processes on the store")
+    parser.add_argument("--instances", type=int, default=1,
+                        help="service processes on the store; clients spread over them round-robin")
+    parser.add_argument("--cluster", action="store_true",
+                        help="start a three-master Redis Cluster for the run instead of one server")
     parser.add_argument("--redis-url", default=None, help="use this store instead of starting one")
     parser.add_argument("--rate", type=float, default=1.0, help="players: moves per second per client")
+    parser.add_argument("--watch", action="store_true",
+                        help="saturation: each game also watched by a second socket (players always are)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
+    if args.cluster and args.target != "service":
+        parser.error("--cluster measures the service only (the bare baseline talks to one server)")
 
     import multiprocessing as mp
 
     from tests.live import free_port
 
+    store_kind = "3-master cluster" if args.cluster else "one Redis"
+    print(f"load average before: {load_average()} ({os.cpu_count()} cores)", flush=True)
     summary: list[str] = []
-    with store_server(args.redis_url) as redis_url:
+    with store(args.redis_url, args.cluster) as redis_url:
         for clients in args.clients:
             rows: dict[str, list[dict[str, float]]] = {"service": [], "bare": []}
             for run in range(args.runs):
                 if args.target in ("service", "both"):
                     with service_processes(redis_url, args.instances,
-                                           SOLITAIRE_RATE_LIMIT_PER_S="1000",
-                                           SOLITAIRE_RATE_LIMIT_BURST="2000") as urls:
-                        base = urls[0]
+                                           # not what is measured: high enough never to refuse
+                                           SOLITAIRE_RATE_LIMIT_PER_S="100000",
+                                           SOLITAIRE_RATE_LIMIT_BURST="1000000") as urls:
+                        def sample(pids: list[int] = urls.pids) -> dict[str, float]:
+                            return {"service": sum(process_cpu_s(pid) for pid in pids),
+                                    "redis": sum(process_cpu_s(pid) for pid in redis_url.pids),
+                                    "loadgen": process_cpu_s(os.getpid())}
+
                         if args.load == "saturation":
-                            stats = run_loop(run_saturation(base, clients, args.duration, args.warmup,
-                                                            args.seed + run))
+                            stats = run_loop(run_saturation(list(urls), clients, args.duration, args.warmup,
+                                                            args.seed + run, sample, args.watch))
                         else:
-                            stats = run_loop(run_players(base, clients, args.duration, args.warmup,
-                                                         args.seed + run, args.rate))
-                        rows["service"].append(report(f"service x{args.instances}, {clients} clients, run {run + 1}",
-                                                      stats))
+                            stats = run_loop(run_players(list(urls), clients, args.duration, args.warmup,
+                                                         args.seed + run, args.rate, sample))
+                        rows["service"].append(report(
+                            f"service x{args.instances} on {store_kind}, {clients} clients, run {run + 1}",
+                            stats))
                 if args.target in ("bare", "both"):
                     port = free_port()
                     proc = mp.get_context("spawn").Process(target=bare_server_process, args=(redis_url, port),
@@ -407,15 +496,16 @@ def main(argv: list[str] | None = None) -> None:
             for target, runs in rows.items():
                 if runs:
                     keys = runs[0].keys()
-                    med = {k: median([r[k] for r in runs]) for k in keys}
-                    summary.append(f"{args.load} {target} {clients} clients (median of {len(runs)}): "
-                                   + ", ".join(f"{k} {v:,.1f}" for k, v in med.items()))
+                    med = {k: median([r.get(k, float("nan")) for r in runs]) for k in keys}
+                    label = f"service x{args.instances} on {store_kind}" if target == "service" else target
+                    summary.append(f"{args.load} {label} {clients} clients (median of {len(runs)}): "
+                                   + ", ".join(f"{k} {v:,.2f}" for k, v in med.items()))
             if rows["service"] and rows["bare"]:
                 ratio = (median([r["commands_per_s"] for r in rows["service"]])
                          / median([r["commands_per_s"] for r in rows["bare"]]))
                 summary.append(f"  service / bare transport throughput at {clients} clients: {ratio:.2f}")
+    print(f"load average after: {load_average()}")
     print("\n".join(["", "== summary =="] + summary))
-
 
 if __name__ == "__main__":
     sys.exit(main())

