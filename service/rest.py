@@ -86,6 +86,9 @@ async def update_player(request: web.Request) -> web.Response:
     await ctx.limiter.check(player)
     name = ctx.players.validate_name(body.name)
     await ctx.players.set_name(player, name)
+    daily = ctx.extensions.get("daily")
+    if daily is not None:  # the copies of the name kept on leaderboards
+        await daily.renamed(player, name)  # type: ignore[attr-defined]
     return json_response({"player_id": player, "name": name})
 
 

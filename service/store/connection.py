@@ -189,6 +189,10 @@ class RedisConn:
                       else None)
         self._sharded: bool | None = None
         self._closed = False
+        # redis-py 8.1's RedisCluster fails ('NoneType' has no 'writelines') when
+        # its first commands run concurrently: the first caller initializes it alone.
+        self._cluster_ready = False
+        self._cluster_init = asyncio.Lock()
 
     async def execute(self, *args: Any) -> Any:
         """One command (``await conn.execute("LRANGE", key, 0, -1)``), failures translated."""
@@ -197,6 +201,8 @@ class RedisConn:
                 return await self._auto.execute(*args)
             if self._limit is None:
                 return await self.client.execute_command(*args)
+            if not self._cluster_ready:
+                await self._initialize_cluster()
             async with asyncio.timeout(self.settings.redis_timeout_s):
                 await self._limit.acquire()
             try:
@@ -209,6 +215,14 @@ class RedisConn:
             if is_closed_connection_race(exc):
                 raise StoreUnavailable(f"the store is unreachable: the connection closed: {exc}") from exc
             raise
+
+    async def _initialize_cluster(self) -> None:
+        async with self._cluster_init:
+            if not self._cluster_ready:
+                assert isinstance(self.client, RedisCluster)
+                async with asyncio.timeout(self.settings.redis_timeout_s * 2):
+                    await self.client.initialize()
+                self._cluster_ready = True
 
     async def run(self, script: Script, keys_: Sequence[str], args: Sequence[Any]) -> Any:
         """Run a Lua script: EVALSHA, and EVAL once if the server lacks it."""
