@@ -54,7 +54,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ResponseError
 
 from service.store import keys
-from service.store.connection import REDIS_ERRORS, RedisConn, translate
+from service.store.connection import REDIS_ERRORS, RedisConn, is_closed_connection_race, translate
 from service.store.errors import StoreUnavailable
 
 logger = logging.getLogger(__name__)
@@ -221,6 +221,10 @@ class _Link:
             await conn.send_packed_command(conn.pack_commands(commands), check_health=False)
         except REDIS_ERRORS as exc:  # the reader sees the broken connection and reconnects
             logger.debug("fan-out %s: send failed: %r", self.key, exc)
+        except (AttributeError, TypeError) as exc:  # redis-py's error for a connection closed under us
+            if not is_closed_connection_race(exc):
+                raise
+            logger.debug("fan-out %s: send failed, the connection closed: %r", self.key, exc)
 
     async def _run(self) -> None:
         delay = BACKOFF_BASE_S

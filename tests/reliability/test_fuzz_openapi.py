@@ -1,0 +1,104 @@
+"""Stateful fuzzing of the whole REST API from openapi.yaml (schemathesis, OpenAPI links).
+
+tests/service/test_openapi_contract.py calls every operation on its own; this one
+follows the ``links`` of openapi.yaml to make sequences a client would make: create
+a game (or a daily attempt), read it, list its legal moves, play the first one at
+the seq it was legal at, read the log after it, and so on, with schemathesis
+filling in (and breaking) everything the links leave open. Every answer must keep
+to the description: no 5xx, a declared status, content type and headers, a body
+of the declared schema. The service (a child process) must log no error.
+
+Bounded and deterministic: a fixed number of scenarios of a fixed number of steps,
+derandomized, no example database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import urllib.request
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+schemathesis = pytest.importorskip("schemathesis", reason="pip install schemathesis==4.32.5 (test extra)")
+
+from hypothesis import HealthCheck, Phase, settings
+
+from protocol.schema import OPENAPI_PATH
+from service.store.embedded import EmbeddedServer
+from tests.live import ServiceProcess
+from tests.reliability.helpers import assert_clean_process_log
+
+SCENARIOS = 40
+VARIANT_IDS = ("gilbert", "shamrocks", "gate", "caprice")
+STEPS = 12
+
+schema = schemathesis.openapi.from_path(OPENAPI_PATH).exclude(path_regex=r"/ws$")
+
+CHECKS = [
+    schemathesis.checks.not_a_server_error,
+    schemathesis.specs.openapi.checks.status_code_conformance,
+    schemathesis.specs.openapi.checks.content_type_conformance,
+    schemathesis.specs.openapi.checks.response_headers_conformance,
+    schemathesis.specs.openapi.checks.response_schema_conformance,
+]
+
+
+class Workflow(schema.as_state_machine()):  # type: ignore[misc]
+    """Every call as one player (its token), on the service of the test."""
+
+    url: ClassVar[str] = ""
+    token: ClassVar[str] = ""
+    calls: ClassVar[dict[str, int]] = {}
+
+    def before_call(self, case: Any) -> None:
+        """Most of the time, name a real variant (and today's date): else nearly every
+        scenario would stop at a 400 and never reach the links."""
+        digest = hashlib.sha256(repr((case.operation.label, case.path_parameters, case.body)).encode()).digest()
+        if digest[0] % 5 == 0:
+            return
+        variant = VARIANT_IDS[digest[1] % len(VARIANT_IDS)]
+        if case.operation.label == "POST /v1/games" and isinstance(case.body, dict):
+            case.body["variant"] = variant
+            case.body.pop("options", None)
+        elif case.operation.label == "POST /v1/daily/{date}/{variant}/attempts":
+            case.path_parameters.update(variant=variant, date=datetime.now(UTC).date().isoformat())
+
+    def get_call_kwargs(self, case: Any) -> dict[str, Any]:
+        return {"base_url": self.url, "headers": {"Authorization": f"Bearer {self.token}"}}
+
+    def after_call(self, response: Any, case: Any) -> None:
+        key = f"{case.operation.label} {response.status_code}"
+        Workflow.calls[key] = Workflow.calls.get(key, 0) + 1
+
+    def validate_response(self, response: Any, case: Any, additional_checks: Any = None, **kwargs: Any) -> None:
+        case.validate_response(response, checks=CHECKS)
+
+
+@pytest.fixture(scope="module")
+def service(redis_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+    with ServiceProcess(redis_server.url, Path(tmp_path_factory.mktemp("stateful"))) as process:
+        yield process
+
+
+def test_sequences_that_follow_the_links_keep_to_the_openapi_description(service: ServiceProcess) -> None:
+    request = urllib.request.Request(service.url + "/v1/players", json.dumps({"name": "walker"}).encode(),
+                                     {"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(request, timeout=10) as r:
+        Workflow.token = json.loads(r.read())["token"]
+    Workflow.url = service.url
+    Workflow.calls = {}
+    Workflow.run(settings=settings(max_examples=SCENARIOS, stateful_step_count=STEPS, derandomize=True,
+                                   database=None, deadline=None, suppress_health_check=list(HealthCheck),
+                                   phases=[Phase.generate]))
+    calls = Workflow.calls
+    print("\n".join(f"{n:5d} {k}" for k, n in sorted(calls.items())))
+    # The links led somewhere: games were made and commands were applied through them.
+    assert calls.get("POST /v1/games 201", 0) > 0
+    assert calls.get("POST /v1/games/{id}/commands 200", 0) > 0
+    assert calls.get("GET /v1/games/{id}/moves 200", 0) > 0
+    assert_clean_process_log(service.log())
