@@ -87,13 +87,36 @@ def choose(game: Game, rnd: random.Random) -> Any:
     return rnd.choice(moves) if rnd.random() < 0.9 or DRAW not in moves else DRAW
 
 
+Plan = tuple[str, int, list[bytes]]  # variant, seed, each command's JSON in order
+
+
+def make_plans(count: int, seed: int) -> list[Plan]:
+    """``count`` real games played to their end with :func:`choose`, before the clock starts,
+    so that the clients spend no time on rules while they are measured."""
+    rnd = random.Random(seed)
+    plans = []
+    for _ in range(count):
+        variant = rnd.choice(VARIANTS)
+        game_seed = rnd.randrange(2**53)
+        game = Game.deal(variant, game_seed)
+        commands = []
+        while not game.status.is_final:
+            command = choose(game, rnd)
+            commands.append(_encode(command.to_dict()))
+            game = game.apply(command)[0]
+        plans.append((variant, game_seed, commands))
+    return plans
+
+
 class Player:
     """One client: a player with a game and a socket (and, for ``players``, a watcher socket)."""
 
     ids = itertools.count()
 
     def __init__(self, session: aiohttp.ClientSession, base: str, stats: Stats, rnd: random.Random,
-                 watch: bool, watch_base: str | None = None) -> None:
+                 watch: bool, watch_base: str | None = None, plans: list[Plan] | None = None) -> None:
+        self.plans = plans or PLANS
+        self.plan: list[bytes] = []
         self.session = session
         self.base = base
         self.watch_base = watch_base or base  # the watcher's instance
@@ -101,7 +124,6 @@ class Player:
         self.rnd = rnd
         self.watch = watch
         self.token = ""
-        self.game: Game | None = None
         self.game_id = ""
         self.seq = 0
         self.ws: aiohttp.ClientWebSocketResponse | None = None
@@ -118,14 +140,12 @@ class Player:
 
     async def new_game(self) -> None:
         await self.close_sockets()
-        variant = self.rnd.choice(VARIANTS)
-        seed = self.rnd.randrange(2**53)
+        variant, seed, self.plan = self.rnd.choice(self.plans)
         async with self.session.post(self.base + "/v1/games", json={"variant": variant, "seed": seed,
                                                                    "public": self.watch},
                                      headers={"Authorization": f"Bearer {self.token}"}) as r:
             body = await r.json()
         self.game_id = body["game_id"]
-        self.game = Game.deal(variant, seed)
         self.seq = 0
         self.ws = await self.connect(self.token, self.base)
         if self.watch:
@@ -165,14 +185,12 @@ class Player:
 
     async def step(self) -> None:
         """Send one command and wait for its ack."""
-        assert self.game is not None and self.ws is not None
-        command = choose(self.game, self.rnd)
-        command_id = f"c{self.seq}"
-        message = {"type": "command", "command_id": command_id, "expected_seq": self.seq,
-                   "command": command.to_dict()}
+        assert self.ws is not None
+        message = b'{"type":"command","command_id":"c%d","expected_seq":%d,"command":%s}' % (
+            self.seq, self.seq, self.plan[self.seq])
         started = time.perf_counter()
         self.sent_at[self.seq + 1] = started
-        await self.ws.send_str(_encode(message).decode())
+        await self.ws.send_str(message.decode())
         while True:
             raw = await self.ws.receive()
             if raw.type is not aiohttp.WSMsgType.TEXT:
@@ -195,9 +213,8 @@ class Player:
         if self.stats.recording:
             self.stats.acks.append(now - started)
             self.stats.commands += 1
-        self.game = self.game.apply(command)[0]
         self.seq += 1
-        if self.game.status.is_final:
+        if self.seq == len(self.plan):  # the game is over (won or resigned)
             await self.new_game()
 
     async def close_sockets(self) -> None:
@@ -427,6 +444,9 @@ def run_loop(coro: Any) -> Any:
     return uvloop.run(coro)
 
 
+PLANS: list[Plan] = []
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("load", choices=("saturation", "players"))
@@ -444,7 +464,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--watch", action="store_true",
                         help="saturation: each game also watched by a second socket (players always are)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--plans", type=int, default=300,
+                        help="distinct games the clients play (planned before measuring)")
     args = parser.parse_args(argv)
+    started = time.perf_counter()
+    PLANS[:] = make_plans(args.plans, args.seed)
+    print(f"{len(PLANS)} games planned in {time.perf_counter() - started:.1f} s "
+          f"({sum(len(p[2]) for p in PLANS)} commands)", flush=True)
     if args.cluster and args.target != "service":
         parser.error("--cluster measures the service only (the bare baseline talks to one server)")
 
