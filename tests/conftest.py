@@ -75,6 +75,9 @@ def server_factory(tmp_path: Path) -> Iterator[Callable[..., EmbeddedServer]]:
     servers: list[EmbeddedServer] = []
 
     def factory(name: str = "server", **kwargs: Any) -> EmbeddedServer:
+        # Tests kill these servers and expect every acknowledged write back: only
+        # "always" promises that (under everysec Redis may postpone the AOF write).
+        kwargs.setdefault("appendfsync", "always")
         server = EmbeddedServer(tmp_path / name, **kwargs)
         servers.append(server)
         server.start()

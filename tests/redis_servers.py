@@ -36,8 +36,8 @@ def flush(url: str) -> None:
 class LocalCluster:
     """A Redis Cluster of ``masters`` processes on free loopback ports, no replicas.
 
-    ``appendonly=True`` turns the AOF on (``appendfsync everysec``: killing a
-    node's process loses no acknowledged write); ``node_timeout_ms`` is how long
+    ``appendonly=True`` turns the AOF on (``appendfsync always``: killing a
+    node's process loses no acknowledged write; under everysec it may); ``node_timeout_ms`` is how long
     a silent node takes to be suspected (the cluster then declares it failed and,
     with no replica to promote, stops serving until it is back).
     """
@@ -56,7 +56,7 @@ class LocalCluster:
                 "appendonly": "yes" if appendonly else "no",
             }
             if appendonly:
-                config.update({"appendfsync": "everysec", "aof-load-truncated": "yes"})
+                config.update({"appendfsync": "always", "aof-load-truncated": "yes"})
             self.nodes.append(ServerProcess(directory / f"node{i}", port=port, config=config))
 
     @property

@@ -9,9 +9,10 @@ process, ``daemonize no``, with its data in ``<data_dir>/redis``:
   TCP port; when that path is longer than a unix socket path may be (107
   bytes), on a free loopback port instead;
 - ``appendonly yes`` with the configured ``appendfsync``; no RDB snapshots. A
-  command is acknowledged after its AOF write reached the kernel, so killing
-  the server process loses nothing; under ``everysec`` a machine or OS crash
-  may lose up to about one second of acknowledged commands, ``always`` none;
+  command is acknowledged once the server answered; under ``everysec`` a
+  machine or OS crash, or a killed server with a slow disk (the AOF write is
+  postponed while an earlier fsync runs), may lose up to about two seconds of
+  acknowledged commands, ``always`` none;
 - it is told to die with its parent (Linux ``PR_SET_PDEATHSIG``), so a killed
   service leaves no server behind; ``stop()`` shuts it down politely (SIGTERM,
   which makes it flush the AOF) and waits for it.

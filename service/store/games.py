@@ -12,11 +12,12 @@ script: a reader never sees an event in the log that was not published, nor
 a published event that is not in the log.
 
 Durability: a command is acknowledged when the append script returns. Redis
-has then written it to its append-only file (the write reached the kernel), so
-a killed Redis process loses nothing. Under ``appendfsync everysec`` (the
-default) a crash of the machine or its OS may lose up to about one second of
-acknowledged commands; ``appendfsync always`` (an fsync per write) closes that
-window, at a cost in throughput.
+has it in memory and in its append-only file buffer. Under ``appendfsync
+everysec`` (the default) a crash of the machine or its OS may lose up to about
+two seconds of acknowledged commands, and so may a killed Redis process when
+the disk is slow (Redis postpones the AOF write while an earlier fsync runs,
+but still answers); ``appendfsync always`` (an fsync before the reply) closes
+that window, at a cost in throughput.
 """
 
 from __future__ import annotations
