@@ -87,8 +87,15 @@ class Follower:
     async def start(self) -> None:
         self._stopping = False
         self._task = asyncio.create_task(self._run(), name=f"follower-{self.name}")
-        async with asyncio.timeout(WAIT_S):
-            await self.synced.wait()
+        try:
+            async with asyncio.timeout(WAIT_S):
+                await self.synced.wait()
+        except TimeoutError:
+            raise AssertionError(f"{self.name} not synced within {WAIT_S:g} s: {self}") from None
+
+    def __str__(self) -> str:
+        return (f"{self.name}: last seq {self.last}, {self.reconnects} reconnects, close codes "
+                f"{self.close_codes[-10:]}, problems {self.problems[:5]}")
 
     async def stop(self) -> None:
         """Close the socket and stop following (``start`` again resumes with since)."""
@@ -193,6 +200,7 @@ class Played:
     node: int  # the cluster node that owns the game's slot
     owner_sockets: list[Follower] = field(default_factory=list)  # one per instance, with the token
     followers: list[Follower] = field(default_factory=list)  # every socket, owners' included
+    late: Follower | None = None  # a socket away during an outage, back with since
     acked: dict[int, Acked] = field(default_factory=dict)
     failures: dict[str, int] = field(default_factory=dict)
     steps: int = 0
@@ -289,7 +297,7 @@ async def check_against_the_log(game: Played, apis: list[Api]) -> None:
         assert seq <= n, f"game {game.game_id}: acknowledged seq {seq} is not in the log (ends at {n})"
         assert events[seq - 1]["command"] == ack.command, (game.game_id, seq, events[seq - 1], ack.command)
     for sock in game.followers:
-        await wait_for(lambda sock=sock: sock.last == n, what=f"{sock.name} to reach seq {n}")
+        await wait_for(lambda sock=sock: sock.last == n, what=f"{sock} to reach seq {n}")
         assert sock.problems == [], sock.problems
         got = [(d["seq"], d["command"]) for d in sock.diffs]
         assert got == [(e["seq"], e["command"]) for e in events[sock.start_seq:]], sock.name
@@ -322,6 +330,21 @@ async def two_instances(url: str, tmp_path: Path) -> AsyncIterator[tuple[list[Ap
             url, tmp_path / name, instance_id=name, redis_pool_size=64))) for name in ("a", "b")]
         session = await stack.enter_async_context(aiohttp.ClientSession())
         yield [Api(session, base) for base, _ in apps], [ctx for _, ctx in apps]
+
+
+async def describe(contexts: list[Context], games: list[Played]) -> str:
+    """What the instances' fan-out and the games' sockets look like (printed when a test fails)."""
+    lines = []
+    for ctx in contexts:
+        hub = ctx.hub
+        channels = {name.decode(): (c.live.is_set(), c.link.key if c.link else None, len(c.listeners))
+                    for name, c in hub._channels.items()}
+        lines.append(f"instance {ctx.settings.instance_id}: links {hub.subscriber_connections()}; "
+                     f"channels (live, link, listeners) {channels}")
+    for g in games:
+        lines.append(f"game {g.game_id} on node {g.node}: {len(g.acked)} acked, failures {g.failures}")
+        lines += [f"  {sock}" for sock in g.followers]
+    return "\n".join(lines)
 
 
 async def games_on_every_node(apis: list[Api], cluster: LocalCluster, at_least: int) -> list[Played]:
@@ -398,88 +421,99 @@ async def test_every_variant_plays_through_both_instances_and_every_socket_gets_
 async def test_a_master_killed_or_stopped_and_restarted_loses_no_acknowledged_command(
         how: str, aof_cluster: LocalCluster, tmp_path: Path) -> None:
     cluster = aof_cluster
-    async with two_instances(cluster.url, tmp_path) as (apis, _):
+    async with two_instances(cluster.url, tmp_path) as (apis, contexts):
         games = await games_on_every_node(apis, cluster, len(cluster.nodes))
-        await asyncio.gather(*(follow(g, apis) for g in games))
-        victim_i = games[0].node
-        victim = cluster.nodes[victim_i]
-        others = [n for n in cluster.nodes if n is not victim]
-        on_victim = [g for g in games if g.node == victim_i]
-        # A socket per game that is away during the outage: it comes back with since.
-        late = {g.game_id: Follower(apis[1].session, apis[1].base, g.game_id, None, f"{g.game_id}/late")
-                for g in games}
-        await asyncio.gather(*(s.start() for s in late.values()))
-        stop = asyncio.Event()
-        players = {g: asyncio.create_task(play(g, apis, random.Random(g.game_id), stop, max_steps=10_000,
-                                               pause_s=0.01)) for g in games}
         try:
-            await wait_for(lambda: all(len(g.acked) >= 5 or players[g].done() for g in games),
-                           what="5 acks on every game")
-            for sock in late.values():
-                await sock.stop()
-            late_from = {game_id: sock.last for game_id, sock in late.items()}
-
-            # -- the master goes away: its games answer 503, nothing is acknowledged
-            if how == "kill":
-                victim.kill()
-            else:
-                await victim.astop()
-            down_at = time.monotonic()
-            game = on_victim[0]
-            reply = await apis[1].command(game.token, game.game_id, {"type": "resign"}, expect=503)
-            assert reply.error["code"] == "unavailable"
-            # With no replica to promote, the others declare it failed and stop serving.
-            await asyncio.to_thread(cluster.wait_state, "fail", others, 30.0)
-            for api in apis:
-                await api.request("GET", "/readyz", expect=503)
-            acked_while_down = [a for g in games for a in g.acked.values()
-                                if a.at > down_at + 2.0 and g.node == victim_i]
-            assert acked_while_down == []
-
-            # -- the same node comes back (same port and directory: the AOF reloads the data)
-            await victim.astart()
-            back_at = time.monotonic()
-            await asyncio.to_thread(cluster.wait_state, "ok", None, 60.0)
-            ok_at = time.monotonic()
-            # The service recovers by itself: every game (through both instances) moves again.
-            steps_then = {g.game_id: g.steps for g in games}
-            await wait_for(lambda: all(g.steps >= steps_then[g.game_id] + 6 or players[g].done()
-                                       for g in games),
-                           timeout=WAIT_S, what="every game to take commands again")
-            recovered_at = time.monotonic()
-            for api in apis:
-                await api.request("GET", "/readyz", expect=200)
-            await asyncio.gather(*(s.start() for s in late.values()))  # hello with since
-            for g in games:
-                g.followers.append(late[g.game_id])
-        finally:
-            stop.set()
-            await asyncio.gather(*players.values(), return_exceptions=True)
-        for task in players.values():
-            task.result()  # a player's assertion fails the test
-        try:
-            for g in games:
-                await check_against_the_log(g, apis)
-                # An acknowledged command_id sent again is recognised, the last ones before
-                # the outage included: the log kept them, and their ids.
-                acks = sorted(g.acked.values(), key=lambda a: a.seq)
-                for ack in [a for a in acks if a.at <= down_at][-3:] + acks[-3:]:
-                    reply = await apis[ack.seq % 2].command(g.token, g.game_id, ack.command,
-                                                            expected_seq=ack.seq - 1,
-                                                            command_id=ack.command_id)
-                    assert reply.body["seq"] == ack.seq
-            assert all(g.failures for g in on_victim), "the outage went unnoticed"
-            for game_id, sock in late.items():  # away during the outage, back with since: all diffs
-                assert sock.last > late_from[game_id] and sock.start_seq == 0
-            print(f"\n{how}: cluster fail declared, restart at +{back_at - down_at:.1f} s, cluster ok "
-                  f"+{ok_at - back_at:.1f} s later, every game moving again +{recovered_at - ok_at:.1f} s "
-                  f"after that; acked {sum(len(g.acked) for g in games)} commands; failures "
-                  f"{[g.failures for g in games]}; socket reconnects "
-                  f"{sum(s.reconnects for g in games for s in g.followers)}")
+            await _kill_or_stop_and_restart(how, cluster, apis, games)
+        except BaseException:
+            print(describe(contexts, games))
+            raise
         finally:
             for g in games:
-                for sock in g.followers:
+                for sock in [*g.followers, *([g.late] if g.late else [])]:
                     await sock.stop()
+
+
+async def _kill_or_stop_and_restart(how: str, cluster: LocalCluster, apis: list[Api],
+                                    games: list[Played]) -> None:
+    await asyncio.gather(*(follow(g, apis) for g in games))
+    victim_i = games[0].node
+    victim = cluster.nodes[victim_i]
+    others = [n for n in cluster.nodes if n is not victim]
+    on_victim = [g for g in games if g.node == victim_i]
+    # A socket per game that is away during the outage: it comes back with since.
+    late = {g.game_id: Follower(apis[1].session, apis[1].base, g.game_id, None, f"{g.game_id}/late")
+            for g in games}
+    for g in games:
+        g.late = late[g.game_id]
+    await asyncio.gather(*(s.start() for s in late.values()))
+    stop = asyncio.Event()
+    players = {g: asyncio.create_task(play(g, apis, random.Random(g.game_id), stop, max_steps=10_000,
+                                           pause_s=0.01)) for g in games}
+    try:
+        await wait_for(lambda: all(len(g.acked) >= 5 or players[g].done() for g in games),
+                       what="5 acks on every game")
+        for sock in late.values():
+            await sock.stop()
+        late_from = {game_id: sock.last for game_id, sock in late.items()}
+
+        # -- the master goes away: its games answer 503, nothing is acknowledged
+        if how == "kill":
+            victim.kill()
+        else:
+            await victim.astop()
+        down_at = time.monotonic()
+        game = on_victim[0]
+        reply = await apis[1].command(game.token, game.game_id, {"type": "resign"}, expect=503)
+        assert reply.error["code"] == "unavailable"
+        # With no replica to promote, the others declare it failed and stop serving.
+        await asyncio.to_thread(cluster.wait_state, "fail", others, 30.0)
+        for api in apis:
+            await api.request("GET", "/readyz", expect=503)
+        acked_while_down = [a for g in games for a in g.acked.values()
+                            if a.at > down_at + 2.0 and g.node == victim_i]
+        assert acked_while_down == []
+
+        # -- the same node comes back (same port and directory: the AOF reloads the data)
+        await victim.astart()
+        back_at = time.monotonic()
+        await asyncio.to_thread(cluster.wait_state, "ok", None, 60.0)
+        ok_at = time.monotonic()
+        # The service recovers by itself: every game (through both instances) moves again.
+        steps_then = {g.game_id: g.steps for g in games}
+        await wait_for(lambda: all(g.steps >= steps_then[g.game_id] + 6 or players[g].done()
+                                   for g in games),
+                       timeout=WAIT_S, what="every game to take commands again")
+        recovered_at = time.monotonic()
+        for api in apis:
+            await api.request("GET", "/readyz", expect=200)
+        await asyncio.gather(*(s.start() for s in late.values()))  # hello with since
+        for g in games:
+            g.followers.append(late[g.game_id])
+            g.late = None
+    finally:
+        stop.set()
+        await asyncio.gather(*players.values(), return_exceptions=True)
+    for task in players.values():
+        task.result()  # a player's assertion fails the test
+    for g in games:
+        await check_against_the_log(g, apis)
+        # An acknowledged command_id sent again is recognised, the last ones before
+        # the outage included: the log kept them, and their ids.
+        acks = sorted(g.acked.values(), key=lambda a: a.seq)
+        for ack in [a for a in acks if a.at <= down_at][-3:] + acks[-3:]:
+            reply = await apis[ack.seq % 2].command(g.token, g.game_id, ack.command,
+                                                    expected_seq=ack.seq - 1,
+                                                    command_id=ack.command_id)
+            assert reply.body["seq"] == ack.seq
+    assert all(g.failures for g in on_victim), "the outage went unnoticed"
+    for game_id, sock in late.items():  # away during the outage, back with since: all diffs
+        assert sock.last > late_from[game_id] and sock.start_seq == 0
+    print(f"\n{how}: cluster fail declared, restart at +{back_at - down_at:.1f} s, cluster ok "
+          f"+{ok_at - back_at:.1f} s later, every game moving again +{recovered_at - ok_at:.1f} s "
+          f"after that; acked {sum(len(g.acked) for g in games)} commands; failures "
+          f"{[g.failures for g in games]}; socket reconnects "
+          f"{sum(s.reconnects for g in games for s in g.followers)}")
 
 
 async def test_a_connection_closed_under_a_write_counts_as_an_unreachable_store() -> None:

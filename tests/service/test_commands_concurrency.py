@@ -56,9 +56,9 @@ async def check_log(api: Api, token: str, game_id: str, start: Any) -> Any:
 
 
 async def legal_commands(api: Api, token: str, game_id: str, n: int) -> tuple[int, list[dict[str, Any]]]:
+    """The seq, and ``n`` legal commands at it (the legal moves over and over; none if none)."""
     moves = await api.moves(game_id, token)
-    assert moves["moves"], "no legal move in this deal"
-    return moves["seq"], [moves["moves"][i % len(moves["moves"])] for i in range(n)]
+    return moves["seq"], [moves["moves"][i % len(moves["moves"])] for i in range(n)] if moves["moves"] else []
 
 
 @pytest.mark.parametrize(("variant", "options"), CONFIGS, ids=[v + ("+1" if o else "") for v, o in CONFIGS])
@@ -69,8 +69,11 @@ async def test_of_twenty_commands_with_the_same_expected_seq_exactly_one_wins(
     created = await api.create(token, variant, seed=77, options=options or None)
     game_id = created["game_id"]
     rng = random.Random(variant)
-    for _round in range(3):
+    for round_ in range(3):
         seq, commands = await legal_commands(api, token, game_id, 20)
+        if not commands and round_ > 0:  # the race's winners led to a lost game: enough
+            break
+        assert commands, "no legal move in this deal"
         rng.shuffle(commands)
         replies = await asyncio.gather(*(api.command(token, game_id, c, expected_seq=seq, expect=None)
                                          for c in commands))

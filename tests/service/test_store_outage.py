@@ -40,6 +40,14 @@ from tests.service.helpers import (
 
 
 @pytest.fixture
+def restartable_server(server_factory: Callable[..., EmbeddedServer]) -> EmbeddedServer:
+    """The suite's restartable server, with ``appendfsync always``: under ``everysec`` the
+    server postpones its AOF write (yet still answers) while a background fsync is slow,
+    so a kill -9 may lose up to ~2 s of acknowledged writes; "none lost" needs ``always``."""
+    return server_factory("restartable", appendfsync="always")
+
+
+@pytest.fixture
 async def live(restartable_server: EmbeddedServer, tmp_path: Path) -> AsyncIterator[tuple[Api, Context]]:
     settings = settings_for_test(restartable_server.url, tmp_path / "data", redis_timeout_s=1.0,
                                  redis_retries=1)

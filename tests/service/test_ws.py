@@ -23,6 +23,7 @@ from tests.service.helpers import (
     connect,
     game_state,
     new_command_id,
+    play_random,
     running_app,
     same_state,
     socket,
@@ -129,8 +130,6 @@ async def test_reconnecting_with_since_replays_exactly_what_was_missed(
     _, token = await api.player()
     game_id = (await api.create(token, "shamrocks", seed=11))["game_id"]
     rng = random.Random(5)
-    from tests.service.helpers import play_random
-
     sent = await play_random(api, token, game_id, 4, rng)
     async with opened(session, base, game_id, token) as (sock, hello):
         assert hello[0]["type"] == "snapshot" and hello[-1]["seq"] == len(sent)
