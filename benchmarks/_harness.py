@@ -59,7 +59,8 @@ class Store(str):
 def store(url: str | None = None, cluster: bool = False) -> Iterator[Store]:
     """:func:`store_server`, or with ``cluster`` a three-master Redis Cluster on
     loopback (``tests.redis_servers.LocalCluster``, as in the tests; AOF on,
-    ``appendfsync everysec``, like the single server). Yields its REDIS_URL."""
+    ``appendfsync everysec``, like the single server, and like the deployment's
+    Redis). Yields its REDIS_URL."""
     if url:
         yield _store(url, [])
         return
@@ -76,7 +77,7 @@ def store(url: str | None = None, cluster: bool = False) -> Iterator[Store]:
     from tests.redis_servers import LocalCluster
 
     with tempfile.TemporaryDirectory(prefix="bench-cluster-") as tmp:
-        nodes = LocalCluster(Path(tmp), appendonly=True)
+        nodes = LocalCluster(Path(tmp), appendonly=True, appendfsync="everysec")
         nodes.start()
         try:
             yield _store(nodes.url, [node.pid or 0 for node in nodes])

@@ -36,14 +36,15 @@ def flush(url: str) -> None:
 class LocalCluster:
     """A Redis Cluster of ``masters`` processes on free loopback ports, no replicas.
 
-    ``appendonly=True`` turns the AOF on (``appendfsync always``: killing a
-    node's process loses no acknowledged write; under everysec it may); ``node_timeout_ms`` is how long
-    a silent node takes to be suspected (the cluster then declares it failed and,
-    with no replica to promote, stops serving until it is back).
+    ``appendonly=True`` turns the AOF on, with ``appendfsync`` (``always`` by
+    default: killing a node's process loses no acknowledged write; under
+    ``everysec`` it may); ``node_timeout_ms`` is how long a silent node takes to
+    be suspected (the cluster then declares it failed and, with no replica to
+    promote, stops serving until it is back).
     """
 
     def __init__(self, directory: Path, masters: int = 3, *, appendonly: bool = False,
-                 node_timeout_ms: int = 5000) -> None:
+                 appendfsync: str = "always", node_timeout_ms: int = 5000) -> None:
         self.directory = directory
         self.nodes: list[ServerProcess] = []
         for i in range(masters):
@@ -56,7 +57,7 @@ class LocalCluster:
                 "appendonly": "yes" if appendonly else "no",
             }
             if appendonly:
-                config.update({"appendfsync": "always", "aof-load-truncated": "yes"})
+                config.update({"appendfsync": appendfsync, "aof-load-truncated": "yes"})
             self.nodes.append(ServerProcess(directory / f"node{i}", port=port, config=config))
 
     @property
