@@ -19,7 +19,7 @@ from aiohttp import web
 
 from service.auth import Tokens, load_secret
 from service.clock import Clock
-from service.errors import Handler, error_middleware
+from service.errors import Handler, error_middleware, json_protocol_errors
 from service.games import GameService
 from service.metrics import Metrics
 from service.players import Players
@@ -96,6 +96,8 @@ def create_app(settings: Settings, clock: Clock | None = None,
     if not settings.redis_url:
         raise ValueError("create_app needs settings.redis_url (python -m service starts an embedded store)")
     from service import daily, rest, ws
+
+    json_protocol_errors()
 
     app = web.Application(client_max_size=settings.max_body_bytes,
                           middlewares=[metrics_middleware, error_middleware])

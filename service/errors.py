@@ -69,6 +69,33 @@ _HTTP_CODES: dict[int, ErrorCode] = {
 }
 
 
+def json_protocol_errors() -> None:
+    """Make aiohttp's own answers to unparsable HTTP (a header over its 8 KiB limit, a
+    malformed request line) the contract's JSON error instead of plain text. They are
+    produced below every middleware, so the only hook is the protocol handler itself."""
+    from http import HTTPStatus
+
+    from aiohttp import web_protocol
+
+    original = web_protocol.RequestHandler.handle_error
+    if getattr(original, "_solitaire_json", False):
+        return
+
+    def handle_error(self: web_protocol.RequestHandler, request: Any, status: int = 500,
+                     exc: BaseException | None = None, message: str | None = None) -> web.StreamResponse:
+        original(self, request, status, exc, message)  # logs, and raises if a response was started
+        code = _HTTP_CODES.get(status, "unavailable" if status >= 500 else "bad_request")
+        reason = message or HTTPStatus(status).phrase
+        text = (f"malformed HTTP request: {reason}" if status < 500
+                else "internal error; try again")
+        response = json_response(error_body(code, text), status)
+        response.force_close()
+        return response
+
+    handle_error._solitaire_json = True  # type: ignore[attr-defined]
+    web_protocol.RequestHandler.handle_error = handle_error  # type: ignore[method-assign]
+
+
 @web.middleware
 async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:

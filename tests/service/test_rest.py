@@ -436,3 +436,18 @@ async def test_health_readiness_metrics_and_the_spec(api: Api) -> None:
     assert (await api.request("GET", "/readyz", expect=200)).body == {"status": "ok"}
     assert b"# TYPE" in (await api.request("GET", "/metrics", expect=200)).raw
     assert (await api.request("GET", "/openapi.yaml", expect=200)).raw.startswith(b"openapi: 3.1")
+
+
+async def test_a_header_too_large_for_http_parsing_gets_the_contracts_json_error(redis_url: str,
+                                                                                  tmp_path: Path) -> None:
+    """aiohttp refuses a header over 8 KiB before any middleware: still the contract's shape."""
+    import aiohttp
+
+    from tests.live import running_service, settings_for_test
+
+    async with running_service(settings_for_test(redis_url, tmp_path)) as base, aiohttp.ClientSession() as s:
+        async with s.get(base + "/v1/variants", headers={"X-Big": "x" * 20_000}) as r:
+            assert r.status == 400
+            body = await r.json()
+    assert body["error"]["code"] == "bad_request"
+    assert "malformed HTTP request" in body["error"]["message"]
