@@ -22,9 +22,9 @@ from protocol.codec import encode
 from protocol.commands import Move as pmove
 from service.clock import Clock, parse_rfc3339, rfc3339
 from service.engine import (
-    MAX_SEED, RULES_VERSION, Command, Game, Move, Status, command_from_dict,
+    MAX_SEED, RULES_VERSION, Command, Game, IllegalCommand, Move, Status, command_from_dict,
 )
-from service.errors import ApiError
+from service.errors import ApiError, to_api_error
 from service.metrics import Metrics
 from service.settings import Settings
 from service.store.errors import Conflict, Duplicate, NotFound
@@ -252,9 +252,6 @@ class GameService:
         return data
 
     async def _append(self, loaded: Loaded, command: Command, command_id: str | None) -> tuple[int, bytes]:
-        from service.errors import to_api_error
-        from service.engine import IllegalCommand
-
         try:
             game, diff = loaded.game.apply(command)
         except IllegalCommand as exc:

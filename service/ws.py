@@ -24,7 +24,7 @@ from protocol.ws import CommandMessage, Hello, Ping
 from service.errors import ApiError, to_api_error
 from service.games import Loaded, engine_command
 from service.store.errors import StoreError
-from service.store.fanout import Listener, Published, Resync
+from service.store.fanout import Published, Resync
 
 if TYPE_CHECKING:
     from service.app import Context
@@ -182,19 +182,18 @@ class Connection:
             return
         self.state = State.SYNCING
         try:
-            async with ctx.hub.listen(self.game_id) as listener:
-                await self._live(hello, loaded, listener)
+            # The feed goes straight into this connection's outbox, from the moment
+            # the subscription exists.
+            async with ctx.hub.listen(self.game_id, callback=self._from_hub):
+                await self._live(hello, loaded)
         except StoreError as exc:  # the store went away before the socket was live
             if self.state is State.SYNCING:
                 await self._refuse(exc)
             else:
                 raise
 
-    async def _live(self, hello: Hello, loaded: Loaded, listener: Listener) -> None:
+    async def _live(self, hello: Hello, loaded: Loaded) -> None:
         ctx = self.ctx
-        listener.deliver = self._from_hub  # type: ignore[method-assign]  # straight into the outbox
-        while not listener.queue.empty():
-            self._from_hub(listener.queue.get_nowait())
         # Subscribed first, then read: nothing published meanwhile can be missed.
         since = hello.since
         if since is not None and since <= loaded.seq:

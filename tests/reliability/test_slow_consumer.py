@@ -55,8 +55,8 @@ def connections(ctx: Context, game_id: str) -> set[Any]:
     channel = ctx.hub._channels.get(keys.game_channel(game_id).encode())
     if channel is None:
         return set()
-    return {listener.deliver.__self__ for listener in channel.listeners
-            if hasattr(listener.deliver, "__self__")}
+    return {listener.callback.__self__ for listener in channel.listeners
+            if hasattr(listener.callback, "__self__")}
 
 
 class Play:
