@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, TypeAlias
+from typing import Annotated, Literal, TypeAlias
 
 import msgspec
 from msgspec import Meta
@@ -66,13 +66,16 @@ class Stats(msgspec.Struct):
 
 class Diff(msgspec.Struct):
     """What one applied command changed: apply `ops` in order, then take `seq`, `status`
-    and `stats` from here."""
+    and `stats` from here. As the server sends it (the stored event), it also carries
+    `type` (always `diff`, as on the WebSocket) and `at`, the server time of the command."""
 
     seq: Seq
     command: Command
     ops: list[Op]
     status: Status
     stats: Stats
+    type: Literal["diff"] = "diff"
+    at: Timestamp | None = None
 
 
 class GameState(msgspec.Struct):

@@ -9,7 +9,7 @@ import msgspec
 from .commands import Command
 from .diffs import Diff, GameState, Op, Stats
 from .errors import ErrorInfo
-from .fields import CommandId, Seq, Status
+from .fields import CommandId, Seq, Status, Timestamp
 
 # The first client message must arrive within this time.
 HELLO_TIMEOUT_S: Final = 5.0
@@ -72,13 +72,15 @@ class Synced(BaseServerMessage, tag="synced"):
 
 
 class DiffMessage(BaseServerMessage, tag="diff"):
-    """One applied command, sent to every connected client of the game in seq order."""
+    """One applied command, sent to every connected client of the game in seq order;
+    `at` is the server time of the command."""
 
     seq: Seq
     command: Command
     ops: list[Op]
     status: Status
     stats: Stats
+    at: Timestamp | None = None
 
 
 class Ack(BaseServerMessage, tag="ack"):
@@ -105,7 +107,12 @@ ServerMessage: TypeAlias = Snapshot | Synced | DiffMessage | Ack | ErrorMessage 
 def diff_message(diff: Diff) -> DiffMessage:
     """The WebSocket form of a diff (the same fields, plus ``"type": "diff"``)."""
     return DiffMessage(
-        seq=diff.seq, command=diff.command, ops=diff.ops, status=diff.status, stats=diff.stats
+        seq=diff.seq,
+        command=diff.command,
+        ops=diff.ops,
+        status=diff.status,
+        stats=diff.stats,
+        at=diff.at,
     )
 
 
@@ -117,4 +124,5 @@ def diff_of(message: DiffMessage) -> Diff:
         ops=message.ops,
         status=message.status,
         stats=message.stats,
+        at=message.at,
     )

@@ -22,6 +22,7 @@ from service.app import context
 
 routes = web.RouteTableDef()
 OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
+ASYNCAPI_PATH = OPENAPI_PATH.with_name("asyncapi.yaml")
 
 
 def ctx_of(request: web.Request) -> Context:
@@ -182,3 +183,8 @@ async def metrics(request: web.Request) -> web.Response:
 @routes.get("/openapi.yaml")
 async def openapi(request: web.Request) -> web.Response:
     return web.Response(body=OPENAPI_PATH.read_bytes(), content_type="application/yaml")
+
+
+@routes.get("/asyncapi.yaml")
+async def asyncapi(request: web.Request) -> web.Response:
+    return web.Response(body=ASYNCAPI_PATH.read_bytes(), content_type="application/yaml")

@@ -38,6 +38,7 @@ ENDPOINTS = [
     ("get", "/readyz"),
     ("get", "/metrics"),
     ("get", "/openapi.yaml"),
+    ("get", "/asyncapi.yaml"),
 ]
 
 

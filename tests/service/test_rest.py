@@ -438,6 +438,14 @@ async def test_health_readiness_metrics_and_the_spec(api: Api) -> None:
     assert (await api.request("GET", "/openapi.yaml", expect=200)).raw.startswith(b"openapi: 3.1")
 
 
+async def test_the_asyncapi_document_is_served(api: Api) -> None:
+    from protocol.asyncapi import ASYNCAPI_PATH
+
+    reply = await api.request("GET", "/asyncapi.yaml", expect=200)
+    assert reply.raw == ASYNCAPI_PATH.read_bytes()
+    assert b"\nasyncapi: 3.0.0\n" in reply.raw
+
+
 async def test_a_header_too_large_for_http_parsing_gets_the_contracts_json_error(redis_url: str,
                                                                                   tmp_path: Path) -> None:
     """aiohttp refuses a header over 8 KiB before any middleware: still the contract's shape."""
