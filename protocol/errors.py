@@ -51,6 +51,9 @@ class ErrorDetails(TypedDict, total=False):
         Meta(description="409 and 422 on a command: the game's seq when it was refused."),
     ]
     expected_seq: Annotated[Seq, Meta(description="409: the `expected_seq` that was sent.")]
+    since: Annotated[
+        Seq, Meta(description="400 on a `hello`: the `since` beyond the game's seq.")
+    ]
     rule: Annotated[
         str,
         Meta(
@@ -60,6 +63,17 @@ class ErrorDetails(TypedDict, total=False):
     ]
     retry_after_s: Annotated[
         int, Meta(ge=1, description="429: seconds to wait, as in the Retry-After header.")
+    ]
+    limit: Annotated[
+        str,
+        Meta(description="429: the name of the limit that was hit (its setting's name)."),
+    ]
+    outcome: Annotated[
+        Literal["unknown"],
+        Meta(
+            description="503 after a command reached the store: it may or may not have "
+            "been applied; send it again with the same `command_id`."
+        ),
     ]
     field: Annotated[str, Meta(description="400: the input that is wrong.")]
     closes_at: Annotated[Timestamp, Meta(description="403: when the daily attempt closed.")]
