@@ -34,7 +34,8 @@ def tool(name: str) -> Path:
     return path
 
 
-def run(args: list[str | Path], cwd: Path = JS_DIR, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
+def run(args: list[str | Path], cwd: Path = JS_DIR,
+        timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
     """Run a command, capturing its output as text (it never raises on a non-zero exit)."""
     return subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout_s, check=False)

@@ -4,6 +4,7 @@ and valid for the AsyncAPI project's own parser."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any, get_args
@@ -59,6 +60,13 @@ def test_every_websocket_message_is_in_it(doc: dict[str, Any]) -> None:
     received = {m["$ref"].rsplit("/", 1)[1] for op in doc["operations"].values()
                 if op["action"] == "receive" for m in op["messages"]}
     assert received == _tags(p.ClientMessage)
+
+
+def test_it_names_every_close_code_of_the_server(doc: dict[str, Any]) -> None:
+    from service.ws import Close
+
+    described = {int(c) for c in re.findall(r"\b(1\d{3})\b", doc["info"]["description"])}
+    assert described == {int(c) for c in Close}
 
 
 def test_its_schemas_are_the_openapi_ones(doc: dict[str, Any]) -> None:
