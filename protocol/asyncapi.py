@@ -71,7 +71,7 @@ with `since`)."""
 
 def _message(name: str, struct: Any) -> dict[str, Any]:
     doc = (struct.__doc__ or "").strip()
-    summary = doc.split("\n\n", 1)[0].replace("\n", " ")
+    summary = " ".join(doc.split("\n\n", 1)[0].split())
     return {
         "name": name,
         "title": struct.__name__,
