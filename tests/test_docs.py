@@ -91,3 +91,31 @@ def test_every_setting_the_page_names_exists() -> None:
     known = {"--" + f.name.replace("_", "-") for f in dataclasses.fields(Settings)}
     assert flags, "the page names no setting: the parse is broken"
     assert flags - known == set()
+
+
+def _json_blocks(text: str) -> list[str]:
+    return re.findall(r"```json\n(.*?)```", text, re.S)
+
+
+def test_the_examples_of_the_page_are_what_the_structs_decode() -> None:
+    import protocol as p
+
+    blocks = _json_blocks(PROTOCOL_MD.read_text(encoding="utf-8"))
+    kinds = []
+    for block in blocks:
+        block = block.replace(', "...": {}', "")  # "and the other piles"
+        if block.count("\n{") or block.startswith('{"type": "move"'):
+            commands = [p.decode_command(line) for line in block.strip().splitlines()]
+            assert {type(c) for c in commands} == {p.Move, p.Draw, p.Undo, p.Resign}
+            kinds.append("commands")
+        elif '"error"' in block:
+            assert p.decode(block, p.ErrorBody).error.details["rule"]
+            kinds.append("error")
+        elif '"type": "diff"' in block:
+            message = p.decode_server_message(block)
+            assert isinstance(message, p.DiffMessage) and message.at is not None
+            kinds.append("diff")
+        else:
+            assert p.decode_game_state(block).seq == 0
+            kinds.append("state")
+    assert sorted(kinds) == ["commands", "diff", "error", "state"]
