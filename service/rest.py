@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import secrets
-from pathlib import Path
+import functools
+from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -21,8 +22,9 @@ if TYPE_CHECKING:
 from service.app import context
 
 routes = web.RouteTableDef()
-OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
-ASYNCAPI_PATH = OPENAPI_PATH.with_name("asyncapi.yaml")
+# The contract documents ship inside the protocol package (links to the top-level
+# files), so an installed wheel, as in the container image, serves them too.
+CONTRACT_FILES = files("protocol")
 
 
 def ctx_of(request: web.Request) -> Context:
@@ -182,9 +184,14 @@ async def metrics(request: web.Request) -> web.Response:
 
 @routes.get("/openapi.yaml")
 async def openapi(request: web.Request) -> web.Response:
-    return web.Response(body=OPENAPI_PATH.read_bytes(), content_type="application/yaml")
+    return web.Response(body=_document("openapi.yaml"), content_type="application/yaml")
 
 
 @routes.get("/asyncapi.yaml")
 async def asyncapi(request: web.Request) -> web.Response:
-    return web.Response(body=ASYNCAPI_PATH.read_bytes(), content_type="application/yaml")
+    return web.Response(body=_document("asyncapi.yaml"), content_type="application/yaml")
+
+
+@functools.cache
+def _document(name: str) -> bytes:
+    return CONTRACT_FILES.joinpath(name).read_bytes()

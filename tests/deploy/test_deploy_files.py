@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -569,6 +570,21 @@ def test_dockerignore_keeps_what_the_build_needs() -> None:
         assert needed not in ignored
     assert ".venv" in ignored and ".git" in ignored
     assert "!deploy/docker-entrypoint.sh" in ignored
+
+
+def test_the_wheel_carries_the_contract_documents(tmp_path: Path) -> None:
+    # The image installs only the wheel: /openapi.yaml and /asyncapi.yaml must be
+    # served from inside the installed package, not from a repository checkout.
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path), str(ROOT)],
+        check=True, capture_output=True, timeout=300,
+    )
+    (wheel,) = tmp_path.glob("solitaire_service-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        for name in ("openapi.yaml", "asyncapi.yaml"):
+            assert archive.read(f"protocol/{name}") == (ROOT / name).read_bytes()
+    for name in ("openapi.yaml", "asyncapi.yaml"):
+        assert name not in (DEPLOY / "Dockerfile.dockerignore").read_text(encoding="utf-8").split()
 
 
 def test_dockerfile_passes_hadolint() -> None:
