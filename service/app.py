@@ -50,6 +50,11 @@ class Context:
     hub: Hub
     sockets: set[web.WebSocketResponse] = field(default_factory=set)
     extensions: dict[str, object] = field(default_factory=dict)
+    # Reads per client address (REST reads of a game and socket hellos).
+    read_limiter: Limiter | None = None
+    # Open sockets per client address, and watchers (not the owner) per game, here.
+    sockets_by_address: dict[str, int] = field(default_factory=dict)
+    watchers: dict[str, int] = field(default_factory=dict)
 
     async def store_ready(self) -> bool:
         try:
@@ -145,6 +150,8 @@ def _resources(settings: Settings, clock: Clock):  # type: ignore[no-untyped-def
             players=Players(redis), tokens=tokens,
             limiter=Limiter(RateLimiter(redis), settings.rate_limit_per_s, settings.rate_limit_burst),
             hub=hub,
+            read_limiter=Limiter(RateLimiter(redis), settings.read_rate_per_s, settings.read_burst,
+                                 what="reads from this address"),
         )
         app[SLOT].ctx = ctx
         for setup in app[EXTENSIONS]:

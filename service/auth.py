@@ -44,6 +44,10 @@ class Tokens:
 
     def verify(self, token: str) -> str:
         """The player id in ``token``, or ``401 unauthorized`` saying why."""
+        return self.verify_until(token)[0]
+
+    def verify_until(self, token: str) -> tuple[str, int]:
+        """The player id in ``token`` and when it expires (unix seconds), or 401."""
         parts = token.split(".")
         # Our tokens are ASCII; hmac.compare_digest raises TypeError on any other str.
         if len(parts) != 3 or parts[0] != _PREFIX or not token.isascii():
@@ -60,7 +64,7 @@ class Tokens:
             raise ApiError("unauthorized", "malformed token payload")
         if expires <= self._clock.time():
             raise ApiError("unauthorized", "the token has expired: create a player again")
-        return player_id
+        return player_id, expires
 
     def _sign(self, payload: str) -> str:
         digest = hmac.new(self._secret, f"{_PREFIX}.{payload}".encode(), hashlib.sha256).digest()

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from protocol.codec import decode, decode_query, encode
 from protocol.rest import CommandRequest, CreateGame, CreatePlayer, EventsQuery, UpdatePlayer
+from service import addresses
 from service.auth import bearer_token
 from service.engine import VARIANTS
 from service.errors import ApiError, json_response
@@ -41,15 +42,15 @@ def player_of(request: web.Request, required: bool) -> str | None:
 
 def client_address(request: web.Request) -> str:
     """The client's address: behind a trusted proxy, the last untrusted X-Forwarded-For hop."""
-    remote = request.remote or "unknown"
-    trusted = {a.strip() for a in ctx_of(request).settings.trusted_proxies.split(",") if a.strip()}
-    if remote not in trusted:
-        return remote
-    hops = [h.strip() for h in request.headers.get("X-Forwarded-For", "").split(",") if h.strip()]
-    for hop in reversed(hops):
-        if hop not in trusted:
-            return hop
-    return remote
+    return addresses.client_address(request.remote, request.headers.get("X-Forwarded-For", ""),
+                                    ctx_of(request).settings.trusted_proxies)
+
+
+async def count_read(request: web.Request) -> None:
+    """Count a read of a game against its client address's limit (429 past it)."""
+    ctx = ctx_of(request)
+    assert ctx.read_limiter is not None
+    await ctx.read_limiter.check("read:" + client_address(request))
 
 
 async def body_of(request: web.Request, type_: type[Any]) -> Any:
@@ -110,6 +111,7 @@ async def create_game(request: web.Request) -> web.Response:
 async def get_game(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
     player = player_of(request, required=False)
+    await count_read(request)
     loaded = await ctx.games.load(request.match_info["game_id"])
     ctx.games.check_read(loaded, player)
     return json_response(ctx.games.state(loaded))
@@ -132,6 +134,7 @@ async def post_command(request: web.Request) -> web.Response:
 async def get_moves(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
     player = player_of(request, required=False)
+    await count_read(request)
     loaded = await ctx.games.load(request.match_info["game_id"])
     ctx.games.check_read(loaded, player)
     game = loaded.game
@@ -143,18 +146,23 @@ async def get_moves(request: web.Request) -> web.Response:
 async def get_events(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
     player = player_of(request, required=False)
+    await count_read(request)
     query: EventsQuery = decode_query(request.query, EventsQuery)
     game_id = request.match_info["game_id"]
     loaded = await ctx.games.load(game_id)
     ctx.games.check_read(loaded, player)
     out = []
-    # Exactly the log up to the seq just read: not one page of it, and no Redis call
-    # for an `after` at or past the end (a huge one would not even fit Redis's integers).
+    # The log up to the seq just read, one page of it; no Redis call for an `after`
+    # at or past the end (a huge one would not even fit Redis's integers).
+    next_after = None
     if query.after < loaded.seq:
-        for raw in await ctx.games.events(game_id, query.after, loaded.seq - query.after):
+        count = min(query.limit, loaded.seq - query.after)
+        for raw in await ctx.games.events(game_id, query.after, count):
             head = decode_event(raw)
             out.append({"seq": head.seq, "command": head.command, "at": head.at})
-    return json_response({"events": out})
+        if query.after + count < loaded.seq:
+            next_after = query.after + count
+    return json_response({"events": out, "next_after": next_after})
 
 
 # --- operations ---------------------------------------------------------------------------
