@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from aiohttp import web
 
 from service.app import create_app
+from service.connections import AccessLog
 from service.settings import Settings, redact_url
 from service.store.embedded import EmbeddedServer, EmbeddedServerError
 
@@ -33,7 +34,8 @@ async def serve(settings: Settings) -> None:
         settings = dataclasses.replace(settings, redis_url=embedded.url)
     else:
         log.info("store: %s", redact_url(settings.redis_url))
-    runner = web.AppRunner(create_app(settings), handle_signals=False, shutdown_timeout=10.0)
+    runner = web.AppRunner(create_app(settings), handle_signals=False, shutdown_timeout=10.0,
+                           access_log_class=AccessLog)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

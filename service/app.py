@@ -17,7 +17,9 @@ from pathlib import Path
 
 from aiohttp import web
 
+from service.addresses import trusted_networks
 from service.auth import Tokens, load_secret
+from service.connections import close_slow_requests
 from service.clock import Clock
 from service.errors import Handler, error_middleware, json_protocol_errors
 from service.games import GameService
@@ -103,6 +105,8 @@ def create_app(settings: Settings, clock: Clock | None = None,
     from service import daily, rest, ws
 
     json_protocol_errors()
+    close_slow_requests()
+    trusted_networks(settings.trusted_proxies)  # a bad entry fails here, not on the first request
 
     app = web.Application(client_max_size=settings.max_body_bytes,
                           middlewares=[metrics_middleware, error_middleware])
