@@ -23,6 +23,7 @@ log = logging.getLogger("service")
 async def serve(settings: Settings) -> None:
     embedded: EmbeddedServer | None = None
     if not settings.redis_url:
+        settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # when new: its owner's alone
         embedded = EmbeddedServer.from_settings(settings)
         try:
             await embedded.astart()

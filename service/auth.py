@@ -78,7 +78,7 @@ def load_secret(configured: str | None, data_dir: Path) -> bytes:
     path = data_dir / "token_secret"
     if path.exists():
         return path.read_text().strip().encode()
-    data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     secret = secrets.token_urlsafe(32)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as f:
