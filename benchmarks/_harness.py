@@ -110,6 +110,7 @@ def service_processes(redis_url: str, count: int = 1, **env: str) -> Iterator[In
                 port = free_port()
                 proc_env = {**os.environ, "REDIS_URL": redis_url, "SOLITAIRE_PORT": str(port),
                             "SOLITAIRE_DATA_DIR": tmp, "SOLITAIRE_TOKEN_SECRET": "bench-secret-0123456789abcdef",
+                            "SOLITAIRE_DAILY_SECRET": "bench-secret-0123456789abcdef",
                             "SOLITAIRE_LOG_LEVEL": "WARNING", "SOLITAIRE_INSTANCE_ID": f"bench{i}",
                             "PYTHONPATH": str(ROOT), **env}
                 procs.append(subprocess.Popen([sys.executable, "-m", "service"], cwd=ROOT, env=proc_env))

@@ -71,11 +71,11 @@ class Tokens:
         return _b64(digest)
 
 
-def load_secret(configured: str | None, data_dir: Path) -> bytes:
-    """The configured secret, or one generated once and kept in ``data_dir/token_secret``."""
+def load_secret(configured: str | None, data_dir: Path, name: str = "token_secret") -> bytes:
+    """The configured secret, or one generated once and kept in ``data_dir/<name>``."""
     if configured:
         return configured.encode()
-    path = data_dir / "token_secret"
+    path = data_dir / name
     if path.exists():
         return path.read_text().strip().encode()
     data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
