@@ -13,6 +13,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 from aiohttp import web
@@ -54,6 +55,9 @@ class Context:
     extensions: dict[str, object] = field(default_factory=dict)
     # Reads per client address (REST reads of a game and socket hellos).
     read_limiter: Limiter | None = None
+    # Game creation per player and per client address.
+    create_limiter: Limiter | None = None
+    create_address_limiter: Limiter | None = None
     # Open sockets per client address, and watchers (not the owner) per game, here.
     sockets_by_address: dict[str, int] = field(default_factory=dict)
     watchers: dict[str, int] = field(default_factory=dict)
@@ -156,8 +160,14 @@ def _resources(settings: Settings, clock: Clock):  # type: ignore[no-untyped-def
             hub=hub,
             read_limiter=Limiter(RateLimiter(redis), settings.read_rate_per_s, settings.read_burst,
                                  what="reads from this address"),
+            create_limiter=Limiter(RateLimiter(redis), settings.create_rate_per_s, settings.create_burst,
+                                   what="new games by this player"),
+            create_address_limiter=Limiter(RateLimiter(redis), settings.create_per_address_rate_per_s,
+                                           settings.create_per_address_burst,
+                                           what="new games from this address"),
         )
         app[SLOT].ctx = ctx
+        ctx.games.on_final.append(_closed_game(ctx))
         for setup in app[EXTENSIONS]:
             await setup(ctx)
         try:
@@ -169,6 +179,14 @@ def _resources(settings: Settings, clock: Clock):  # type: ignore[no-untyped-def
     return resources
 
 
+
+
+def _closed_game(ctx: Context) -> Callable[[Any], Awaitable[None]]:
+    async def closed(loaded: Any) -> None:  # a won or resigned game no longer counts as open
+        if loaded.game.status.is_final:
+            await ctx.players.closed_game(loaded.owner, loaded.game_id)
+
+    return closed
 
 
 async def _close_sockets(app: web.Application) -> None:

@@ -74,7 +74,7 @@ async def create_player(request: web.Request) -> web.Response:
     await ctx.limiter.check("ip:" + client_address(request))
     player_id = "p_" + secrets.token_urlsafe(12)
     name = ctx.players.validate_name(body.name)
-    await ctx.players.set_name(player_id, name)
+    await ctx.players.set_name(player_id, name, ctx.settings.player_ttl_days * 86_400)
     return json_response({"player_id": player_id, "name": name, "token": ctx.tokens.issue(player_id)}, 201)
 
 
@@ -86,7 +86,7 @@ async def update_player(request: web.Request) -> web.Response:
     body: UpdatePlayer = await body_of(request, UpdatePlayer)
     await ctx.limiter.check(player)
     name = ctx.players.validate_name(body.name)
-    await ctx.players.set_name(player, name)
+    await ctx.players.set_name(player, name, ctx.settings.player_ttl_days * 86_400)
     daily = ctx.extensions.get("daily")
     if daily is not None:  # the copies of the name kept on leaderboards
         await daily.renamed(player, name)  # type: ignore[attr-defined]
@@ -103,7 +103,19 @@ async def create_game(request: web.Request) -> web.Response:
     assert player is not None
     body: CreateGame = await body_of(request, CreateGame)
     await ctx.limiter.check(player)
-    loaded = await ctx.games.create(player, body.variant, body.seed, body.options, body.public)
+    assert ctx.create_limiter is not None and ctx.create_address_limiter is not None
+    await ctx.create_limiter.check("new:" + player)
+    await ctx.create_address_limiter.check("new:ip:" + client_address(request))
+    settings, now = ctx.settings, ctx.clock.time()
+    game_id = "g_" + secrets.token_urlsafe(12)
+    await ctx.players.open_game(player, game_id, now, now + settings.game_ttl_s, settings.open_games_per_player)
+    try:
+        loaded = await ctx.games.create(player, body.variant, body.seed, body.options, body.public,
+                                        game_id=game_id)
+    except BaseException:
+        await ctx.players.closed_game(player, game_id)  # not made after all (a bad variant: 400)
+        raise
+    await ctx.players.touch(player, settings.player_ttl_days * 86_400)
     return json_response({"game_id": loaded.game_id, "state": ctx.games.state(loaded)}, 201)
 
 
