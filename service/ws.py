@@ -349,7 +349,7 @@ class Connection:
             return
         if hello.token is not None:
             try:
-                player = self.ctx.tokens.verify(hello.token)
+                player, expires = self.ctx.tokens.verify_until(hello.token)
             except ApiError as err:
                 self.send(error_message(err))
                 return
@@ -357,6 +357,8 @@ class Connection:
                 self.send(error_message(ApiError("bad_request", "a socket keeps the token of its first "
                                                  "hello: reconnect to change it")))
                 return
+            if self.token_expires is not None:  # a fresher token of the same player renews the socket
+                self.token_expires = max(self.token_expires, expires)
         if hello.since is None:
             self.send(error_message(ApiError("bad_request", "hello on a live socket needs since "
                                              "(the last seq you have)")))

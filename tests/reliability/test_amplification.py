@@ -122,3 +122,20 @@ async def test_a_token_that_expires_on_a_live_socket_commands_nothing_more(
             assert "expired" in messages[0]["error"]["message"]
         ctx_state = await api.request("GET", f"/v1/games/{game_id}/events", token)
         assert ctx_state.status == 401  # REST says the same of the token
+
+
+async def test_a_hello_with_a_fresher_token_of_the_same_player_renews_the_socket(
+        redis_url: str, tmp_path: Path) -> None:
+    clock = FakeClock(datetime(2026, 12, 1, 12, tzinfo=UTC))
+    settings = settings_for_test(redis_url, tmp_path, token_ttl_s=600)
+    async with running_app(settings, clock) as (base, ctx), aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        player, token = await api.player()
+        game_id = (await api.create(token, "gilbert", seed=3))["game_id"]
+        async with socket(session, base, game_id) as sock:
+            await sock.hello(token)
+            clock.advance(300)
+            assert await sock.hello(ctx.tokens.issue(player), since=0) == [{"type": "synced", "seq": 0}]
+            clock.advance(400)  # past the first token's exp, within the second's
+            await sock.command({"type": "draw"}, expected_seq=0)
+            assert [m["type"] for m in await sock.until(lambda m: m["type"] == "ack")] == ["diff", "ack"]
