@@ -47,7 +47,8 @@ def settings_for_test(redis_url: str, data_dir: Path, **overrides: Any) -> Setti
                     read_rate_per_s=10_000.0, read_burst=10_000, create_rate_per_s=10_000.0,
                     create_burst=10_000, create_per_address_rate_per_s=10_000.0,
                     create_per_address_burst=10_000, open_games_per_player=100_000,
-                    ws_per_address=100_000, watchers_per_game=100_000)
+                    ws_per_address=100_000, watchers_per_game=100_000, hello_rate_per_s=10_000.0,
+                    hello_burst=10_000, replay_max_diffs=1_000_000)
     return dataclasses.replace(base, **overrides)
 
 
