@@ -112,7 +112,7 @@ async def create_game(request: web.Request) -> web.Response:
     try:
         loaded = await ctx.games.create(player, body.variant, body.seed, body.options, body.public,
                                         game_id=game_id)
-    except BaseException:
+    except Exception:
         await ctx.players.closed_game(player, game_id)  # not made after all (a bad variant: 400)
         raise
     await ctx.players.touch(player, settings.player_ttl_days * 86_400)
