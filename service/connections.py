@@ -26,7 +26,8 @@ def _timeout_of(handler: web_protocol.RequestHandler) -> float | None:
     app = getattr(getattr(handler._manager, "request_handler", None), "__self__", None)
     if not isinstance(app, web.Application):
         return None
-    ctx = app[SLOT].ctx
+    slot = app.get(SLOT)  # another aiohttp app in this process (a test's) has none
+    ctx = slot.ctx if slot is not None else None
     return ctx.settings.request_header_timeout_s if ctx is not None else None
 
 
