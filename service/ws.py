@@ -46,6 +46,7 @@ class Close(enum.IntEnum):
     INTERNAL_ERROR = 1011
     TRY_AGAIN_LATER = 1013  # too slow, the store is unreachable, or a limit: reconnect (with since)
 
+
 REASON_MAX_BYTES = 123  # a close frame's reason (RFC 6455: 125 bytes of payload, 2 for the code)
 
 
@@ -387,7 +388,6 @@ class Connection:
         self.deliver(seq, event)
         self.send(encode({"type": "ack", "command_id": message.command_id, "seq": seq}))
 
-
     async def _token_expired(self, command_id: str) -> None:
         """The token expired while the socket was open: it commands nothing more (1008)."""
         err = ApiError("unauthorized", "the token has expired: create a player again, then reconnect")
@@ -414,25 +414,28 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         raise ApiError("rate_limited", f"too many open sockets from this address: at most {cap} on this "
                        "server; close one, or retry in 5 s", {"limit": "ws_per_address", "retry_after_s": 5},
                        headers={"Retry-After": "5"})
-    ws = web.WebSocketResponse(compress=False, max_msg_size=ctx.settings.max_ws_message_bytes,
-                               heartbeat=30.0, decode_text=False)
-    await ws.prepare(request)
-    conn = Connection(ctx, ws, request.match_info["game_id"], address)
-    conn.transport = request.transport  # type: ignore[assignment]
-    ctx.sockets.add(ws)
-    ctx.sockets_by_address[address] = ctx.sockets_by_address.get(address, 0) + 1
-    ctx.metrics.ws_connections.inc()
+    # Counted before the upgrade's first await, so concurrent upgrades cannot overshoot.
+    ctx.sockets_by_address[address] = open_here + 1
     try:
-        await conn.run()
+        ws = web.WebSocketResponse(compress=False, max_msg_size=ctx.settings.max_ws_message_bytes,
+                                   heartbeat=30.0, decode_text=False)
+        await ws.prepare(request)
+        conn = Connection(ctx, ws, request.match_info["game_id"], address)
+        conn.transport = request.transport  # type: ignore[assignment]
+        ctx.sockets.add(ws)
+        ctx.metrics.ws_connections.inc()
+        try:
+            await conn.run()
+        finally:
+            conn.unwatch()
+            ctx.sockets.discard(ws)
+            ctx.metrics.ws_connections.dec()
+            if not ws.closed:
+                await ws.close()
     finally:
-        conn.unwatch()
-        ctx.sockets.discard(ws)
         left = ctx.sockets_by_address.get(address, 1) - 1
         if left > 0:
             ctx.sockets_by_address[address] = left
         else:
             ctx.sockets_by_address.pop(address, None)
-        ctx.metrics.ws_connections.dec()
-        if not ws.closed:
-            await ws.close()
     return ws
