@@ -101,9 +101,10 @@ return 1
 """)
 
 # KEYS: the player's open games. ARGV: game_id, now_s, expires_s, cap.
-# Games whose time has passed expired untouched (or were touched since: then they
-# are counted again only when the player opens another one); the set itself lives
-# as long as its last game.
+# A game whose score has passed has expired untouched, or was played since and lives
+# on uncounted (the score is its expiry when it was opened; commands do not update
+# it, to cost them nothing): the cap errs towards letting a player in. The set itself
+# lives as long as its last game.
 _OPEN_GAME = Script("""
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
