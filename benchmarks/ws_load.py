@@ -47,6 +47,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -398,6 +399,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="off: the servers (service and bare) run without uvloop and hiredis")
     parser.add_argument("--workers", type=int, nargs="+", default=[1],
                         help="worker processes per service instance (--workers 1 2: both, in each run)")
+    parser.add_argument("--profile", type=Path, default=None,
+                        help="run the service (one instance, one worker) under cProfile and print its "
+                             "top functions by self time; the statistics are kept in this file")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     PLANS[:] = make_plans(args.plans, args.seed, args.undos)
@@ -421,6 +425,7 @@ def main(argv: list[str] | None = None) -> None:
             for workers in args.workers:
                 def start(workers: int = workers) -> Any:
                     return service_processes(redis_url, args.instances, accel=accel, workers=workers,
+                                             profile=args.profile,
                                              # not what is measured: high enough never to refuse
                                              SOLITAIRE_RATE_LIMIT_PER_S="100000",
                                              SOLITAIRE_RATE_LIMIT_BURST="1000000")
@@ -468,6 +473,11 @@ def main(argv: list[str] | None = None) -> None:
                                    f"{median([r['commands_per_s'] for r in runs]) / median([r['commands_per_s'] for r in one]):.2f}")
     print(f"load average after: {load_average()}")
     print("\n".join(["", "== summary =="] + summary))
+    if args.profile is not None:
+        import pstats
+
+        print(f"\n== service profile ({args.profile}), top 25 by self time ==")
+        pstats.Stats(str(args.profile)).sort_stats("tottime").print_stats(25)
 
 
 if __name__ == "__main__":
