@@ -23,6 +23,7 @@ from protocol.errors import error_body
 from protocol.ws import CommandMessage, Hello, Ping
 from service.errors import ApiError, to_api_error
 from service.games import Loaded, engine_command
+from service.outbox import Outbox
 from service.store.errors import StoreError
 from service.store.fanout import Published, Resync
 
@@ -76,7 +77,7 @@ class Connection:
         self.state = State.HELLO
         self.player: str | None = None
         self.last_seq = 0  # the last diff this client has
-        self.outbox: asyncio.Queue[tuple[int, bytes | None]] = asyncio.Queue(ctx.settings.ws_send_queue)
+        self.outbox: Outbox[tuple[int, bytes | None]] = Outbox(ctx.settings.ws_send_queue)
         self.writer: asyncio.Task[None] | None = None
         self.transport: asyncio.Transport | None = None  # the connection's, to drop it
         self._closer: asyncio.Task[None] | None = None
