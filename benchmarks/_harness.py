@@ -100,19 +100,20 @@ class Instances(list[str]):
 NOACCEL = ROOT / "benchmarks" / "noaccel"
 
 
-def python_path(accel: bool = True) -> str:
+def python_path(accel: bool = True, root: Path = ROOT) -> str:
     """PYTHONPATH for a server process; without ``accel``, uvloop and hiredis are unimportable."""
-    return str(ROOT) if accel else f"{NOACCEL}{os.pathsep}{ROOT}"
+    return str(root) if accel else f"{NOACCEL}{os.pathsep}{root}"
 
 
 @contextlib.contextmanager
 def service_processes(redis_url: str, count: int = 1, accel: bool = True, workers: int = 1,
-                      profile: Path | None = None, **env: str) -> Iterator[Instances]:
+                      profile: Path | None = None, root: Path = ROOT, **env: str) -> Iterator[Instances]:
     """``count`` service processes (``python -m service``, each with ``workers`` worker
     processes) on one store; yields their base URLs (with their ``pids``: the parents; see
     :func:`tree_cpu_s` for the CPU of all of a parent's workers). With ``profile`` (one
     process, one worker) it runs under cProfile (CPU time: ``benchmarks/profiled_service.py``)
-    and writes its statistics there on exit."""
+    and writes its statistics there on exit. ``root``: the checkout whose service runs
+    (another commit's, for before/after figures in one run)."""
     procs: list[subprocess.Popen[bytes]] = []
     urls = Instances()
     urls.pids = []
@@ -123,12 +124,12 @@ def service_processes(redis_url: str, count: int = 1, accel: bool = True, worker
                 proc_env = {**os.environ, "REDIS_URL": redis_url, "SOLITAIRE_PORT": str(port),
                             "SOLITAIRE_DATA_DIR": tmp, "SOLITAIRE_TOKEN_SECRET": "bench-secret-0123456789abcdef",
                             "SOLITAIRE_LOG_LEVEL": "WARNING", "SOLITAIRE_INSTANCE_ID": f"bench{i}",
-                            "SOLITAIRE_WORKERS": str(workers), "PYTHONPATH": python_path(accel), **env}
+                            "SOLITAIRE_WORKERS": str(workers), "PYTHONPATH": python_path(accel, root), **env}
                 command = [sys.executable, "-m", "service"]
                 if profile is not None:
                     command[1:] = [str(ROOT / "benchmarks" / "profiled_service.py")]
                     proc_env["SOLITAIRE_BENCH_PROFILE"] = str(profile)
-                procs.append(subprocess.Popen(command, cwd=ROOT, env=proc_env))
+                procs.append(subprocess.Popen(command, cwd=root, env=proc_env))
                 urls.append(f"http://127.0.0.1:{port}")
                 urls.pids.append(procs[-1].pid)
             for url in urls:

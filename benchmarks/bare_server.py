@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import secrets
 import signal
 from typing import Any
 
@@ -62,12 +63,13 @@ def make_app(redis_url: str) -> web.Application:
     script = client.register_script(LUA)
     slots = asyncio.Semaphore(client.connection_pool.max_connections)
     ids = itertools.count()
+    run = secrets.token_hex(4)  # the store outlives this process: a new game is a new key
 
     async def player(request: web.Request) -> web.Response:
         return web.json_response({"player_id": "p_bare", "token": "bare"})
 
     async def game(request: web.Request) -> web.Response:
-        return web.json_response({"game_id": f"b{next(ids)}"}, status=201)
+        return web.json_response({"game_id": f"{run}-{next(ids)}"}, status=201)
 
     async def socket(request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(compress=False)

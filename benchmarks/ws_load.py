@@ -402,6 +402,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", type=Path, default=None,
                         help="run the service (one instance, one worker) under cProfile and print its "
                              "top functions by self time; the statistics are kept in this file")
+    parser.add_argument("--compare-root", type=Path, default=None,
+                        help="also run the service of this checkout (e.g. a git worktree of an older "
+                             "commit) in each run, for before/after figures taken side by side")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     PLANS[:] = make_plans(args.plans, args.seed, args.undos)
@@ -431,6 +434,11 @@ def main(argv: list[str] | None = None) -> None:
                                              SOLITAIRE_RATE_LIMIT_BURST="1000000")
                 label = f"service x{args.instances}" + (f" ({workers} workers)" if workers != 1 else "")
                 targets.append((label, start))
+        if args.compare_root is not None:
+            def start_other() -> Any:
+                return service_processes(redis_url, args.instances, accel=accel, root=args.compare_root.resolve(),
+                                         SOLITAIRE_RATE_LIMIT_PER_S="100000", SOLITAIRE_RATE_LIMIT_BURST="1000000")
+            targets.append((f"service x{args.instances} of {args.compare_root}", start_other))
         if args.target in ("bare", "both"):
             targets.append(("bare", lambda: bare_server(redis_url, accel=accel)))
         for clients in args.clients:
