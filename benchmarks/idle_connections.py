@@ -32,10 +32,12 @@ import resource
 import sys
 import time
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 from _harness import (
+    ROOT,
     load_average,
     median,
     percentile,
@@ -203,7 +205,7 @@ async def command_all(base: str, games: list[tuple[str, str]]) -> tuple[dict[str
 
 
 def run_once(args: argparse.Namespace, redis_url: str, run: int) -> dict[str, float]:
-    with service_processes(redis_url, 1, SOLITAIRE_RATE_LIMIT_PER_S="100000",
+    with service_processes(redis_url, 1, root=args.root, SOLITAIRE_RATE_LIMIT_PER_S="100000",
                            SOLITAIRE_RATE_LIMIT_BURST="100000", SOLITAIRE_WS_SEND_QUEUE="512") as urls:
         base, pid = urls[0], urls.pids[0]
         games = asyncio.run(make_games(base, args.games))
@@ -298,11 +300,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--cluster", action="store_true", help="a three-master Redis Cluster")
     parser.add_argument("--redis-url", default=None)
+    parser.add_argument("--root", type=Path, default=ROOT,
+                        help="the checkout whose service runs (e.g. a worktree of an older commit)")
     args = parser.parse_args(argv)
+    args.root = args.root.resolve()
     limit = raise_nofile()
     print(f"open-file limit {limit}; load average before: {load_average()} ({os.cpu_count()} cores)",
           flush=True)
-    if limit < args.sockets + 1000:
+    if limit < args.sockets + 300:  # the service's own: its store connections, listener, log
         sys.exit(f"the open-file limit {limit} is too low for {args.sockets} sockets")
     rows = []
     with store(args.redis_url, args.cluster) as redis_url:

@@ -172,3 +172,13 @@ async def test_a_worker_that_dies_is_reported_and_replaced_and_sigterm_stops_the
     log = service.log()
     assert "all workers stopped" in log and "embedded store stopped" in log
     assert log.count("shutting down: closing WebSockets with 1001") == 2
+
+
+def test_a_worker_gets_the_supervisors_settings_through_its_environment() -> None:
+    """Flags given to the supervisor reach its workers as environment variables."""
+    from service.settings import Settings
+
+    given = Settings.from_args(["--port", "9123", "--rate-limit-per-s", "7.5", "--redis-autopipeline", "false",
+                                "--data-dir", "/srv/x", "--workers", "3", "--trusted-proxies", "10.0.0.1"],
+                               environ={})
+    assert Settings.from_env(given.to_env()) == given
