@@ -124,6 +124,9 @@ async def hold(base: str, game_ids: list[str], conn: Any) -> None:
                 break
         synced_in.append(time.perf_counter() - started)
         sockets[i] = ws
+        # Read from now on, as a real client does: the server's heartbeat pings must be
+        # answered within 15 s, and opening all the sockets can take longer than that.
+        readers.append(asyncio.create_task(read(i)))
 
     async def read(i: int) -> None:
         ws = sockets[i]
@@ -138,11 +141,11 @@ async def hold(base: str, game_ids: list[str], conn: Any) -> None:
 
     sockets = [None] * len(game_ids)  # type: ignore[list-item]
     last_seq = [-1] * len(game_ids)
+    readers: list[asyncio.Task[None]] = []
     started = time.perf_counter()
     for start in range(0, len(game_ids), 250):
         await asyncio.gather(*(open_one(i, game_ids[i]) for i in range(start, min(len(game_ids), start + 250))))
     opened_s = time.perf_counter() - started
-    readers = [asyncio.create_task(read(i)) for i in range(len(sockets))]
     conn.send(("synced", len(sockets), opened_s, median(synced_in), percentile(synced_in, 99)))
     loop = asyncio.get_running_loop()
     while True:
