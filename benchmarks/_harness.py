@@ -108,10 +108,23 @@ class Instances(list[str]):
     pids: list[int]
 
 
+NOACCEL = ROOT / "benchmarks" / "noaccel"
+
+
+def python_path(accel: bool = True, root: Path = ROOT) -> str:
+    """PYTHONPATH for a server process; without ``accel``, uvloop and hiredis are unimportable."""
+    return str(root) if accel else f"{NOACCEL}{os.pathsep}{root}"
+
+
 @contextlib.contextmanager
-def service_processes(redis_url: str, count: int = 1, **env: str) -> Iterator[Instances]:
-    """``count`` service processes (``python -m service``) on one store; yields their base
-    URLs (with their ``pids``)."""
+def service_processes(redis_url: str, count: int = 1, accel: bool = True, workers: int = 1,
+                      profile: Path | None = None, root: Path = ROOT, **env: str) -> Iterator[Instances]:
+    """``count`` service processes (``python -m service``, each with ``workers`` worker
+    processes) on one store; yields their base URLs (with their ``pids``: the parents; see
+    :func:`tree_cpu_s` for the CPU of all of a parent's workers). With ``profile`` (one
+    process, one worker) it runs under cProfile (CPU time: ``benchmarks/profiled_service.py``)
+    and writes its statistics there on exit. ``root``: the checkout whose service runs
+    (another commit's, for before/after figures in one run)."""
     procs: list[subprocess.Popen[bytes]] = []
     urls = Instances()
     urls.pids = []
@@ -123,8 +136,13 @@ def service_processes(redis_url: str, count: int = 1, **env: str) -> Iterator[In
                             "SOLITAIRE_DATA_DIR": tmp, "SOLITAIRE_TOKEN_SECRET": "bench-secret-0123456789abcdef",
                             "SOLITAIRE_DAILY_SECRET": "bench-secret-0123456789abcdef",
                             "SOLITAIRE_LOG_LEVEL": "WARNING", "SOLITAIRE_INSTANCE_ID": f"bench{i}",
-                            "PYTHONPATH": str(ROOT), **LIFTED_PER_ADDRESS_LIMITS, **env}
-                procs.append(subprocess.Popen([sys.executable, "-m", "service"], cwd=ROOT, env=proc_env))
+                            "SOLITAIRE_WORKERS": str(workers), "PYTHONPATH": python_path(accel, root),
+                            **LIFTED_PER_ADDRESS_LIMITS, **env}
+                command = [sys.executable, "-m", "service"]
+                if profile is not None:
+                    command[1:] = [str(ROOT / "benchmarks" / "profiled_service.py")]
+                    proc_env["SOLITAIRE_BENCH_PROFILE"] = str(profile)
+                procs.append(subprocess.Popen(command, cwd=root, env=proc_env))
                 urls.append(f"http://127.0.0.1:{port}")
                 urls.pids.append(procs[-1].pid)
             for url in urls:
@@ -157,6 +175,48 @@ def process_cpu_s(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_pids(pid: int) -> list[int]:
+    """``pid`` and all its descendants (now)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        with contextlib.suppress(OSError):
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+    return out
+
+
+def tree_cpu_s(pid: int) -> float:
+    """CPU time of ``pid`` and its live descendants (a supervisor and its workers)."""
+    total = 0.0
+    for p in tree_pids(pid):
+        with contextlib.suppress(OSError):
+            total += process_cpu_s(p)
+    return total
+
+
+@contextlib.contextmanager
+def bare_server(redis_url: str, accel: bool = True) -> Iterator[Instances]:
+    """``benchmarks/bare_server.py`` (the minimal durable path) on a free port."""
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": python_path(accel)}
+    proc = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "bare_server.py"), "--redis-url", redis_url,
+                             "--port", str(port)], cwd=ROOT, env=env)
+    urls = Instances([f"http://127.0.0.1:{port}"])
+    urls.pids = [proc.pid]
+    try:
+        wait_ready_port(port)
+        yield urls
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 def load_average() -> str:

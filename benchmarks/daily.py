@@ -275,7 +275,7 @@ def service_process(redis_url: str) -> Iterator[tuple[str, int]]:
     with tempfile.TemporaryDirectory(prefix="bench-svc-") as tmp:
         env = {**os.environ, "REDIS_URL": redis_url, "SOLITAIRE_PORT": str(port), "SOLITAIRE_DATA_DIR": tmp,
                "SOLITAIRE_TOKEN_SECRET": SECRET, "SOLITAIRE_DAILY_SECRET": SECRET, "SOLITAIRE_LOG_LEVEL": "WARNING",
-               "SOLITAIRE_INSTANCE_ID": "bench-daily", "PYTHONPATH": str(ROOT)}
+               "SOLITAIRE_INSTANCE_ID": "bench-daily", "SOLITAIRE_WORKERS": "1", "PYTHONPATH": str(ROOT)}
         proc = subprocess.Popen([sys.executable, "-m", "service"], cwd=ROOT, env=env)
         try:
             url = f"http://127.0.0.1:{port}"

@@ -32,10 +32,12 @@ import resource
 import sys
 import time
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 from _harness import (
+    ROOT,
     load_average,
     median,
     percentile,
@@ -122,6 +124,9 @@ async def hold(base: str, game_ids: list[str], conn: Any) -> None:
                 break
         synced_in.append(time.perf_counter() - started)
         sockets[i] = ws
+        # Read from now on, as a real client does: the server's heartbeat pings must be
+        # answered within 15 s, and opening all the sockets can take longer than that.
+        readers.append(asyncio.create_task(read(i)))
 
     async def read(i: int) -> None:
         ws = sockets[i]
@@ -136,11 +141,11 @@ async def hold(base: str, game_ids: list[str], conn: Any) -> None:
 
     sockets = [None] * len(game_ids)  # type: ignore[list-item]
     last_seq = [-1] * len(game_ids)
+    readers: list[asyncio.Task[None]] = []
     started = time.perf_counter()
     for start in range(0, len(game_ids), 250):
         await asyncio.gather(*(open_one(i, game_ids[i]) for i in range(start, min(len(game_ids), start + 250))))
     opened_s = time.perf_counter() - started
-    readers = [asyncio.create_task(read(i)) for i in range(len(sockets))]
     conn.send(("synced", len(sockets), opened_s, median(synced_in), percentile(synced_in, 99)))
     loop = asyncio.get_running_loop()
     while True:
@@ -203,7 +208,7 @@ async def command_all(base: str, games: list[tuple[str, str]]) -> tuple[dict[str
 
 
 def run_once(args: argparse.Namespace, redis_url: str, run: int) -> dict[str, float]:
-    with service_processes(redis_url, 1, SOLITAIRE_RATE_LIMIT_PER_S="100000",
+    with service_processes(redis_url, 1, root=args.root, SOLITAIRE_RATE_LIMIT_PER_S="100000",
                            SOLITAIRE_RATE_LIMIT_BURST="100000", SOLITAIRE_WS_SEND_QUEUE="512") as urls:
         base, pid = urls[0], urls.pids[0]
         games = asyncio.run(make_games(base, args.games))
@@ -298,11 +303,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--cluster", action="store_true", help="a three-master Redis Cluster")
     parser.add_argument("--redis-url", default=None)
+    parser.add_argument("--root", type=Path, default=ROOT,
+                        help="the checkout whose service runs (e.g. a worktree of an older commit)")
     args = parser.parse_args(argv)
+    args.root = args.root.resolve()
     limit = raise_nofile()
     print(f"open-file limit {limit}; load average before: {load_average()} ({os.cpu_count()} cores)",
           flush=True)
-    if limit < args.sockets + 1000:
+    if limit < args.sockets + 300:  # the service's own: its store connections, listener, log
         sys.exit(f"the open-file limit {limit} is too low for {args.sockets} sockets")
     rows = []
     with store(args.redis_url, args.cluster) as redis_url:

@@ -5,9 +5,12 @@ Two loads (see benchmarks/README.md for the figures):
 - ``saturation``: N clients, each playing real games with legal moves, each
   sending its next command as soon as the previous one is acknowledged
   (closed loop). Prints commands/s and p50/p99 command-to-ack latency. With
-  ``--target both`` the same loop also runs against a bare aiohttp WebSocket
-  server doing one Redis Lua round trip per message (check seq, RPUSH,
-  PUBLISH): the transport's limit on this machine.
+  ``--target both`` the same clients also drive ``benchmarks/bare_server.py``,
+  the minimal durable path (aiohttp WebSocket, msgspec decode, one ``EVALSHA``
+  through redis-py's default pool: check and bump the seq, RPUSH, PUBLISH;
+  the ack), in each run, on the same store: the ratio is what counts.
+  ``--undos 0.5`` (the default): half the commands are undos.
+  ``--accel off`` runs both servers without uvloop and hiredis.
 - ``players``: N clients each making about one move per second (open loop,
   jittered), each game watched by a second socket (``saturation --watch``
   adds one there too): p50/p99 command-to-ack,
@@ -44,13 +47,16 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import msgspec
-from _harness import load_average, median, percentile, process_cpu_s, service_processes, store
+from _harness import (
+    bare_server, load_average, median, percentile, process_cpu_s, service_processes, store, tree_cpu_s,
+)
 
-from service.engine import DRAW, RESIGN, Game, Move, Status
+from service.engine import DRAW, RESIGN, UNDO, Game, Move, Status
 
 VARIANTS = ("gilbert", "shamrocks", "gate", "caprice")
 MAX_COMMANDS_PER_GAME = 150
@@ -90,9 +96,10 @@ def choose(game: Game, rnd: random.Random) -> Any:
 Plan = tuple[str, int, list[bytes]]  # variant, seed, each command's JSON in order
 
 
-def make_plans(count: int, seed: int) -> list[Plan]:
+def make_plans(count: int, seed: int, undos: float = 0.0) -> list[Plan]:
     """``count`` real games played to their end with :func:`choose`, before the clock starts,
-    so that the clients spend no time on rules while they are measured."""
+    so that the clients spend no time on rules while they are measured. With ``undos``,
+    that share of the commands (when there is a move to undo) is an ``undo``."""
     rnd = random.Random(seed)
     plans = []
     for _ in range(count):
@@ -101,7 +108,10 @@ def make_plans(count: int, seed: int) -> list[Plan]:
         game = Game.deal(variant, game_seed)
         commands = []
         while not game.status.is_final:
-            command = choose(game, rnd)
+            if game.can_undo and game.moves < MAX_COMMANDS_PER_GAME and rnd.random() < undos:
+                command = UNDO
+            else:
+                command = choose(game, rnd)
             commands.append(_encode(command.to_dict()))
             game = game.apply(command)[0]
         plans.append((variant, game_seed, commands))
@@ -318,89 +328,6 @@ async def gather_in_batches(coros: list[Any], batch: int = 50) -> None:
         await asyncio.gather(*coros[i:i + batch])
 
 
-# --- the bare transport baseline --------------------------------------------------------
-
-BARE_LUA = """
-local seq = tonumber(redis.call('HGET', KEYS[1], 'seq') or '0')
-if seq ~= tonumber(ARGV[1]) then return -1 end
-redis.call('RPUSH', KEYS[2], ARGV[2])
-redis.call('HSET', KEYS[1], 'seq', seq + 1)
-redis.call('PUBLISH', KEYS[3], ARGV[2])
-return seq + 1
-"""
-
-
-async def bare_server(redis_url: str, port: int, ready: asyncio.Event, stop: asyncio.Event) -> None:
-    import redis.asyncio as aioredis
-    from aiohttp import web
-
-    client = aioredis.from_url(redis_url, max_connections=2000)
-    script = client.register_script(BARE_LUA)
-
-    async def handler(request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse(compress=False)
-        await ws.prepare(request)
-        key = request.match_info["key"]
-        async for msg in ws:
-            data = _decode(msg.data)
-            seq = await script(keys=[f"b:{{{key}}}:m", f"b:{{{key}}}:e", f"b:{{{key}}}:c"],
-                               args=[data["seq"], msg.data])
-            await ws.send_str(_encode({"type": "ack", "seq": seq}).decode())
-        return ws
-
-    app = web.Application()
-    app.router.add_get("/bare/{key}", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
-    ready.set()
-    await stop.wait()
-    await runner.cleanup()
-    await client.aclose()
-
-
-def bare_server_process(redis_url: str, port: int) -> None:
-    async def main() -> None:
-        ready, stop = asyncio.Event(), asyncio.Event()
-        await bare_server(redis_url, port, ready, stop)
-
-    run_loop(main())
-
-
-async def run_bare(base: str, clients: int, duration: float, warmup: float) -> Stats:
-    stats = Stats()
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
-        stop = asyncio.Event()
-        sockets = []
-        for i in range(clients):
-            sockets.append(await session.ws_connect(f"{base}/bare/k{i}", compress=0))
-
-        async def loop(ws: aiohttp.ClientWebSocketResponse) -> None:
-            seq = 0
-            while not stop.is_set():
-                started = time.perf_counter()
-                await ws.send_str(_encode({"type": "command", "seq": seq, "command_id": f"c{seq}",
-                                           "command": {"type": "draw"}}).decode())
-                reply = _decode((await ws.receive()).data)
-                seq = reply["seq"]
-                if stats.recording:
-                    stats.acks.append(time.perf_counter() - started)
-                    stats.commands += 1
-
-        tasks = [asyncio.create_task(loop(ws)) for ws in sockets]
-        await asyncio.sleep(warmup)
-        stats.recording = True
-        started = time.perf_counter()
-        await asyncio.sleep(duration)
-        stats.recording = False
-        stats.elapsed = time.perf_counter() - started
-        stop.set()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        for ws in sockets:
-            await ws.close()
-    return stats
-
-
 # --- reporting ----------------------------------------------------------------------------
 
 
@@ -466,32 +393,61 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--plans", type=int, default=300,
                         help="distinct games the clients play (planned before measuring)")
+    parser.add_argument("--undos", type=float, default=0.5,
+                        help="share of the planned commands that are undos (of the move before)")
+    parser.add_argument("--accel", choices=("on", "off"), default="on",
+                        help="off: the servers (service and bare) run without uvloop and hiredis")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1],
+                        help="worker processes per service instance (--workers 1 2: both, in each run)")
+    parser.add_argument("--profile", type=Path, default=None,
+                        help="run the service (one instance, one worker) under cProfile and print its "
+                             "top functions by self time; the statistics are kept in this file")
+    parser.add_argument("--compare-root", type=Path, default=None,
+                        help="also run the service of this checkout (e.g. a git worktree of an older "
+                             "commit) in each run, for before/after figures taken side by side")
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    PLANS[:] = make_plans(args.plans, args.seed)
+    PLANS[:] = make_plans(args.plans, args.seed, args.undos)
+    commands = [c for p in PLANS for c in p[2]]
+    undos = sum(1 for c in commands if c == b'{"type":"undo"}')
     print(f"{len(PLANS)} games planned in {time.perf_counter() - started:.1f} s "
-          f"({sum(len(p[2]) for p in PLANS)} commands)", flush=True)
+          f"({len(commands)} commands, {undos / len(commands):.0%} undos)", flush=True)
     if args.cluster and args.target != "service":
         parser.error("--cluster measures the service only (the bare baseline talks to one server)")
+    if args.target != "service" and args.load != "saturation":
+        parser.error("the bare server takes the saturation load only (it has no watchers)")
 
-    import multiprocessing as mp
-
-    from tests.live import free_port
-
+    accel = args.accel == "on"
     store_kind = "3-master cluster" if args.cluster else "one Redis"
-    print(f"load average before: {load_average()} ({os.cpu_count()} cores)", flush=True)
+    print(f"load average before: {load_average()} ({os.cpu_count()} cores); servers with uvloop and hiredis "
+          f"{args.accel}", flush=True)
     summary: list[str] = []
     with store(args.redis_url, args.cluster) as redis_url:
+        targets: list[tuple[str, Callable[[], Any]]] = []
+        if args.target in ("service", "both"):
+            for workers in args.workers:
+                def start(workers: int = workers) -> Any:
+                    return service_processes(redis_url, args.instances, accel=accel, workers=workers,
+                                             profile=args.profile,
+                                             # not what is measured: high enough never to refuse
+                                             SOLITAIRE_RATE_LIMIT_PER_S="100000",
+                                             SOLITAIRE_RATE_LIMIT_BURST="1000000")
+                label = f"service x{args.instances}" + (f" ({workers} workers)" if workers != 1 else "")
+                targets.append((label, start))
+        if args.compare_root is not None:
+            def start_other() -> Any:
+                return service_processes(redis_url, args.instances, accel=accel, root=args.compare_root.resolve(),
+                                         SOLITAIRE_RATE_LIMIT_PER_S="100000", SOLITAIRE_RATE_LIMIT_BURST="1000000")
+            targets.append((f"service x{args.instances} of {args.compare_root}", start_other))
+        if args.target in ("bare", "both"):
+            targets.append(("bare", lambda: bare_server(redis_url, accel=accel)))
         for clients in args.clients:
-            rows: dict[str, list[dict[str, float]]] = {"service": [], "bare": []}
+            rows: dict[str, list[dict[str, float]]] = {label: [] for label, _ in targets}
             for run in range(args.runs):
-                if args.target in ("service", "both"):
-                    with service_processes(redis_url, args.instances,
-                                           # not what is measured: high enough never to refuse
-                                           SOLITAIRE_RATE_LIMIT_PER_S="100000",
-                                           SOLITAIRE_RATE_LIMIT_BURST="1000000") as urls:
+                for label, start in targets:
+                    with start() as urls:
                         def sample(pids: list[int] = urls.pids) -> dict[str, float]:
-                            return {"service": sum(process_cpu_s(pid) for pid in pids),
+                            return {"service": sum(tree_cpu_s(pid) for pid in pids),
                                     "redis": sum(process_cpu_s(pid) for pid in redis_url.pids),
                                     "loadgen": process_cpu_s(os.getpid())}
 
@@ -501,37 +457,36 @@ def main(argv: list[str] | None = None) -> None:
                         else:
                             stats = run_loop(run_players(list(urls), clients, args.duration, args.warmup,
                                                          args.seed + run, args.rate, sample))
-                        rows["service"].append(report(
-                            f"service x{args.instances} on {store_kind}, {clients} clients, run {run + 1}",
-                            stats))
-                if args.target in ("bare", "both"):
-                    port = free_port()
-                    proc = mp.get_context("spawn").Process(target=bare_server_process, args=(redis_url, port),
-                                                           daemon=True)
-                    proc.start()
-                    from _harness import wait_ready_port
-
-                    wait_ready_port(port)
-                    try:
-                        stats = run_loop(run_bare(f"http://127.0.0.1:{port}", clients, args.duration,
-                                                  args.warmup))
-                        rows["bare"].append(report(f"bare transport, {clients} clients, run {run + 1}", stats))
-                    finally:
-                        proc.terminate()
-                        proc.join(10)
-            for target, runs in rows.items():
+                        rows[label].append(report(f"{label} on {store_kind}, {clients} clients, run {run + 1} "
+                                                  f"(load average {load_average()})", stats))
+            for label, runs in rows.items():
                 if runs:
                     keys = runs[0].keys()
                     med = {k: median([r.get(k, float("nan")) for r in runs]) for k in keys}
-                    label = f"service x{args.instances} on {store_kind}" if target == "service" else target
-                    summary.append(f"{args.load} {label} {clients} clients (median of {len(runs)}): "
+                    summary.append(f"{args.load} {label} on {store_kind} {clients} clients (median of {len(runs)}): "
                                    + ", ".join(f"{k} {v:,.2f}" for k, v in med.items()))
-            if rows["service"] and rows["bare"]:
-                ratio = (median([r["commands_per_s"] for r in rows["service"]])
-                         / median([r["commands_per_s"] for r in rows["bare"]]))
-                summary.append(f"  service / bare transport throughput at {clients} clients: {ratio:.2f}")
+            if "bare" in rows and rows["bare"]:
+                bare = median([r["commands_per_s"] for r in rows["bare"]])
+                for label, runs in rows.items():
+                    if label != "bare" and runs:
+                        ratio = median([r["commands_per_s"] for r in runs]) / bare
+                        per_run = ", ".join(f"{s['commands_per_s'] / b['commands_per_s']:.2f}"
+                                            for s, b in zip(runs, rows["bare"]))
+                        summary.append(f"  {label} / bare at {clients} clients, accel {args.accel}: {ratio:.2f} "
+                                       f"(per run: {per_run})")
+            one = rows.get(f"service x{args.instances}")
+            for label, runs in rows.items():
+                if one and "workers)" in label and runs:
+                    summary.append(f"  {label} / 1 worker at {clients} clients: "
+                                   f"{median([r['commands_per_s'] for r in runs]) / median([r['commands_per_s'] for r in one]):.2f}")
     print(f"load average after: {load_average()}")
     print("\n".join(["", "== summary =="] + summary))
+    if args.profile is not None:
+        import pstats
+
+        print(f"\n== service profile ({args.profile}), top 25 by self time ==")
+        pstats.Stats(str(args.profile)).sort_stats("tottime").print_stats(25)
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -16,11 +16,13 @@ from service.app import create_app
 from service.connections import AccessLog
 from service.settings import Settings, redact_url
 from service.store.embedded import EmbeddedServer, EmbeddedServerError
+from service.workers import Supervisor, announce_ready, as_worker, is_worker, reserve_port
 
 log = logging.getLogger("service")
 
 
-async def serve(settings: Settings) -> None:
+async def serve(settings: Settings) -> int:
+    """Run one instance until SIGTERM/SIGINT: one process, or a supervisor of ``workers``."""
     embedded: EmbeddedServer | None = None
     if not settings.redis_url:
         settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # when new: its owner's alone
@@ -33,8 +35,37 @@ async def serve(settings: Settings) -> None:
         log.info("embedded store: %s (%s), data in %s, appendfsync %s", embedded.url,
                  embedded.binary or "valkey-server", settings.data_dir / "redis", settings.appendfsync)
         settings = dataclasses.replace(settings, redis_url=embedded.url)
-    else:
+    elif not is_worker():
         log.info("store: %s", redact_url(settings.redis_url))
+    try:
+        if settings.workers > 1:
+            return await _supervise(settings)
+        await _serve_one(settings)
+        return 0
+    finally:
+        if embedded is not None:
+            await embedded.astop()
+            log.info("embedded store stopped")
+
+
+async def _supervise(settings: Settings) -> int:
+    assert settings.redis_url is not None
+    try:
+        reserved, settings = reserve_port(settings)
+    except OSError as exc:
+        log.error("cannot listen on %s:%d: %s", settings.host, settings.port, exc)
+        return 2
+    supervisor = Supervisor(settings, settings.redis_url)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, supervisor.stopping.set)
+    try:
+        return await supervisor.run()
+    finally:
+        reserved.close()
+
+
+async def _serve_one(settings: Settings) -> None:
     runner = web.AppRunner(create_app(settings), handle_signals=False, shutdown_timeout=10.0,
                            access_log_class=AccessLog)
     stop = asyncio.Event()
@@ -43,17 +74,16 @@ async def serve(settings: Settings) -> None:
         loop.add_signal_handler(sig, stop.set)
     try:
         await runner.setup()
-        site = web.TCPSite(runner, settings.host, settings.port)
+        # A worker shares the port with the others of its instance (service/workers.py).
+        site = web.TCPSite(runner, settings.host, settings.port, reuse_port=is_worker() or None)
         await site.start()
         _tune_garbage_collector()
         log.info("listening on http://%s:%d (instance %s)", settings.host, settings.port, settings.instance_id)
+        announce_ready()
         await stop.wait()
         log.info("shutting down: closing WebSockets with 1001")
     finally:
         await runner.cleanup()
-        if embedded is not None:
-            await embedded.astop()
-            log.info("embedded store stopped")
 
 
 def _tune_garbage_collector() -> None:
@@ -69,6 +99,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = Settings.from_args(argv)
     logging.basicConfig(level=settings.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if settings.workers < 1:
+        raise SystemExit(f"--workers must be at least 1, got {settings.workers}")
+    if is_worker():
+        as_worker()
     try:
         import uvloop
     except ImportError:
@@ -76,9 +110,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     # Outside the except block: a traceback of the service must not be chained to
     # "No module named 'uvloop'".
     if uvloop is None:
-        asyncio.run(serve(settings))
+        code = asyncio.run(serve(settings))
     else:
-        uvloop.run(serve(settings))
+        code = uvloop.run(serve(settings))
+    if code:
+        raise SystemExit(code)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -98,6 +99,9 @@ class Settings:
     ws_per_address: int = 200
     watchers_per_game: int = 200
     instance_id: str = field(default_factory=lambda: os.environ.get("HOSTNAME", "") or f"pid{os.getpid()}")
+    # Worker processes of this instance on one port (SO_REUSEPORT), the embedded
+    # store shared; default: the cores this process may use (service/workers.py).
+    workers: int = field(default_factory=lambda: _default_workers())
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -137,6 +141,30 @@ class Settings:
                 except ValueError as exc:
                     parser.error(str(exc))
         return dataclasses.replace(base, **overrides)  # type: ignore[arg-type]
+
+    def to_env(self) -> dict[str, str]:
+        """These settings as the environment variables :meth:`from_env` reads."""
+        out: dict[str, str] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value is None:
+                continue
+            name = "REDIS_URL" if f.name == "redis_url" else ENV_PREFIX + f.name.upper()
+            out[name] = str(value).lower() if isinstance(value, bool) else str(value)
+        return out
+
+
+def _default_workers() -> int:
+    """The cores this process may use: its CPU affinity, capped by a cgroup v2 CPU quota
+    (a container's CPU limit), rounded up."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, cores)
 
 
 SECRETS = frozenset({"token_secret", "daily_secret"})

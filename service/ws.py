@@ -25,6 +25,7 @@ from service.addresses import client_address
 from service.errors import ApiError, to_api_error
 from service.games import Loaded, engine_command
 from service.ratelimit import Bucket
+from service.outbox import Outbox
 from service.store.errors import StoreError
 from service.store.fanout import Published, Resync
 
@@ -92,7 +93,7 @@ class Connection:
         settings = ctx.settings
         self.hellos = Bucket(settings.hello_rate_per_s, settings.hello_burst, "hellos on this socket")
         self.last_seq = 0  # the last diff this client has
-        self.outbox: asyncio.Queue[tuple[int, bytes | None]] = asyncio.Queue(ctx.settings.ws_send_queue)
+        self.outbox: Outbox[tuple[int, bytes | None]] = Outbox(ctx.settings.ws_send_queue)
         self.writer: asyncio.Task[None] | None = None
         self.transport: asyncio.Transport | None = None  # the connection's, to drop it
         self._closer: asyncio.Task[None] | None = None

@@ -78,7 +78,9 @@ class ServiceProcess:
                     "SOLITAIRE_TOKEN_SECRET": "test-secret-0123456789abcdef",
                     "SOLITAIRE_DAILY_SECRET": "test-daily-secret-0123456789abcdef",
                     "SOLITAIRE_RATE_LIMIT_PER_S": "10000", "SOLITAIRE_RATE_LIMIT_BURST": "10000",
-                    "PYTHONPATH": str(ROOT), **env}
+                    # one process (the tests kill, signal and read the log of this pid);
+                    # tests/service/test_workers.py passes SOLITAIRE_WORKERS=2
+                    "SOLITAIRE_WORKERS": "1", "PYTHONPATH": str(ROOT), **env}
         if redis_url:
             self.env["REDIS_URL"] = redis_url
         else:

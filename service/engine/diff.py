@@ -1,7 +1,8 @@
 """Diffs: the ordered pile operations that turn one public view into the next.
 
 A diff is computed by comparing the piles before and after a command, so
-every command (undo included) gets one by the same means. Operations come in
+every command (undo included) gets one by the same means; only the piles the
+command replaced are compared (:func:`changed_piles`). Operations come in
 the order a client applies them: first what leaves piles (``pop``, ``down``),
 then what arrives (``push``), then cards turning up (``flip``); within each
 phase, the command's source pile, then its destination, then layout order.
@@ -63,18 +64,31 @@ def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     return k
 
 
-def compute_ops(before: Mapping[str, Pile], after: Mapping[str, Pile], order: Iterable[str]) -> list[Op]:
-    """Every operation turning ``before`` into ``after``, piles visited in ``order`` then the rest."""
+def changed_piles(before: Mapping[str, Pile], after: Mapping[str, Pile]) -> list[str]:
+    """The piles of ``after`` (in its order) that are not the very objects of ``before``.
+
+    A command copies the piles' mapping and replaces only the piles it changes, and
+    an undo returns to the mapping before: the piles a command touched are the only
+    ones that can differ, found without comparing any cards."""
+    return [pile_id for pile_id, pile in after.items() if before[pile_id] is not pile]
+
+
+def compute_ops(before: Mapping[str, Pile], after: Mapping[str, Pile], order: Iterable[str],
+                changed: list[str] | None = None) -> list[Op]:
+    """Every operation turning ``before`` into ``after``, piles visited in ``order`` then the rest.
+
+    ``changed``: the piles that may differ (default :func:`changed_piles`); the others
+    are not looked at."""
+    if changed is None:
+        changed = changed_piles(before, after)
+    if not changed:
+        return []
     leave: list[Op] = []
     arrive: list[Op] = []
     turn: list[Op] = []
-    seen: set[str] = set()
-    for pile_id in [*order, *after]:
-        if pile_id in seen:
-            continue
-        seen.add(pile_id)
+    for pile_id in dict.fromkeys([*(k for k in order if k in changed), *changed]):
         a, b = before[pile_id], after[pile_id]
-        if a is b or a == b:
+        if a == b:
             continue
         l_ops, a_ops, t_ops = pile_ops(pile_id, a, b)
         leave += l_ops

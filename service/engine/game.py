@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .commands import DRAW, RESIGN, UNDO, Command, Draw, Move, Resign, Undo, command_from_dict
-from .diff import Op, compute_ops
+from .diff import Op, changed_piles, compute_ops
 from .errors import BadCommand, IllegalCommand
 from .movegen import check_move, legal_moves
 from .piles import Pile
@@ -194,8 +194,14 @@ class Game:
         return self._next(move, Position(piles, move, self.position, False), (move.from_, move.to))
 
     def _next(self, command: Command, position: Position, order: tuple[str, ...] | None) -> tuple[Game, Diff]:
-        ops = compute_ops(self.position.piles, position.piles, order or ())
+        before, after = self.position.piles, position.piles
+        changed = changed_piles(before, after)
+        ops = compute_ops(before, after, order or (), changed)
         game = Game(self.variant, self.seed, position, self.moves + 1, Status.PLAYING)
+        if self._foundation_cards >= 0:  # counted from the piles that changed
+            kind = self.variant.kind
+            game._foundation_cards = self._foundation_cards + sum(
+                len(after[k].up) - len(before[k].up) for k in changed if kind[k] == "foundation")
         if game.foundation_cards == self.variant.total_cards:
             game.status = Status.WON
         elif self.variant.is_lost(position):

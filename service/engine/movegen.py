@@ -95,7 +95,50 @@ def legal_moves(variant: Variant, piles: Mapping[str, Pile], first_only: bool = 
 
 
 def has_legal_move(variant: Variant, piles: Mapping[str, Pile]) -> bool:
-    return bool(legal_moves(variant, piles, first_only=True))
+    """Whether :func:`legal_moves` would find any move (the lost test, after every command).
+
+    The same conditions as :func:`legal_moves`, answered at the first move found,
+    without building the card -> destinations index or any move."""
+    needs: dict[str, list[str]] = {}
+    for spec in variant.foundations:
+        need = foundation_next(spec, piles[spec.id])
+        if need is not None:
+            needs.setdefault(need, []).append(spec.id)
+    accepts = ACCEPTS[variant.tableau_build]
+    cap = variant.tableau_capacity
+    targets: list[tuple[str, frozenset[str]]] = []  # non-empty tableau piles with room: what they take
+    empties = False
+    for spec in variant.tableaux:
+        pile = piles[spec.id]
+        if pile.up:
+            if cap is None or len(pile.up) < cap:
+                targets.append((spec.id, accepts[pile.up[-1]]))
+        elif not pile.down:
+            empties = True
+    returns = variant.foundation_returns
+    to_foundation_from_foundation = "foundation" in returns
+    to_tableau_from_foundation = "tableau" in returns
+    for spec in variant.sources:
+        pile = piles[spec.id]
+        if not pile.up:
+            continue
+        from_foundation = spec.kind == "foundation"
+        for count in movable_counts(variant, spec, pile):
+            c = pile.up[-count]
+            if count == 1 and (not from_foundation or to_foundation_from_foundation):
+                for dest in needs.get(c, ()):
+                    if dest != spec.id:
+                        return True
+            if not from_foundation or to_tableau_from_foundation:
+                for dest, takes in targets:
+                    if c in takes and dest != spec.id:
+                        return True
+                if empties and variant.empty_tableau_refusal(spec.kind, c) is None:
+                    return True
+    if variant.stock_fills_spaces and empties and piles["stock"].down and not piles["waste"].up:
+        if variant.empty_tableau_refusal("stock", "") is None:
+            return True
+    return False
 
 
 # --- checking one move, with the reason -------------------------------------------

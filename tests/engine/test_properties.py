@@ -39,7 +39,7 @@ from service.engine import (
     command_from_dict,
     command_to_dict,
 )
-from service.engine.movegen import check_move
+from service.engine.movegen import check_move, has_legal_move, legal_moves
 
 from .helpers import (
     CONFIGS,
@@ -516,6 +516,16 @@ def test_a_lost_game_accepts_only_undo_and_resign(games):
             )
             with pytest.raises(IllegalCommand):
                 game.apply(DRAW)
+
+
+def test_the_lost_tests_shortcut_agrees_with_the_move_generator(games):
+    """``has_legal_move`` (run after every command) stops at the first move it finds:
+    it says yes exactly when ``legal_moves`` lists a move, before and after every step."""
+    for played, step in _steps(games):
+        for game in (step.before, step.after):
+            piles = game.piles
+            assert has_legal_move(game.variant, piles) == bool(legal_moves(game.variant, piles)), (
+                played.where(step))
 
 
 # --- what each variant keeps true -------------------------------------------------------

@@ -1,0 +1,179 @@
+"""Several worker processes of one instance on one port (``--workers N``).
+
+One Python process uses at most about one core. With ``workers`` above 1,
+``python -m service`` becomes a supervisor: it starts the embedded store once
+(when ``REDIS_URL`` is unset), then ``workers`` children, each a complete
+service process (``python -m service`` with one worker) on the same store and
+the same port (``SO_REUSEPORT``: the kernel spreads new connections over
+them). The first child is started alone and must be listening before the
+others start, so that whatever is generated once into the data folder (the
+token secret) is written by one process only.
+
+- ``SIGTERM``/``SIGINT``: every child gets ``SIGTERM`` (each closes its
+  WebSockets with 1001, as a single process does), then the store stops.
+- A child that exits on its own is reported (its exit code, in the log) and
+  restarted after a second; its sockets were lost with it and reconnect to
+  the others. If children die more than ``3 * workers`` times within a minute
+  the instance gives up: it stops the others and exits with status 1, for
+  the orchestrator to restart (or a person to read the log).
+- Children die with the supervisor (``PR_SET_PDEATHSIG`` on Linux).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import os
+import signal
+import socket
+import sys
+import time
+
+from service.settings import Settings
+
+log = logging.getLogger("service.workers")
+
+WORKER_ENV = "SOLITAIRE_WORKER_OF"  # set in a child: the supervisor's pid (not a setting)
+_READY_FD_ENV = "SOLITAIRE_WORKER_READY_FD"  # set in a child: write one byte there once listening
+_RESTART_DELAY_S = 1.0
+_CRASH_WINDOW_S = 60.0
+
+
+def is_worker() -> bool:
+    return WORKER_ENV in os.environ
+
+
+def as_worker() -> None:
+    """In a child: die with the supervisor."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if str(os.getppid()) != os.environ.get(WORKER_ENV):
+        raise SystemExit("the supervisor is gone")
+
+
+def announce_ready() -> None:
+    """In a child, once listening: tell the supervisor."""
+    fd = os.environ.pop(_READY_FD_ENV, None)
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.write(int(fd), b"1")
+            os.close(int(fd))
+
+
+class Supervisor:
+    """Runs ``settings.workers`` children on one store and one port until told to stop."""
+
+    def __init__(self, settings: Settings, redis_url: str) -> None:
+        self.settings = settings
+        self.redis_url = redis_url
+        self.children: dict[int, asyncio.subprocess.Process] = {}
+        self.stopping = asyncio.Event()
+        self.deaths: list[float] = []
+        self.failed = False
+
+    def _env(self, index: int, ready_fd: int | None) -> dict[str, str]:
+        """The child's settings are the supervisor's (flags included), as environment variables."""
+        child = dataclasses.replace(self.settings, redis_url=self.redis_url, workers=1,
+                                    instance_id=f"{self.settings.instance_id}-w{index}")
+        env = {**os.environ, **child.to_env(), WORKER_ENV: str(os.getpid())}
+        env.pop(_READY_FD_ENV, None)
+        if ready_fd is not None:
+            env[_READY_FD_ENV] = str(ready_fd)
+        return env
+
+    async def _spawn(self, index: int, wait_ready: bool) -> bool:
+        """Start child ``index``; with ``wait_ready``, until it listens (False: it exited first)."""
+        read_fd, write_fd = os.pipe() if wait_ready else (None, None)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "service", env=self._env(index, write_fd),
+                pass_fds=(write_fd,) if write_fd is not None else (),
+                start_new_session=True)  # a terminal's Ctrl-C reaches the supervisor, which stops them
+        finally:
+            if write_fd is not None:
+                os.close(write_fd)
+        self.children[index] = proc
+        log.info("worker %d started (pid %d)", index, proc.pid)
+        if read_fd is None:
+            return True
+        loop = asyncio.get_running_loop()
+        try:
+            got = await loop.run_in_executor(None, os.read, read_fd, 1)
+        finally:
+            os.close(read_fd)
+        return got == b"1"
+
+    async def run(self) -> int:
+        n = self.settings.workers
+        if not await self._spawn(0, wait_ready=True):
+            code = await self.children[0].wait()
+            log.error("worker 0 exited with %s before listening; not starting the others", code)
+            return code or 1
+        ready = await asyncio.gather(*(self._spawn(index, wait_ready=True) for index in range(1, n)))
+        log.info("%d of %d workers listening on http://%s:%d", 1 + sum(ready), n, self.settings.host,
+                 self.settings.port)
+        watchers = [asyncio.create_task(self._watch(i)) for i in range(n)]
+        await self.stopping.wait()
+        await self._stop_children()
+        for task in watchers:
+            task.cancel()
+        await asyncio.gather(*watchers, return_exceptions=True)
+        return 1 if self.failed else 0
+
+    async def _watch(self, index: int) -> None:
+        while not self.stopping.is_set():
+            proc = self.children[index]
+            code = await proc.wait()
+            if self.stopping.is_set():
+                return
+            now = time.monotonic()
+            self.deaths = [t for t in self.deaths if now - t < _CRASH_WINDOW_S] + [now]
+            if len(self.deaths) > 3 * self.settings.workers:
+                log.error("worker %d (pid %d) exited with %s: %d worker exits within %.0f s, "
+                          "stopping the instance", index, proc.pid, code, len(self.deaths), _CRASH_WINDOW_S)
+                self.failed = True
+                self.stopping.set()
+                return
+            log.error("worker %d (pid %d) exited with %s; restarting it in %.0f s (its sockets reconnect "
+                      "to the other workers)", index, proc.pid, code, _RESTART_DELAY_S)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), _RESTART_DELAY_S)
+            if not self.stopping.is_set():
+                await self._spawn(index, wait_ready=False)
+
+    async def _stop_children(self, timeout_s: float = 20.0) -> None:
+        alive = [p for p in self.children.values() if p.returncode is None]
+        for proc in alive:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(asyncio.gather(*(p.wait() for p in alive)), timeout_s)
+        except asyncio.TimeoutError:
+            for proc in alive:
+                if proc.returncode is None:
+                    log.error("worker pid %d did not stop in %.0f s: killed", proc.pid, timeout_s)
+                    with contextlib.suppress(ProcessLookupError):
+                        proc.kill()
+            await asyncio.gather(*(p.wait() for p in alive))
+        log.info("all workers stopped")
+
+
+def reserve_port(settings: Settings) -> tuple[socket.socket, Settings]:
+    """Bind (without listening) the instance's address with SO_REUSEPORT: the workers can
+    bind it too, no other program can take it while the supervisor lives, a port in use
+    fails here, and port 0 becomes one chosen port for every worker."""
+    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        sock.bind((settings.host, settings.port))
+    except OSError:
+        sock.close()
+        raise
+    return sock, dataclasses.replace(settings, port=sock.getsockname()[1])
