@@ -19,6 +19,7 @@ from aiohttp import web
 
 from service.auth import Tokens, load_secret
 from service.clock import Clock
+from service.deadline import deadline_middleware
 from service.errors import Handler, error_middleware, json_protocol_errors
 from service.games import GameService
 from service.metrics import Metrics
@@ -100,7 +101,8 @@ def create_app(settings: Settings, clock: Clock | None = None,
     json_protocol_errors()
 
     app = web.Application(client_max_size=settings.max_body_bytes,
-                          middlewares=[metrics_middleware, error_middleware])
+                          middlewares=[metrics_middleware, error_middleware,
+                                       deadline_middleware(settings.request_deadline_s)])
     app[SLOT] = Slot()
     app[EXTENSIONS] = [*extensions, daily.setup]
     app.add_routes(rest.routes)

@@ -21,6 +21,7 @@ from aiohttp import WSMsgType, web
 from protocol.codec import decode_client_message, encode
 from protocol.errors import error_body
 from protocol.ws import CommandMessage, Hello, Ping
+from service.deadline import deadline
 from service.errors import ApiError, to_api_error
 from service.games import Loaded, engine_command
 from service.store.errors import StoreError
@@ -175,7 +176,8 @@ class Connection:
         try:
             # An empty token is a bad token (401), not a watcher's missing one.
             self.player = ctx.tokens.verify(hello.token) if hello.token is not None else None
-            loaded = await ctx.games.load(self.game_id)
+            async with deadline(ctx.settings.request_deadline_s):
+                loaded = await ctx.games.load(self.game_id)
             ctx.games.check_read(loaded, self.player)
         except Exception as exc:  # noqa: BLE001
             await self._refuse(exc)
@@ -300,9 +302,11 @@ class Connection:
         try:
             if self.player is None:
                 raise ApiError("unauthorized", "this socket has no token: send hello with the owner's token")
-            await ctx.limiter.check(self.player)
-            seq, event = await ctx.games.command(self.game_id, self.player, engine_command(message.command),
-                                                 message.expected_seq, message.command_id)
+            async with deadline(ctx.settings.request_deadline_s, write=True):
+                await ctx.limiter.check(self.player)
+                seq, event = await ctx.games.command(self.game_id, self.player,
+                                                     engine_command(message.command),
+                                                     message.expected_seq, message.command_id)
         except Exception as exc:  # noqa: BLE001 - every failure goes back as an error message
             err = to_api_error(exc)
             if err is None:
