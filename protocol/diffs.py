@@ -8,7 +8,7 @@ import msgspec
 from msgspec import Meta
 
 from .commands import Command
-from .fields import Card, Count, Options, PileId, Seed, Seq, Status, Timestamp, VariantId
+from .fields import Card, Count, EventHash, Options, PileId, Seed, Seq, Status, Timestamp, VariantId
 
 # Structs sent by the server do not forbid unknown fields: a client built
 # against this version must keep working when the server adds a field.
@@ -73,6 +73,7 @@ class Diff(msgspec.Struct):
     ops: list[Op]
     status: Status
     stats: Stats
+    hash: EventHash | None = None
 
 
 class GameState(msgspec.Struct):

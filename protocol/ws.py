@@ -9,7 +9,7 @@ import msgspec
 from .commands import Command
 from .diffs import Diff, GameState, Op, Stats
 from .errors import ErrorInfo
-from .fields import CommandId, Seq, Status
+from .fields import CommandId, EventHash, Seq, Status
 
 # The first client message must arrive within this time.
 HELLO_TIMEOUT_S: Final = 5.0
@@ -79,6 +79,7 @@ class DiffMessage(BaseServerMessage, tag="diff"):
     ops: list[Op]
     status: Status
     stats: Stats
+    hash: EventHash | None = None
 
 
 class Ack(BaseServerMessage, tag="ack"):
@@ -105,7 +106,8 @@ ServerMessage: TypeAlias = Snapshot | Synced | DiffMessage | Ack | ErrorMessage 
 def diff_message(diff: Diff) -> DiffMessage:
     """The WebSocket form of a diff (the same fields, plus ``"type": "diff"``)."""
     return DiffMessage(
-        seq=diff.seq, command=diff.command, ops=diff.ops, status=diff.status, stats=diff.stats
+        seq=diff.seq, command=diff.command, ops=diff.ops, status=diff.status, stats=diff.stats,
+        hash=diff.hash,
     )
 
 
@@ -117,4 +119,5 @@ def diff_of(message: DiffMessage) -> Diff:
         ops=message.ops,
         status=message.status,
         stats=message.stats,
+        hash=message.hash,
     )

@@ -40,6 +40,7 @@ from redis.backoff import ExponentialWithJitterBackoff
 
 from service.settings import Settings
 from service.store import keys
+from service.store.durability import Durability
 from service.store.errors import StoreError, StoreUnavailable
 from service.store.pipeline import AutoPipeline
 
@@ -219,6 +220,20 @@ class RedisConn:
         # its first commands run concurrently: the first caller initializes it alone.
         self._cluster_ready = False
         self._cluster_init = asyncio.Lock()
+        self.durability = Durability(self, settings.durability, settings.redis_timeout_s)
+
+    async def durable(self, slot_key: str) -> None:
+        """Wait until the writes answered so far to ``slot_key``'s slot are as durable as
+        ``settings.durability`` asks (see durability.py); StoreUnavailable if not."""
+        if self.durability.need is None:
+            return
+        try:
+            await self.durability.wait(slot_key)
+        except REDIS_ERRORS as exc:
+            err = translate(exc)
+            if isinstance(err, StoreUnavailable):
+                err.sent = True
+            raise err from exc
 
     async def execute(self, *args: Any) -> Any:
         """One command (``await conn.execute("LRANGE", key, 0, -1)``), failures translated."""
@@ -300,4 +315,5 @@ class RedisConn:
         if self._closed:
             return
         self._closed = True
+        await self.durability.aclose()
         await self.client.aclose()

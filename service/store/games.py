@@ -11,8 +11,10 @@ also publishes ``b"<seq> <event>"`` on the game's channel from inside the
 script: a reader never sees an event in the log that was not published, nor
 a published event that is not in the log.
 
-Durability: a command is acknowledged when the append script returns. Redis
-has it in memory and in its append-only file buffer. Under ``appendfsync
+Durability: a command is acknowledged when the append script returns and, unless
+``settings.durability`` is ``memory``, once the store has fsynced it (``local``) or
+also passed it to a replica (``replicated``): see durability.py. With ``memory``,
+Redis has it in memory and in its append-only file buffer. Under ``appendfsync
 everysec`` (the default) a crash of the machine or its OS may lose up to about
 two seconds of acknowledged commands, and so may a killed Redis process when
 the disk is slow (Redis postpones the AOF write while an earlier fsync runs,
@@ -208,6 +210,7 @@ class Games:
         created = await self.redis.run(_CREATE, [keys.game_meta(game_id)], args)
         if not created:
             raise GameExists(game_id)
+        await self.redis.durable(keys.game_meta(game_id))
 
     async def load(self, game_id: str) -> LoadedGame:
         """Meta, latest snapshot and the events after it, in one round trip.
@@ -278,6 +281,10 @@ class Games:
             exc.sent = True  # the script may have run: the outcome is unknown
             raise
         code = int(reply[0])
+        if code in (0, 2):
+            # Acknowledged only once durable; a duplicate too (its first application's
+            # wait may have failed, and the client is about to be told it happened).
+            await self.redis.durable(keys.game_meta(game_id))
         if code == 0:
             return int(reply[1])
         if code == 1:
