@@ -27,6 +27,7 @@ from service.engine import (
     MAX_SEED, RULES_VERSION, Command, Game, IllegalCommand, Move, Status, command_from_dict,
 )
 from service.errors import ApiError, to_api_error
+from service.eventhash import START, event_hash
 from service.metrics import Metrics
 from service.settings import Settings
 from service.store.errors import Conflict, Duplicate, NotFound
@@ -44,6 +45,7 @@ class _EventHead(msgspec.Struct):
     seq: int
     command: dict[str, Any]
     at: str
+    hash: str | None = None  # None: stored before events had hashes
 
 
 _event_head = msgspec.json.Decoder(_EventHead)
@@ -80,6 +82,7 @@ class Loaded:
     started_at: datetime | None = None  # the first command
     finished_at: datetime | None = None  # the command that made it won or resigned
     last_at: datetime | None = None  # the latest command
+    hash: str = START  # the hash of the event at seq (START at seq 0): see eventhash.py
 
     @property
     def owner(self) -> str:
@@ -138,7 +141,8 @@ class GameService:
             game = game.apply(decode_event(raw).command)[0]
         extra = meta.extra
         loaded = Loaded(game_id, meta, game, meta.seq, _time(extra.get("started_at")),
-                        _time(extra.get("finished_at")), _time(extra.get("last_at")))
+                        _time(extra.get("finished_at")), _time(extra.get("last_at")),
+                        extra.get("hash", START))
         self._remember(loaded)
         return loaded
 
@@ -312,8 +316,11 @@ class GameService:
         final = game.status.is_final
         if final:
             updates["finished_at"] = now
-        nxt = Loaded(loaded.game_id, loaded.meta, game, seq, started, when if final else None, when)
-        event = encode({"type": "diff", "seq": seq, "command": diff.command.to_dict(), "ops": diff.ops,
+        command_dict = diff.command.to_dict()
+        digest = event_hash(loaded.hash, seq, encode(command_dict), now)
+        updates["hash"] = digest
+        nxt = Loaded(loaded.game_id, loaded.meta, game, seq, started, when if final else None, when, digest)
+        event = encode({"type": "diff", "seq": seq, "hash": digest, "command": command_dict, "ops": diff.ops,
                         "status": diff.status.value, "stats": self.stats(nxt), "at": now})
         snapshot = None
         every = self.settings.snapshot_every

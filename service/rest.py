@@ -153,7 +153,7 @@ async def get_events(request: web.Request) -> web.Response:
     if query.after < loaded.seq:
         for raw in await ctx.games.events(game_id, query.after, loaded.seq - query.after):
             head = decode_event(raw)
-            out.append({"seq": head.seq, "command": head.command, "at": head.at})
+            out.append({"seq": head.seq, "command": head.command, "at": head.at, "hash": head.hash})
     return json_response({"events": out})
 
 
