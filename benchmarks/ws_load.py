@@ -463,6 +463,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rate", type=float, default=1.0, help="players: moves per second per client")
     parser.add_argument("--watch", action="store_true",
                         help="saturation: each game also watched by a second socket (players always are)")
+    parser.add_argument("--durability", choices=("memory", "local", "replicated"), default="local",
+                        help="the service's --durability; local and replicated run the store with "
+                             "appendfsync always (as the embedded store does), replicated needs --cluster")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--plans", type=int, default=300,
                         help="distinct games the clients play (planned before measuring)")
@@ -478,10 +481,15 @@ def main(argv: list[str] | None = None) -> None:
 
     from tests.live import free_port
 
-    store_kind = "3-master cluster" if args.cluster else "one Redis"
+    if args.durability == "replicated" and not (args.cluster or args.redis_url):
+        parser.error("--durability replicated needs replicas: add --cluster")
+    fsync = "everysec" if args.durability == "memory" else "always"
+    replicas = 1 if args.durability == "replicated" else 0
+    store_kind = (f"3-master cluster{' + 3 replicas' if replicas else ''}" if args.cluster
+                  else "one Redis") + f", appendfsync {fsync}, durability {args.durability}"
     print(f"load average before: {load_average()} ({os.cpu_count()} cores)", flush=True)
     summary: list[str] = []
-    with store(args.redis_url, args.cluster) as redis_url:
+    with store(args.redis_url, args.cluster, appendfsync=fsync, replicas=replicas) as redis_url:
         for clients in args.clients:
             rows: dict[str, list[dict[str, float]]] = {"service": [], "bare": []}
             for run in range(args.runs):
@@ -489,7 +497,8 @@ def main(argv: list[str] | None = None) -> None:
                     with service_processes(redis_url, args.instances,
                                            # not what is measured: high enough never to refuse
                                            SOLITAIRE_RATE_LIMIT_PER_S="100000",
-                                           SOLITAIRE_RATE_LIMIT_BURST="1000000") as urls:
+                                           SOLITAIRE_RATE_LIMIT_BURST="1000000",
+                                           SOLITAIRE_DURABILITY=args.durability) as urls:
                         def sample(pids: list[int] = urls.pids) -> dict[str, float]:
                             return {"service": sum(process_cpu_s(pid) for pid in pids),
                                     "redis": sum(process_cpu_s(pid) for pid in redis_url.pids),

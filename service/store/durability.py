@@ -62,7 +62,8 @@ class Durability:
         self.need = LEVELS[self.level]
 
     async def wait(self, slot_key: str) -> None:
-        """Return once every write the store answered before this call is durable;
+        """``slot_key``: a marker key in the slot of the writes to cover (it is written).
+        Return once every write the store answered before this call is durable;
         raise StoreUnavailable (``sent``: the write happened, its durability is unknown)."""
         if self.need is None:
             return
@@ -113,7 +114,7 @@ class Durability:
     async def _sync(self, slot_key: str) -> None:
         assert self.need is not None
         numlocal, numreplicas = self.need
-        marker = "dur:" + slot_key  # same hash tag, same slot
+        marker = slot_key  # the caller's marker key, in the slot of the writes it covers
         timeout_ms = max(1, int(self.timeout_s * 1000 * 0.8))
         set_args = ("SET", marker, "1", "PX", MARKER_TTL_MS)
         wait_args = ("WAITAOF", numlocal, numreplicas, timeout_ms)

@@ -210,7 +210,7 @@ class Games:
         created = await self.redis.run(_CREATE, [keys.game_meta(game_id)], args)
         if not created:
             raise GameExists(game_id)
-        await self.redis.durable(keys.game_meta(game_id))
+        await self.redis.durable(keys.game_durable(game_id))
 
     async def load(self, game_id: str) -> LoadedGame:
         """Meta, latest snapshot and the events after it, in one round trip.
@@ -284,7 +284,7 @@ class Games:
         if code in (0, 2):
             # Acknowledged only once durable; a duplicate too (its first application's
             # wait may have failed, and the client is about to be told it happened).
-            await self.redis.durable(keys.game_meta(game_id))
+            await self.redis.durable(keys.game_durable(game_id))
         if code == 0:
             return int(reply[1])
         if code == 1:

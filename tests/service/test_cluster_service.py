@@ -408,7 +408,7 @@ async def test_every_variant_plays_through_both_instances_and_every_socket_gets_
                         slots = {int(client.execute_command("CLUSTER", "KEYSLOT", k)) for k in found}
                     assert not found if i != game.node else len(slots) == 1, (game.game_id, i, found)
                     names |= found
-                expected = {k.encode() for k in keys.game_keys(game.game_id)}
+                expected = {k.encode() for k in (*keys.game_keys(game.game_id), keys.game_durable(game.game_id))}
                 assert names <= expected and keys.game_meta(game.game_id).encode() in names
                 assert keys.game_events(game.game_id).encode() in names
         finally:
