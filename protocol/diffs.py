@@ -64,7 +64,7 @@ class Stats(msgspec.Struct):
     duration_ms: Count
 
 
-class Diff(msgspec.Struct):
+class Diff(msgspec.Struct, omit_defaults=True):
     """What one applied command changed: apply `ops` in order, then take `seq`, `status`
     and `stats` from here."""
 

@@ -71,7 +71,7 @@ class Synced(BaseServerMessage, tag="synced"):
     seq: Seq
 
 
-class DiffMessage(BaseServerMessage, tag="diff"):
+class DiffMessage(BaseServerMessage, tag="diff", omit_defaults=True):
     """One applied command, sent to every connected client of the game in seq order."""
 
     seq: Seq
