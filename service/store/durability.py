@@ -4,8 +4,10 @@ as durably as ``settings.durability`` asks.
 - ``memory``: when the script returned (in the store's memory; a crash of the
   store, or a failover to a replica that had not received it, may lose it);
 - ``local``: also fsynced to the store's append-only file (``WAITAOF 1 0``);
-- ``replicated``: also fsynced on the master and received by at least one
-  replica (``WAITAOF 1 1``): a failover keeps it.
+- ``replicated``: also received by at least one replica (``WAITAOF 1 0`` then
+  ``WAIT 1``): a failover to that replica keeps it. (Not ``WAITAOF 1 1``, which
+  also waits for the replica's own fsync: a replica reports that offset when
+  asked *before* its fsync, then only once a second, so every wait took ~1 s.)
 
 ``WAITAOF`` waits for the writes *of its own connection*, and a pooled client
 sends a command on any connection. So a wait writes a small marker key in the
@@ -32,6 +34,7 @@ from service.store.errors import StoreUnavailable
 
 logger = logging.getLogger(__name__)
 
+# level -> (local fsyncs, replicas that must have the write)
 LEVELS: dict[str, tuple[int, int] | None] = {"memory": None, "local": (1, 0), "replicated": (1, 1)}
 MARKER_TTL_MS = 60_000
 
@@ -116,12 +119,14 @@ class Durability:
         numlocal, numreplicas = self.need
         marker = slot_key  # the caller's marker key, in the slot of the writes it covers
         timeout_ms = max(1, int(self.timeout_s * 1000 * 0.8))
-        set_args = ("SET", marker, "1", "PX", MARKER_TTL_MS)
-        wait_args = ("WAITAOF", numlocal, numreplicas, timeout_ms)
+        calls: list[tuple[Any, ...]] = [("SET", marker, "1", "PX", MARKER_TTL_MS),
+                                        ("WAITAOF", numlocal, 0, timeout_ms)]
+        if numreplicas:
+            calls.append(("WAIT", numreplicas, timeout_ms))
         client = self.conn.client
         if isinstance(client, RedisCluster):
             node = client.get_node_from_key(slot_key)
-            commands = [PipelineCommand(0, *set_args), PipelineCommand(1, *wait_args)]
+            commands = [PipelineCommand(i, *args) for i, args in enumerate(calls)]
             limit: asyncio.Semaphore | None = self.conn._limit  # the pool's size holds here too
             if limit is not None:
                 await limit.acquire()
@@ -133,13 +138,14 @@ class Durability:
             for command in commands:
                 if isinstance(command.result, BaseException):
                     raise command.result
-            reply = commands[1].result
+            replies = [command.result for command in commands]
         else:
             pipe = client.pipeline(transaction=False)
-            pipe.execute_command(*set_args)
-            pipe.execute_command(*wait_args)
-            reply = (await pipe.execute())[1]
-        local, replicas = int(reply[0]), int(reply[1])
+            for args in calls:
+                pipe.execute_command(*args)
+            replies = await pipe.execute()
+        local = int(replies[1][0])
+        replicas = int(replies[2]) if numreplicas else 0
         if local < numlocal or replicas < numreplicas:
             raise StoreUnavailable(
                 f"the store did not confirm the write as {self.level} within {timeout_ms} ms "
