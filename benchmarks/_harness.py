@@ -92,6 +92,17 @@ def _store(url: str, pids: list[int]) -> Store:
     return out
 
 
+# Every benchmark client comes from 127.0.0.1: the per-address limits (and the
+# per-player creation limits) would measure the limits, not the service.
+LIFTED_PER_ADDRESS_LIMITS = {
+    "SOLITAIRE_READ_RATE_PER_S": "1000000", "SOLITAIRE_READ_BURST": "1000000",
+    "SOLITAIRE_CREATE_RATE_PER_S": "1000000", "SOLITAIRE_CREATE_BURST": "1000000",
+    "SOLITAIRE_CREATE_PER_ADDRESS_RATE_PER_S": "1000000", "SOLITAIRE_CREATE_PER_ADDRESS_BURST": "1000000",
+    "SOLITAIRE_OPEN_GAMES_PER_PLAYER": "1000000", "SOLITAIRE_WS_PER_ADDRESS": "1000000",
+    "SOLITAIRE_WATCHERS_PER_GAME": "1000000",
+}
+
+
 class Instances(list[str]):
     """The base URLs of service processes, and ``pids`` (in the same order)."""
 
@@ -111,8 +122,9 @@ def service_processes(redis_url: str, count: int = 1, **env: str) -> Iterator[In
                 port = free_port()
                 proc_env = {**os.environ, "REDIS_URL": redis_url, "SOLITAIRE_PORT": str(port),
                             "SOLITAIRE_DATA_DIR": tmp, "SOLITAIRE_TOKEN_SECRET": "bench-secret-0123456789abcdef",
+                            "SOLITAIRE_DAILY_SECRET": "bench-secret-0123456789abcdef",
                             "SOLITAIRE_LOG_LEVEL": "WARNING", "SOLITAIRE_INSTANCE_ID": f"bench{i}",
-                            "PYTHONPATH": str(ROOT), **env}
+                            "PYTHONPATH": str(ROOT), **LIFTED_PER_ADDRESS_LIMITS, **env}
                 procs.append(subprocess.Popen([sys.executable, "-m", "service"], cwd=ROOT, env=proc_env))
                 urls.append(f"http://127.0.0.1:{port}")
                 urls.pids.append(procs[-1].pid)

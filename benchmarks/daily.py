@@ -274,7 +274,7 @@ def service_process(redis_url: str) -> Iterator[tuple[str, int]]:
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="bench-svc-") as tmp:
         env = {**os.environ, "REDIS_URL": redis_url, "SOLITAIRE_PORT": str(port), "SOLITAIRE_DATA_DIR": tmp,
-               "SOLITAIRE_TOKEN_SECRET": SECRET, "SOLITAIRE_LOG_LEVEL": "WARNING",
+               "SOLITAIRE_TOKEN_SECRET": SECRET, "SOLITAIRE_DAILY_SECRET": SECRET, "SOLITAIRE_LOG_LEVEL": "WARNING",
                "SOLITAIRE_INSTANCE_ID": "bench-daily", "PYTHONPATH": str(ROOT)}
         proc = subprocess.Popen([sys.executable, "-m", "service"], cwd=ROOT, env=env)
         try:

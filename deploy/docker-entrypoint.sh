@@ -9,6 +9,8 @@
 #
 # SOLITAIRE_TOKEN_SECRET_FILE=<path> reads the secret from a file (a compose or
 # Docker secret under /run/secrets/); SOLITAIRE_TOKEN_SECRET wins if both are set.
+# The daily challenges' secret likewise (SOLITAIRE_DAILY_SECRET[_FILE]): each
+# instance generating its own would deal each instance its own daily deals.
 set -eu
 
 die() {
@@ -32,6 +34,13 @@ if [ "$is_service" = yes ]; then
         export SOLITAIRE_TOKEN_SECRET
     fi
     unset SOLITAIRE_TOKEN_SECRET_FILE
+    if [ -z "${SOLITAIRE_DAILY_SECRET:-}" ] && [ -n "${SOLITAIRE_DAILY_SECRET_FILE:-}" ]; then
+        [ -r "$SOLITAIRE_DAILY_SECRET_FILE" ] \
+            || die "SOLITAIRE_DAILY_SECRET_FILE=$SOLITAIRE_DAILY_SECRET_FILE cannot be read"
+        SOLITAIRE_DAILY_SECRET="$(cat "$SOLITAIRE_DAILY_SECRET_FILE")"
+        export SOLITAIRE_DAILY_SECRET
+    fi
+    unset SOLITAIRE_DAILY_SECRET_FILE
 
     [ -n "${REDIS_URL:-}" ] \
         || die "REDIS_URL is required in a container (redis://host:6379/0, or a comma-separated list of cluster nodes)"
@@ -42,6 +51,13 @@ if [ "$is_service" = yes ]; then
     esac
     [ "${#SOLITAIRE_TOKEN_SECRET}" -ge 32 ] \
         || die "SOLITAIRE_TOKEN_SECRET is shorter than 32 characters; generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+    [ -n "${SOLITAIRE_DAILY_SECRET:-}" ] \
+        || die "SOLITAIRE_DAILY_SECRET (or SOLITAIRE_DAILY_SECRET_FILE) is required: the same secret on every instance, apart from the token secret"
+    case "$SOLITAIRE_DAILY_SECRET" in
+        *REPLACE_ME*) die "SOLITAIRE_DAILY_SECRET is still the placeholder of deploy/k8s/token-secret.example.yaml" ;;
+    esac
+    [ "${#SOLITAIRE_DAILY_SECRET}" -ge 32 ] \
+        || die "SOLITAIRE_DAILY_SECRET is shorter than 32 characters; generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
 fi
 
 exec "$@"

@@ -34,9 +34,24 @@ def encode(obj: Any) -> bytes:
     return _encoder.encode(obj)
 
 
+class TooDeep(msgspec.DecodeError):
+    """JSON nested deeper than the decoder's recursion limit (a bad message, not a crash)."""
+
+
+def _shallow(decoder: msgspec.json.Decoder[Any], data: bytes | str) -> Any:
+    # A message nested thousands deep (in a field skipped before the union's tag is
+    # seen) exhausts the C decoder's recursion limit: RecursionError is not a
+    # DecodeError, and would escape every caller's handling of bad input.
+    try:
+        return decoder.decode(data)
+    except RecursionError:
+        raise TooDeep("JSON nested too deeply") from None
+
+
 def decode_client_message(data: bytes | str) -> ClientMessage:
     """Decode a WebSocket message from a client: ``hello``, ``command`` or ``ping``."""
-    return _client_message.decode(data)
+    result: ClientMessage = _shallow(_client_message, data)
+    return result
 
 
 def decode_server_message(data: bytes | str) -> ServerMessage:
@@ -46,7 +61,8 @@ def decode_server_message(data: bytes | str) -> ServerMessage:
 
 def decode_command_request(data: bytes | str) -> CommandRequest:
     """Decode the body of ``POST /v1/games/{id}/commands``."""
-    return _command_request.decode(data)
+    result: CommandRequest = _shallow(_command_request, data)
+    return result
 
 
 def decode_command(data: bytes | str) -> Command:
@@ -74,7 +90,7 @@ def decode(data: bytes | str, type_: type[T]) -> T:
     decoder = _decoders.get(type_)
     if decoder is None:
         decoder = _decoders[type_] = msgspec.json.Decoder(type_)
-    result: T = decoder.decode(data)
+    result: T = _shallow(decoder, data)
     return result
 
 

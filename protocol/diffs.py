@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, TypeAlias
+from typing import Annotated, Literal, TypeAlias
 
 import msgspec
 from msgspec import Meta
@@ -64,15 +64,18 @@ class Stats(msgspec.Struct):
     duration_ms: Count
 
 
-class Diff(msgspec.Struct, omit_defaults=True):
+class Diff(msgspec.Struct):
     """What one applied command changed: apply `ops` in order, then take `seq`, `status`
-    and `stats` from here."""
+    and `stats` from here. As the server sends it (the stored event), it also carries
+    `type` (always `diff`, as on the WebSocket) and `at`, the server time of the command."""
 
     seq: Seq
     command: Command
     ops: list[Op]
     status: Status
     stats: Stats
+    type: Literal["diff"] = "diff"
+    at: Timestamp | None = None
     hash: EventHash | None = None
 
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Final, Literal, TypeAlias, get_args
+from typing import Annotated, Any, Final, Literal, TypeAlias, TypedDict, get_args
 
 import msgspec
+from msgspec import Meta
+
+from .fields import Date, Seq, Timestamp
 
 ErrorCode: TypeAlias = Literal[
     "bad_request",
@@ -39,12 +42,69 @@ HTTP_STATUS: Final[Mapping[ErrorCode, int]] = MappingProxyType(
 PAYLOAD_TOO_LARGE: Final = 413
 
 
+class ErrorDetails(TypedDict, total=False):
+    """The members ``details`` may hold, each only where it applies. A server may add
+    others: clients read the ones they know and ignore the rest."""
+
+    seq: Annotated[
+        Seq,
+        Meta(description="409 and 422 on a command: the game's seq when it was refused."),
+    ]
+    expected_seq: Annotated[Seq, Meta(description="409: the `expected_seq` that was sent.")]
+    since: Annotated[
+        Seq, Meta(description="400 on a `hello`: the `since` beyond the game's seq.")
+    ]
+    rule: Annotated[
+        str,
+        Meta(
+            description="422: a short stable name of the rule that refuses the command.",
+            examples=["empty_tableau", "foundation_order", "game_over"],
+        ),
+    ]
+    retry_after_s: Annotated[
+        int, Meta(ge=1, description="429: seconds to wait, as in the Retry-After header.")
+    ]
+    limit: Annotated[
+        str,
+        Meta(description="429: the name of the limit that was hit (its setting's name)."),
+    ]
+    outcome: Annotated[
+        Literal["unknown"],
+        Meta(
+            description="503 after a command reached the store: it may or may not have "
+            "been applied; send it again with the same `command_id`."
+        ),
+    ]
+    field: Annotated[str, Meta(description="400: the input that is wrong.")]
+    closes_at: Annotated[Timestamp, Meta(description="403: when the daily attempt closed.")]
+    date: Annotated[Date, Meta(description="403 and 409 on a daily challenge: its date.")]
+    today: Annotated[Date, Meta(description="403: today's date (UTC).")]
+    variant: Annotated[str, Meta(description="404 and 409: the variant named.")]
+    game_ids: Annotated[
+        list[str], Meta(description="409: the caller's attempts at this daily challenge.")
+    ]
+
+
+def _details_schema() -> dict[str, Any]:
+    # A TypedDict would drop the members it does not know when decoding: the field
+    # stays a plain dict, and its schema declares the known members from ErrorDetails.
+    (_,), defs = msgspec.json.schema_components([ErrorDetails])
+    return {"properties": defs["ErrorDetails"]["properties"], "additionalProperties": True}
+
+
 class ErrorInfo(msgspec.Struct):
-    """What went wrong: a stable `code`, a `message` a person can read, and `details`."""
+    """What went wrong: a stable `code`, a `message` a person can read, and `details`
+    (see `ErrorDetails`: `seq` on 409, `rule` on 422, `retry_after_s` on 429...)."""
 
     code: ErrorCode
     message: str
-    details: dict[str, Any]
+    details: Annotated[
+        dict[str, Any],
+        Meta(
+            description="What a program needs to react; the members that apply to this error.",
+            extra_json_schema=_details_schema(),
+        ),
+    ]
 
 
 class ErrorBody(msgspec.Struct):

@@ -7,7 +7,7 @@ with :func:`protocol.codec.decode_query`.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Final, Literal
 
 import msgspec
 
@@ -98,10 +98,16 @@ class Event(msgspec.Struct):
     hash: EventHash | None = None
 
 
+EVENTS_LIMIT_DEFAULT: Final = 1000
+EVENTS_LIMIT_MAX: Final = 1000
+
+
 class Events(msgspec.Struct):
-    """The log after a given seq, in seq order."""
+    """One page of the log after a given seq, in seq order; ``next_after`` is the
+    ``after`` of the next page, null on the last page."""
 
     events: list[Event]
+    next_after: Seq | None = None
 
 
 class Health(msgspec.Struct):
@@ -115,6 +121,7 @@ class Health(msgspec.Struct):
 
 
 class EventsQuery(msgspec.Struct):
-    """`GET /v1/games/{id}/events?after=N`: the events with seq > `after`."""
+    """`GET /v1/games/{id}/events?after=N&limit=M`: at most `limit` events with seq > `after`."""
 
     after: Seq = 0
+    limit: Annotated[int, msgspec.Meta(ge=1, le=EVENTS_LIMIT_MAX)] = EVENTS_LIMIT_DEFAULT

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import msgspec
 
-from .commands import Command
+from .commands import BaseCommand, Command
 from .daily import DailyDay, Leaderboard
 from .diffs import Diff, GameState, Op
 from .errors import ErrorBody
@@ -32,10 +32,11 @@ from .rest import (
     LegalMoves,
     Player,
     PlayerCreated,
+    Request,
     UpdatePlayer,
 )
 from .variants import Variants
-from .ws import ClientMessage, ServerMessage
+from .ws import BaseClientMessage, ClientMessage, ServerMessage
 
 REF_TEMPLATE: Final = "#/components/schemas/{name}"
 MARKER: Final = (
@@ -74,20 +75,67 @@ UNIONS: Final[dict[str, Any]] = {
 }
 
 
+# What clients send: their fields with a default may be left out.
+SENT_BY_CLIENTS: Final = (Request, BaseCommand, BaseClientMessage)
+
+
+def _sent_by_clients() -> set[str]:
+    names: set[str] = set()
+    todo: list[type] = list(SENT_BY_CLIENTS)
+    while todo:
+        cls = todo.pop()
+        names.add(cls.__name__)
+        todo.extend(cls.__subclasses__())
+    return names
+
+
+def optional_without_default(schema: dict[str, Any]) -> dict[str, Any]:
+    """A request schema whose optional properties say their default in words instead
+    of with ``default``. Generators read ``default`` as "always present" (the server
+    fills it in a response) and make such fields required in a request; a client must
+    be able to leave them out."""
+    required = set(schema.get("required", ()))
+    properties = {}
+    for name, prop in schema.get("properties", {}).items():
+        if name not in required and "default" in prop:
+            prop = dict(prop)
+            default = prop.pop("default")
+            said = "Optional." if default is None else f"Optional (default `{json_text(default)}`)."
+            prop["description"] = (prop.get("description", "") + " " + said).strip()
+        properties[name] = prop
+    return {**schema, "properties": properties} if properties else schema
+
+
+def json_text(value: Any) -> str:
+    return msgspec.json.encode(value).decode()
+
+
+def schemas_of(types: Sequence[Any], names: Sequence[str | None] = ()) -> dict[str, Any]:
+    """The named JSON schemas of ``types`` and of every Struct they contain, sorted by
+    name, refs as ``#/components/schemas/{name}``; ``names[i]``, when given, names the
+    schema of ``types[i]`` (a union, which msgspec would inline)."""
+    top, schemas = msgspec.json.schema_components(types, ref_template=REF_TEMPLATE)
+    named = dict(schemas)
+    for name, schema in zip(names, top, strict=False):
+        if name is not None:
+            named[name] = schema
+    clients = _sent_by_clients()
+    return {
+        name: optional_without_default(named[name]) if name in clients else named[name]
+        for name in sorted(named)
+    }
+
+
 def components() -> dict[str, Any]:
     """Every schema of ``components/schemas``, by name, sorted: msgspec's output for
     :data:`BODIES` and :data:`UNIONS`, refs as ``#/components/schemas/{name}``."""
-    union_names = list(UNIONS)
-    top, schemas = msgspec.json.schema_components(
-        [*BODIES, *UNIONS.values()], ref_template=REF_TEMPLATE
-    )
-    named = dict(schemas)
-    named.update(zip(union_names, top[len(BODIES) :], strict=True))
-    return {name: named[name] for name in sorted(named)}
+    types = [*BODIES, *UNIONS.values()]
+    return schemas_of(types, [None] * len(BODIES) + list(UNIONS))
 
 
-def render() -> str:
-    """The generated end of ``openapi.yaml``: the marker line and ``schemas:``."""
+def dump_yaml(data: Any) -> str:
+    """``data`` as YAML the way the generated documents are written: keys in their
+    order, long strings as block scalars, no anchors."""
     import yaml  # a development dependency: only regeneration needs it
 
     class Dumper(yaml.SafeDumper):
@@ -103,14 +151,19 @@ def render() -> str:
 
     Dumper.add_representer(str, text)
 
-    body = yaml.dump(
-        {"schemas": components()},
+    return yaml.dump(
+        data,
         Dumper=Dumper,
         sort_keys=False,
         allow_unicode=True,
         default_flow_style=False,
         width=100,
     )
+
+
+def render() -> str:
+    """The generated end of ``openapi.yaml``: the marker line and ``schemas:``."""
+    body = dump_yaml({"schemas": components()})
     indented = "".join(f"  {line}" if line.strip() else line for line in body.splitlines(True))
     return f"{MARKER}\n{indented}"
 

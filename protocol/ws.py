@@ -9,7 +9,7 @@ import msgspec
 from .commands import Command
 from .diffs import Diff, GameState, Op, Stats
 from .errors import ErrorInfo
-from .fields import CommandId, EventHash, Seq, Status
+from .fields import CommandId, EventHash, Seq, Status, Timestamp
 
 # The first client message must arrive within this time.
 HELLO_TIMEOUT_S: Final = 5.0
@@ -71,14 +71,16 @@ class Synced(BaseServerMessage, tag="synced"):
     seq: Seq
 
 
-class DiffMessage(BaseServerMessage, tag="diff", omit_defaults=True):
-    """One applied command, sent to every connected client of the game in seq order."""
+class DiffMessage(BaseServerMessage, tag="diff"):
+    """One applied command, sent to every connected client of the game in seq order;
+    `at` is the server time of the command, `hash` the event's identity (see EventHash)."""
 
     seq: Seq
     command: Command
     ops: list[Op]
     status: Status
     stats: Stats
+    at: Timestamp | None = None
     hash: EventHash | None = None
 
 
@@ -106,7 +108,12 @@ ServerMessage: TypeAlias = Snapshot | Synced | DiffMessage | Ack | ErrorMessage 
 def diff_message(diff: Diff) -> DiffMessage:
     """The WebSocket form of a diff (the same fields, plus ``"type": "diff"``)."""
     return DiffMessage(
-        seq=diff.seq, command=diff.command, ops=diff.ops, status=diff.status, stats=diff.stats,
+        seq=diff.seq,
+        command=diff.command,
+        ops=diff.ops,
+        status=diff.status,
+        stats=diff.stats,
+        at=diff.at,
         hash=diff.hash,
     )
 
@@ -119,5 +126,6 @@ def diff_of(message: DiffMessage) -> Diff:
         ops=message.ops,
         status=message.status,
         stats=message.stats,
+        at=message.at,
         hash=message.hash,
     )

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from aiohttp import web
 
 from service.app import create_app
-from service.settings import Settings
+from service.connections import AccessLog
+from service.settings import Settings, redact_url
 from service.store.embedded import EmbeddedServer, EmbeddedServerError
 
 log = logging.getLogger("service")
@@ -22,6 +23,7 @@ log = logging.getLogger("service")
 async def serve(settings: Settings) -> None:
     embedded: EmbeddedServer | None = None
     if not settings.redis_url:
+        settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # when new: its owner's alone
         embedded = EmbeddedServer.from_settings(settings)
         try:
             await embedded.astart()
@@ -32,8 +34,9 @@ async def serve(settings: Settings) -> None:
                  embedded.binary or "valkey-server", settings.data_dir / "redis", settings.appendfsync)
         settings = dataclasses.replace(settings, redis_url=embedded.url)
     else:
-        log.info("store: %s", _redact(settings.redis_url))
-    runner = web.AppRunner(create_app(settings), handle_signals=False, shutdown_timeout=10.0)
+        log.info("store: %s", redact_url(settings.redis_url))
+    runner = web.AppRunner(create_app(settings), handle_signals=False, shutdown_timeout=10.0,
+                           access_log_class=AccessLog)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -62,12 +65,6 @@ def _tune_garbage_collector() -> None:
     gc.set_threshold(50_000, 50, 1_000)
 
 
-def _redact(url: str | None) -> str:
-    if not url:
-        return ""
-    return ",".join(part.split("@")[-1] if "@" in part else part for part in url.split(","))
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     settings = Settings.from_args(argv)
     logging.basicConfig(level=settings.log_level.upper(), stream=sys.stderr,
@@ -75,6 +72,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         import uvloop
     except ImportError:
+        uvloop = None  # type: ignore[assignment]
+    # Outside the except block: a traceback of the service must not be chained to
+    # "No module named 'uvloop'".
+    if uvloop is None:
         asyncio.run(serve(settings))
     else:
         uvloop.run(serve(settings))

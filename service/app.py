@@ -13,11 +13,14 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 from aiohttp import web
 
+from service.addresses import trusted_networks
 from service.auth import Tokens, load_secret
+from service.connections import close_slow_requests
 from service.clock import Clock
 from service.deadline import deadline_middleware
 from service.errors import Handler, error_middleware, json_protocol_errors
@@ -51,6 +54,14 @@ class Context:
     hub: Hub
     sockets: set[web.WebSocketResponse] = field(default_factory=set)
     extensions: dict[str, object] = field(default_factory=dict)
+    # Reads per client address (REST reads of a game and socket hellos).
+    read_limiter: Limiter | None = None
+    # Game creation per player and per client address.
+    create_limiter: Limiter | None = None
+    create_address_limiter: Limiter | None = None
+    # Open sockets per client address, and watchers (not the owner) per game, here.
+    sockets_by_address: dict[str, int] = field(default_factory=dict)
+    watchers: dict[str, int] = field(default_factory=dict)
 
     async def store_ready(self) -> bool:
         try:
@@ -99,6 +110,8 @@ def create_app(settings: Settings, clock: Clock | None = None,
     from service import daily, rest, ws
 
     json_protocol_errors()
+    close_slow_requests()
+    trusted_networks(settings.trusted_proxies)  # a bad entry fails here, not on the first request
 
     app = web.Application(client_max_size=settings.max_body_bytes,
                           middlewares=[metrics_middleware, error_middleware,
@@ -128,10 +141,29 @@ def _add_web_client(app: web.Application) -> None:
     app.on_response_prepare.append(_revalidate_web_client)
 
 
+# The web client keeps its token in localStorage: no script but its own modules may
+# run, nothing may frame it (clickjacking), and no URL of it leaves in a Referer.
+# connect-src 'self' covers the same-origin WebSocket (CSP Level 3).
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors 'none'"
+)
+BROWSER_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
 async def _revalidate_web_client(request: web.Request, response: web.StreamResponse) -> None:
     # After a deploy, a browser must not mix cached modules of two versions.
     if request.path == "/" or request.path.startswith("/web/"):
         response.headers["Cache-Control"] = "no-cache"
+        response.headers.update(BROWSER_HEADERS)
+    else:  # the API's JSON is never a script or a page either
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
 
 
 def _resources(settings: Settings, clock: Clock):  # type: ignore[no-untyped-def]
@@ -147,8 +179,16 @@ def _resources(settings: Settings, clock: Clock):  # type: ignore[no-untyped-def
             players=Players(redis), tokens=tokens,
             limiter=Limiter(RateLimiter(redis), settings.rate_limit_per_s, settings.rate_limit_burst),
             hub=hub,
+            read_limiter=Limiter(RateLimiter(redis), settings.read_rate_per_s, settings.read_burst,
+                                 what="reads from this address"),
+            create_limiter=Limiter(RateLimiter(redis), settings.create_rate_per_s, settings.create_burst,
+                                   what="new games by this player"),
+            create_address_limiter=Limiter(RateLimiter(redis), settings.create_per_address_rate_per_s,
+                                           settings.create_per_address_burst,
+                                           what="new games from this address"),
         )
         app[SLOT].ctx = ctx
+        ctx.games.on_final.append(_closed_game(ctx))
         for setup in app[EXTENSIONS]:
             await setup(ctx)
         try:
@@ -160,6 +200,14 @@ def _resources(settings: Settings, clock: Clock):  # type: ignore[no-untyped-def
     return resources
 
 
+
+
+def _closed_game(ctx: Context) -> Callable[[Any], Awaitable[None]]:
+    async def closed(loaded: Any) -> None:  # a won or resigned game no longer counts as open
+        if loaded.game.status.is_final:
+            await ctx.players.closed_game(loaded.owner, loaded.game_id)
+
+    return closed
 
 
 async def _close_sockets(app: web.Application) -> None:

@@ -44,6 +44,10 @@ class Tokens:
 
     def verify(self, token: str) -> str:
         """The player id in ``token``, or ``401 unauthorized`` saying why."""
+        return self.verify_until(token)[0]
+
+    def verify_until(self, token: str) -> tuple[str, int]:
+        """The player id in ``token`` and when it expires (unix seconds), or 401."""
         parts = token.split(".")
         # Our tokens are ASCII; hmac.compare_digest raises TypeError on any other str.
         if len(parts) != 3 or parts[0] != _PREFIX or not token.isascii():
@@ -60,21 +64,21 @@ class Tokens:
             raise ApiError("unauthorized", "malformed token payload")
         if expires <= self._clock.time():
             raise ApiError("unauthorized", "the token has expired: create a player again")
-        return player_id
+        return player_id, expires
 
     def _sign(self, payload: str) -> str:
         digest = hmac.new(self._secret, f"{_PREFIX}.{payload}".encode(), hashlib.sha256).digest()
         return _b64(digest)
 
 
-def load_secret(configured: str | None, data_dir: Path) -> bytes:
-    """The configured secret, or one generated once and kept in ``data_dir/token_secret``."""
+def load_secret(configured: str | None, data_dir: Path, name: str = "token_secret") -> bytes:
+    """The configured secret, or one generated once and kept in ``data_dir/<name>``."""
     if configured:
         return configured.encode()
-    path = data_dir / "token_secret"
+    path = data_dir / name
     if path.exists():
         return path.read_text().strip().encode()
-    data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     secret = secrets.token_urlsafe(32)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as f:

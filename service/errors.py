@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 from aiohttp import web
+from aiohttp.http_exceptions import BadHttpMethod, BadStatusLine, HttpProcessingError, InvalidHeader, LineTooLong
 
 from protocol.codec import encode
 from protocol.errors import PAYLOAD_TOO_LARGE, ErrorCode, error_body, http_status
@@ -95,9 +96,17 @@ def json_protocol_errors() -> None:
 
     def handle_error(self: web_protocol.RequestHandler, request: Any, status: int = 500,
                      exc: BaseException | None = None, message: str | None = None) -> web.StreamResponse:
-        original(self, request, status, exc, message)  # logs, and raises if a response was started
+        if status < 500 and isinstance(exc, HttpProcessingError):
+            # aiohttp's message (and its log line) quote the offending bytes: a header may
+            # hold a token or a cookie. Say which rule was broken, never what was sent.
+            reason = _describe_bad_http(exc)
+            log.info("malformed HTTP request from %s: %s", request.remote, reason)
+            if request.writer.output_size > 0:
+                raise ConnectionError("a response was started: no error response can follow")
+        else:
+            original(self, request, status, exc, message)  # logs, and raises if a response was started
+            reason = HTTPStatus(status).phrase
         code = _HTTP_CODES.get(status, "unavailable" if status >= 500 else "bad_request")
-        reason = message or HTTPStatus(status).phrase
         text = (f"malformed HTTP request: {reason}" if status < 500
                 else "internal error; try again")
         response = json_response(error_body(code, text), status)
@@ -106,6 +115,19 @@ def json_protocol_errors() -> None:
 
     handle_error._solitaire_json = True  # type: ignore[attr-defined]
     web_protocol.RequestHandler.handle_error = handle_error  # type: ignore[method-assign]
+
+
+def _describe_bad_http(exc: HttpProcessingError) -> str:
+    """What was wrong with an unparsable request, without quoting any of it."""
+    if isinstance(exc, LineTooLong):
+        return "the request line or a header is longer than the 8 KiB limit"
+    if isinstance(exc, InvalidHeader):
+        return "a header is not valid HTTP"
+    if isinstance(exc, BadHttpMethod):
+        return "the method is not valid HTTP"
+    if isinstance(exc, BadStatusLine):
+        return "the request line is not valid HTTP"
+    return "the request is not valid HTTP/1.1"
 
 
 @web.middleware

@@ -327,12 +327,21 @@ class GameService:
         if every and seq % every == 0:
             snapshot = encode(game.snapshot())
         await self.store.append(loaded.game_id, loaded.seq, command_id, event, updates,
-                                None if final else self.settings.game_ttl_s, snapshot)
+                                self.final_ttl_s(loaded) if final else self.settings.game_ttl_s, snapshot)
         self.metrics.commands.inc(game.variant.id, type(command).__name__.lower())
         self._remember(nxt)
         if final or game.status is Status.LOST:
             await self._run_final_hooks(nxt)
         return seq, event
+
+    def final_ttl_s(self, loaded: Loaded) -> int:
+        """How long a won or resigned game is kept: ``finished_game_ttl_days``; a daily
+        attempt as long as its day's leaderboard (``daily_keep_days`` after the day)."""
+        closes_at = loaded.meta.extra.get("closes_at")
+        if closes_at:
+            until = parse_rfc3339(closes_at) + timedelta(days=self.settings.daily_keep_days)
+            return max(1, int((until - self.clock.now()).total_seconds()))
+        return max(1, self.settings.finished_game_ttl_days * 86_400)
 
     async def events(self, game_id: str, after: int, limit: int | None = None) -> list[bytes]:
         """The stored events after seq ``after`` (all of them unless ``limit``)."""

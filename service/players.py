@@ -7,11 +7,29 @@ import unicodedata
 
 from service.errors import ApiError
 from service.store import keys
-from service.store.connection import RedisConn
+from service.store.connection import RedisConn, Script
 
 NAME_MAX = 32
 # Letters (any script), digits, spaces and a little punctuation; no control or format characters.
 _NAME = re.compile(r"^[\w][\w .'\-]*$", re.UNICODE)
+
+
+# Default_Ignorable_Code_Point (Unicode's DerivedCoreProperties.txt), and the Hangul
+# and Braille blanks that render as nothing: a name of them looks like no name.
+_INVISIBLE = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x2800, 0x2800),
+    (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)
+
+
+def is_invisible(char: str) -> bool:
+    """A default-ignorable or filler code point, or any format or control character."""
+    code = ord(char)
+    if unicodedata.category(char) in ("Cf", "Cc", "Co", "Cn", "Cs"):
+        return True
+    return any(lo <= code <= hi for lo, hi in _INVISIBLE)
 
 
 class Players:
@@ -20,8 +38,18 @@ class Players:
 
     @staticmethod
     def validate_name(name: str) -> str:
-        """The name, normalised (NFC, spaces trimmed), or 400 saying what is wrong."""
-        clean = unicodedata.normalize("NFC", name).strip()
+        """The name, normalised (NFKC, spaces trimmed), or 400 saying what is wrong.
+
+        NFKC folds the look-alike forms (fullwidth ``ａｄｍｉｎ`` is ``admin``), so two
+        names that read the same are the same string wherever names are compared or
+        shown. Invisible characters (default-ignorable and filler code points such as
+        U+3164) are refused, and at least one character must be visible."""
+        clean = unicodedata.normalize("NFKC", name).strip()
+        invisible = next((c for c in name + clean if is_invisible(c)), None)  # as sent, then folded
+        if invisible is not None:
+            raise ApiError("bad_request", f"a player name may not hold the invisible character "
+                           f"U+{ord(invisible):04X} ({unicodedata.name(invisible, 'unnamed')})",
+                           {"field": "name"})
         if not 1 <= len(clean) <= NAME_MAX:
             raise ApiError("bad_request", f"a player name has 1 to {NAME_MAX} characters, got {len(clean)}",
                            {"field": "name"})
@@ -30,8 +58,32 @@ class Players:
                            "and starts with a letter or digit", {"field": "name"})
         return clean
 
-    async def set_name(self, player_id: str, name: str) -> None:
-        await self.redis.execute("HSET", keys.player(player_id), "name", name)
+    async def set_name(self, player_id: str, name: str, ttl_s: int = 0) -> None:
+        """Set the name; the player is kept ``ttl_s`` more (0: for ever)."""
+        await self.redis.run(_SET_NAME, [keys.player(player_id)], [name, ttl_s])
+
+    async def touch(self, player_id: str, ttl_s: int) -> None:
+        """A use of the player: keep it ``ttl_s`` more."""
+        if ttl_s > 0:
+            await self.redis.execute("EXPIRE", keys.player(player_id), ttl_s)
+
+    async def open_game(self, player_id: str, game_id: str, now_s: float, expires_s: float,
+                        cap: int) -> None:
+        """Count a new open game of the player, or 429 when it has ``cap`` open already
+        (Retry-After: when the first of them would expire untouched)."""
+        ok, first = await self.redis.run(_OPEN_GAME, [keys.player_open_games(player_id)],
+                                         [game_id, int(now_s), int(expires_s), cap])
+        if not ok:
+            retry = max(1, int(first) - int(now_s))
+            raise ApiError("rate_limited", f"you have {cap} open games, the limit: win or resign one "
+                           f"(POST /v1/games/{{id}}/commands with resign), or wait until one expires "
+                           f"(in {retry} s)", {"limit": "open_games_per_player", "open_games": cap,
+                                                "retry_after_s": retry},
+                           headers={"Retry-After": str(retry)})
+
+    async def closed_game(self, player_id: str, game_id: str) -> None:
+        """The game is over: it no longer counts as open."""
+        await self.redis.execute("ZREM", keys.player_open_games(player_id), game_id)
 
     async def names(self, player_ids: list[str]) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -39,3 +91,28 @@ class Players:
             raw = await self.redis.execute("HGET", keys.player(pid), "name")
             out[pid] = raw.decode() if isinstance(raw, bytes) else (raw or pid)
         return out
+
+
+_SET_NAME = Script("""
+redis.call('HSET', KEYS[1], 'name', ARGV[1])
+local ttl = tonumber(ARGV[2])
+if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) else redis.call('PERSIST', KEYS[1]) end
+return 1
+""")
+
+# KEYS: the player's open games. ARGV: game_id, now_s, expires_s, cap.
+# A game whose score has passed has expired untouched, or was played since and lives
+# on uncounted (the score is its expiry when it was opened; commands do not update
+# it, to cost them nothing): the cap errs towards letting a player in. The set itself
+# lives as long as its last game.
+_OPEN_GAME = Script("""
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
+  local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return {0, tonumber(first[2])}
+end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+redis.call('EXPIRE', KEYS[1], math.max(1, math.floor(tonumber(last[2]) - tonumber(ARGV[2])) + 1))
+return {1, 0}
+""")

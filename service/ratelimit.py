@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from service.errors import ApiError
@@ -32,6 +33,7 @@ class Limiter:
     rate_per_s: float
     burst: int
     lease_size: int = 8
+    what: str = "requests"  # named in the refusal: "too many <what>"
     _leases: dict[str, _Lease] = field(default_factory=dict)
 
     async def check(self, who: str) -> None:
@@ -51,10 +53,7 @@ class Limiter:
         if not decision.allowed:
             if self._spend(who):
                 return
-            retry = max(1, math.ceil(decision.retry_after_s))
-            raise ApiError("rate_limited", f"too many requests: at most {self.rate_per_s:g}/s "
-                           f"(bursts of {self.burst}); retry in {retry} s",
-                           {"retry_after_s": retry}, headers={"Retry-After": str(retry)})
+            raise rate_limited(self.what, self.rate_per_s, self.burst, decision.retry_after_s)
         self._keep(who, size - 1)
 
     def _spend(self, who: str) -> bool:
@@ -75,3 +74,33 @@ class Limiter:
             lease.tokens += tokens
         else:
             self._leases[who] = _Lease(tokens, now + LEASE_S)
+
+
+def rate_limited(what: str, rate_per_s: float, burst: int, retry_after_s: float) -> ApiError:
+    """The refusal of a rate limit: which limit, and when to retry (whole seconds, at least 1)."""
+    retry = max(1, math.ceil(retry_after_s))
+    return ApiError("rate_limited", f"too many {what}: at most {rate_per_s:g}/s "
+                    f"(bursts of {burst}); retry in {retry} s",
+                    {"retry_after_s": retry, "limit": what}, headers={"Retry-After": str(retry)})
+
+
+@dataclass
+class Bucket:
+    """A token bucket held in this process alone (one socket's hellos): ``burst`` at
+    once, then one every ``1 / rate_per_s`` seconds."""
+
+    rate_per_s: float
+    burst: int
+    what: str = "requests"
+    clock: Callable[[], float] = time.monotonic
+    _tat: float = 0.0  # the theoretical arrival time, as in GCRA
+
+    def take(self) -> None:
+        """Count one; raise 429 ``rate_limited`` (with the wait) when over the limit."""
+        now = self.clock()
+        interval = 1.0 / self.rate_per_s
+        tat = max(self._tat, now) + interval
+        over = tat - now - self.burst * interval
+        if over > 0:
+            raise rate_limited(self.what, self.rate_per_s, self.burst, over)
+        self._tat = tat

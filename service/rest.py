@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import secrets
-from pathlib import Path
+import functools
+from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from protocol.codec import decode, decode_query, encode
 from protocol.rest import CommandRequest, CreateGame, CreatePlayer, EventsQuery, UpdatePlayer
+from service import addresses
 from service.auth import bearer_token
 from service.engine import VARIANTS
 from service.errors import ApiError, json_response
@@ -21,7 +23,9 @@ if TYPE_CHECKING:
 from service.app import context
 
 routes = web.RouteTableDef()
-OPENAPI_PATH = Path(__file__).resolve().parent.parent / "openapi.yaml"
+# The contract documents ship inside the protocol package (links to the top-level
+# files), so an installed wheel, as in the container image, serves them too.
+CONTRACT_FILES = files("protocol")
 
 
 def ctx_of(request: web.Request) -> Context:
@@ -41,15 +45,15 @@ def player_of(request: web.Request, required: bool) -> str | None:
 
 def client_address(request: web.Request) -> str:
     """The client's address: behind a trusted proxy, the last untrusted X-Forwarded-For hop."""
-    remote = request.remote or "unknown"
-    trusted = {a.strip() for a in ctx_of(request).settings.trusted_proxies.split(",") if a.strip()}
-    if remote not in trusted:
-        return remote
-    hops = [h.strip() for h in request.headers.get("X-Forwarded-For", "").split(",") if h.strip()]
-    for hop in reversed(hops):
-        if hop not in trusted:
-            return hop
-    return remote
+    return addresses.client_address(request.remote, request.headers.get("X-Forwarded-For", ""),
+                                    ctx_of(request).settings.trusted_proxies)
+
+
+async def count_read(request: web.Request) -> None:
+    """Count a read of a game against its client address's limit (429 past it)."""
+    ctx = ctx_of(request)
+    assert ctx.read_limiter is not None
+    await ctx.read_limiter.check("read:" + client_address(request))
 
 
 async def body_of(request: web.Request, type_: type[Any]) -> Any:
@@ -73,7 +77,7 @@ async def create_player(request: web.Request) -> web.Response:
     await ctx.limiter.check("ip:" + client_address(request))
     player_id = "p_" + secrets.token_urlsafe(12)
     name = ctx.players.validate_name(body.name)
-    await ctx.players.set_name(player_id, name)
+    await ctx.players.set_name(player_id, name, ctx.settings.player_ttl_days * 86_400)
     return json_response({"player_id": player_id, "name": name, "token": ctx.tokens.issue(player_id)}, 201)
 
 
@@ -85,7 +89,7 @@ async def update_player(request: web.Request) -> web.Response:
     body: UpdatePlayer = await body_of(request, UpdatePlayer)
     await ctx.limiter.check(player)
     name = ctx.players.validate_name(body.name)
-    await ctx.players.set_name(player, name)
+    await ctx.players.set_name(player, name, ctx.settings.player_ttl_days * 86_400)
     daily = ctx.extensions.get("daily")
     if daily is not None:  # the copies of the name kept on leaderboards
         await daily.renamed(player, name)  # type: ignore[attr-defined]
@@ -102,7 +106,19 @@ async def create_game(request: web.Request) -> web.Response:
     assert player is not None
     body: CreateGame = await body_of(request, CreateGame)
     await ctx.limiter.check(player)
-    loaded = await ctx.games.create(player, body.variant, body.seed, body.options, body.public)
+    assert ctx.create_limiter is not None and ctx.create_address_limiter is not None
+    await ctx.create_limiter.check("new:" + player)
+    await ctx.create_address_limiter.check("new:ip:" + client_address(request))
+    settings, now = ctx.settings, ctx.clock.time()
+    game_id = "g_" + secrets.token_urlsafe(12)
+    await ctx.players.open_game(player, game_id, now, now + settings.game_ttl_s, settings.open_games_per_player)
+    try:
+        loaded = await ctx.games.create(player, body.variant, body.seed, body.options, body.public,
+                                        game_id=game_id)
+    except Exception:
+        await ctx.players.closed_game(player, game_id)  # not made after all (a bad variant: 400)
+        raise
+    await ctx.players.touch(player, settings.player_ttl_days * 86_400)
     return json_response({"game_id": loaded.game_id, "state": ctx.games.state(loaded)}, 201)
 
 
@@ -110,6 +126,7 @@ async def create_game(request: web.Request) -> web.Response:
 async def get_game(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
     player = player_of(request, required=False)
+    await count_read(request)
     loaded = await ctx.games.load(request.match_info["game_id"])
     ctx.games.check_read(loaded, player)
     return json_response(ctx.games.state(loaded))
@@ -132,6 +149,7 @@ async def post_command(request: web.Request) -> web.Response:
 async def get_moves(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
     player = player_of(request, required=False)
+    await count_read(request)
     loaded = await ctx.games.load(request.match_info["game_id"])
     ctx.games.check_read(loaded, player)
     game = loaded.game
@@ -143,18 +161,23 @@ async def get_moves(request: web.Request) -> web.Response:
 async def get_events(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
     player = player_of(request, required=False)
+    await count_read(request)
     query: EventsQuery = decode_query(request.query, EventsQuery)
     game_id = request.match_info["game_id"]
     loaded = await ctx.games.load(game_id)
     ctx.games.check_read(loaded, player)
     out = []
-    # Exactly the log up to the seq just read: not one page of it, and no Redis call
-    # for an `after` at or past the end (a huge one would not even fit Redis's integers).
+    # The log up to the seq just read, one page of it; no Redis call for an `after`
+    # at or past the end (a huge one would not even fit Redis's integers).
+    next_after = None
     if query.after < loaded.seq:
-        for raw in await ctx.games.events(game_id, query.after, loaded.seq - query.after):
+        count = min(query.limit, loaded.seq - query.after)
+        for raw in await ctx.games.events(game_id, query.after, count):
             head = decode_event(raw)
             out.append({"seq": head.seq, "command": head.command, "at": head.at, "hash": head.hash})
-    return json_response({"events": out})
+        if query.after + count < loaded.seq:
+            next_after = query.after + count
+    return json_response({"events": out, "next_after": next_after})
 
 
 # --- operations ---------------------------------------------------------------------------
@@ -181,4 +204,14 @@ async def metrics(request: web.Request) -> web.Response:
 
 @routes.get("/openapi.yaml")
 async def openapi(request: web.Request) -> web.Response:
-    return web.Response(body=OPENAPI_PATH.read_bytes(), content_type="application/yaml")
+    return web.Response(body=_document("openapi.yaml"), content_type="application/yaml")
+
+
+@routes.get("/asyncapi.yaml")
+async def asyncapi(request: web.Request) -> web.Response:
+    return web.Response(body=_document("asyncapi.yaml"), content_type="application/yaml")
+
+
+@functools.cache
+def _document(name: str) -> bytes:
+    return CONTRACT_FILES.joinpath(name).read_bytes()

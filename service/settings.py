@@ -75,6 +75,35 @@ class Settings:
     # only requests from these have their X-Forwarded-For believed (for the
     # per-address rate limit of POST /v1/players).
     trusted_proxies: str = ""
+    # --- hardening (issue 11): every limit a stranger can reach -------------------------
+    # HMAC secret of the daily challenges' seeds; None: generated once and kept in
+    # data_dir/daily_secret. Separate from token_secret: rotating one must not move
+    # the other, and a leaked token secret must not reveal future deals.
+    daily_secret: str | None = None
+    # Reads per client address (GET of a game, its moves or events, a socket's hello),
+    # held in the store like the command limit.
+    read_rate_per_s: float = 50.0
+    read_burst: int = 200
+    # hellos on one socket (the first included): a token bucket per socket.
+    hello_rate_per_s: float = 1.0
+    hello_burst: int = 10
+    # A hello whose `since` is this many diffs behind gets a snapshot instead.
+    replay_max_diffs: int = 200
+    # Finished (won or resigned) games are kept this long after their last command.
+    finished_game_ttl_days: int = 90
+    # A player's name and id are kept this long after the player's last write.
+    player_ttl_days: int = 400
+    open_games_per_player: int = 100
+    # Game creation per player and per client address (token buckets in the store).
+    create_rate_per_s: float = 1.0
+    create_burst: int = 30
+    create_per_address_rate_per_s: float = 5.0
+    create_per_address_burst: int = 100
+    # A connection that has not sent a complete request's headers this long after it
+    # opened (or after its previous response) is closed.
+    request_header_timeout_s: float = 10.0
+    ws_per_address: int = 200
+    watchers_per_game: int = 200
     instance_id: str = field(default_factory=lambda: os.environ.get("HOSTNAME", "") or f"pid{os.getpid()}")
 
     @classmethod
@@ -104,7 +133,7 @@ class Settings:
         for f in dataclasses.fields(cls):
             flag = "--" + f.name.replace("_", "-")
             parser.add_argument(flag, dest=f.name, default=None, metavar=f.name.upper(),
-                                help=f"default: {getattr(base, f.name)!s}")
+                                help=f"default: {shown(f.name, getattr(base, f.name))}")
         ns = parser.parse_args(argv)
         overrides: dict[str, object] = {}
         for f in dataclasses.fields(cls):
@@ -115,6 +144,26 @@ class Settings:
                 except ValueError as exc:
                     parser.error(str(exc))
         return dataclasses.replace(base, **overrides)  # type: ignore[arg-type]
+
+
+SECRETS = frozenset({"token_secret", "daily_secret"})
+
+
+def shown(name: str, value: object) -> str:
+    """A setting's value as --help and logs may show it: secrets never, a URL without its password."""
+    if name in SECRETS:
+        return "(set)" if value else "generated into data_dir"
+    if name == "redis_url" and isinstance(value, str):
+        return redact_url(value)
+    return str(value)
+
+
+def redact_url(url: str | None) -> str:
+    """A store URL (or comma-separated list) with any user and password removed."""
+    if not url:
+        return ""
+    return ",".join(part.split("://", 1)[0] + "://" + part.rsplit("@", 1)[-1] if "://" in part and "@" in part
+                    else part.rsplit("@", 1)[-1] for part in url.split(","))
 
 
 def _convert(f: dataclasses.Field[object], raw: str, source: str) -> object:

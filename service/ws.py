@@ -21,10 +21,12 @@ from aiohttp import WSMsgType, web
 from protocol.codec import decode_client_message, encode
 from protocol.errors import error_body
 from protocol.ws import CommandMessage, Hello, Ping
+from service.addresses import client_address
 from service.deadline import deadline
 from service.errors import ApiError, to_api_error
 from service.eventhash import hash_in
 from service.games import Loaded, engine_command
+from service.ratelimit import Bucket
 from service.store.errors import StoreError
 from service.store.fanout import Published, Resync
 
@@ -44,7 +46,16 @@ class Close(enum.IntEnum):
     POLICY_VIOLATION = 1008  # a refused hello: unknown or private game, bad token, no hello
     MESSAGE_TOO_BIG = 1009
     INTERNAL_ERROR = 1011
-    TRY_AGAIN_LATER = 1013  # too slow, or the store is unreachable: reconnect (with since)
+    TRY_AGAIN_LATER = 1013  # too slow, the store is unreachable, or a limit: reconnect (with since)
+
+
+REASON_MAX_BYTES = 123  # a close frame's reason (RFC 6455: 125 bytes of payload, 2 for the code)
+
+
+def close_reason(text: str) -> bytes:
+    """``text`` as a close reason: at most 123 bytes, cut between characters (a reason
+    cut inside a UTF-8 sequence is invalid, and the client sees an error, not the code)."""
+    return text.encode()[:REASON_MAX_BYTES].decode("utf-8", "ignore").encode()
 
 
 class State(enum.Enum):
@@ -72,12 +83,17 @@ def error_message(err: ApiError, command_id: str | None = None) -> bytes:
 class Connection:
     """One client socket on one game."""
 
-    def __init__(self, ctx: Context, ws: web.WebSocketResponse, game_id: str) -> None:
+    def __init__(self, ctx: Context, ws: web.WebSocketResponse, game_id: str, address: str = "") -> None:
         self.ctx = ctx
         self.ws = ws
         self.game_id = game_id
+        self.address = address  # the client's, for the per-address limits
         self.state = State.HELLO
         self.player: str | None = None
+        self.token_expires: int | None = None  # the socket's token stops commanding then
+        self.watching = False  # counted in ctx.watchers
+        settings = ctx.settings
+        self.hellos = Bucket(settings.hello_rate_per_s, settings.hello_burst, "hellos on this socket")
         self.last_seq = 0  # the last diff this client has
         self.hashes: dict[int, bytes] = {}  # seq -> hash of the recent events this client has
         self.outbox: asyncio.Queue[tuple[int, bytes | None]] = asyncio.Queue(ctx.settings.ws_send_queue)
@@ -192,26 +208,51 @@ class Connection:
                 return
 
     async def _resync(self, since: int) -> None:
-        """A hello on a live socket: replay what followed ``since``, then ``synced``."""
-        self.last_seq = min(since, self.last_seq)
+        """A hello on a live socket: replay what followed ``since`` (or send a snapshot
+        when that is more than ``replay_max_diffs``), then ``synced``."""
+        if since > self.last_seq:
+            await self._refill()  # the log may be ahead of what this socket has sent
+            if since > self.last_seq:
+                await self.ws.send_frame(error_message(since_beyond(since, self.last_seq)), WSMsgType.TEXT)
+                return
+        if self.last_seq - since > self.ctx.settings.replay_max_diffs:
+            loaded = await self.ctx.games.load(self.game_id)
+            await self.ws.send_frame(encode({"type": "snapshot", "seq": loaded.seq,
+                                             "state": self.ctx.games.state(loaded)}), WSMsgType.TEXT)
+            self.last_seq = max(self.last_seq, loaded.seq)
+            self.hashes[loaded.seq] = loaded.hash.encode()
+        else:
+            self.last_seq = since
         await self._refill()
         await self.ws.send_frame(encode({"type": "synced", "seq": self.last_seq}), WSMsgType.TEXT)
 
     # --- the session -----------------------------------------------------------------
     async def run(self) -> None:
-        hello = await self._receive_hello()
-        if hello is None:
-            return
         ctx = self.ctx
-        try:
-            # An empty token is a bad token (401), not a watcher's missing one.
-            self.player = ctx.tokens.verify(hello.token) if hello.token is not None else None
-            async with deadline(ctx.settings.request_deadline_s):
-                loaded = await ctx.games.load(self.game_id)
-            ctx.games.check_read(loaded, self.player)
-        except Exception as exc:  # noqa: BLE001
-            await self._refuse(exc)
-            return
+        while True:
+            hello = await self._receive_hello()
+            if hello is None:
+                return
+            try:
+                self.hellos.take()
+                assert ctx.read_limiter is not None
+                async with deadline(ctx.settings.request_deadline_s):
+                    await ctx.read_limiter.check("read:" + self.address)
+                    # An empty token is a bad token (401), not a watcher's missing one.
+                    self.player, self.token_expires = (ctx.tokens.verify_until(hello.token)
+                                                       if hello.token is not None else (None, None))
+                    loaded = await ctx.games.load(self.game_id)
+                ctx.games.check_read(loaded, self.player)
+                if hello.since is not None and hello.since > loaded.seq:
+                    # Not a refusal: the socket stays open for a correct hello.
+                    await self.ws.send_frame(error_message(since_beyond(hello.since, loaded.seq)),
+                                             WSMsgType.TEXT)
+                    continue
+                self._watch(loaded)
+            except Exception as exc:  # noqa: BLE001
+                await self._refuse(exc)
+                return
+            break
         self.state = State.SYNCING
         try:
             # The feed goes straight into this connection's outbox, from the moment
@@ -224,11 +265,32 @@ class Connection:
             else:
                 raise
 
+    def _watch(self, loaded: Loaded) -> None:
+        """Count this socket among the game's watchers (anyone but the owner), or 429."""
+        if self.player is not None and self.player == loaded.owner:
+            return
+        watchers = self.ctx.watchers
+        cap = self.ctx.settings.watchers_per_game
+        if watchers.get(self.game_id, 0) >= cap:
+            raise ApiError("rate_limited", f"this game has {cap} watchers on this server, its limit; "
+                           "retry in 30 s", {"limit": "watchers_per_game", "retry_after_s": 30})
+        watchers[self.game_id] = watchers.get(self.game_id, 0) + 1
+        self.watching = True
+
+    def unwatch(self) -> None:
+        if self.watching:
+            self.watching = False
+            left = self.ctx.watchers.get(self.game_id, 1) - 1
+            if left > 0:
+                self.ctx.watchers[self.game_id] = left
+            else:
+                self.ctx.watchers.pop(self.game_id, None)
+
     async def _live(self, hello: Hello, loaded: Loaded) -> None:
         ctx = self.ctx
         # Subscribed first, then read: nothing published meanwhile can be missed.
         since = hello.since
-        if since is not None and since <= loaded.seq:
+        if since is not None and loaded.seq - since <= ctx.settings.replay_max_diffs:
             self.last_seq = since
             await self._refill()
         else:
@@ -281,12 +343,12 @@ class Connection:
         if err is None:
             log.exception("unexpected error in a WebSocket hello on game %s", self.game_id, exc_info=exc)
             err = ApiError("unavailable", "internal error; try again", status=500)
-        if err.code == "unavailable":  # not a refusal: retrying later will work (1008 says it won't)
+        if err.code in ("unavailable", "rate_limited"):  # retrying later will work (1008 says it won't)
             code = Close.TRY_AGAIN_LATER
         self.state = State.CLOSING
         with contextlib.suppress(Exception):
             await self.ws.send_frame(error_message(err), WSMsgType.TEXT)
-            await self.ws.close(code=code, message=err.message.encode()[:120])
+            await self.ws.close(code=code, message=close_reason(err.message))
 
     async def _read_loop(self) -> None:
         ws = self.ws
@@ -312,9 +374,17 @@ class Connection:
             await self._on_hello_again(message)
 
     async def _on_hello_again(self, hello: Hello) -> None:
+        try:
+            self.hellos.take()
+            assert self.ctx.read_limiter is not None
+            await self.ctx.read_limiter.check("read:" + self.address)
+        except Exception as exc:  # noqa: BLE001
+            err = to_api_error(exc) or ApiError("unavailable", "internal error; try again", status=500)
+            self.send(error_message(err))
+            return
         if hello.token is not None:
             try:
-                player = self.ctx.tokens.verify(hello.token)
+                player, expires = self.ctx.tokens.verify_until(hello.token)
             except ApiError as err:
                 self.send(error_message(err))
                 return
@@ -322,6 +392,8 @@ class Connection:
                 self.send(error_message(ApiError("bad_request", "a socket keeps the token of its first "
                                                  "hello: reconnect to change it")))
                 return
+            if self.token_expires is not None:  # a fresher token of the same player renews the socket
+                self.token_expires = max(self.token_expires, expires)
         if hello.since is None:
             self.send(error_message(ApiError("bad_request", "hello on a live socket needs since "
                                              "(the last seq you have)")))
@@ -333,6 +405,9 @@ class Connection:
         try:
             if self.player is None:
                 raise ApiError("unauthorized", "this socket has no token: send hello with the owner's token")
+            if self.token_expires is not None and self.token_expires <= ctx.clock.time():
+                await self._token_expired(message.command_id)
+                return
             async with deadline(ctx.settings.request_deadline_s, write=True):
                 await ctx.limiter.check(self.player)
                 seq, event = await ctx.games.command(self.game_id, self.player,
@@ -349,21 +424,54 @@ class Connection:
         self.deliver(seq, event)
         self.send(encode({"type": "ack", "command_id": message.command_id, "seq": seq}))
 
+    async def _token_expired(self, command_id: str) -> None:
+        """The token expired while the socket was open: it commands nothing more (1008)."""
+        err = ApiError("unauthorized", "the token has expired: create a player again, then reconnect")
+        self.state = State.CLOSING
+        with contextlib.suppress(Exception):
+            await self.ws.send_frame(error_message(err, command_id), WSMsgType.TEXT)
+            await self.ws.close(code=Close.POLICY_VIOLATION, message=close_reason(err.message))
+
+
+def since_beyond(since: int, seq: int) -> ApiError:
+    return ApiError("bad_request", f"since {since} is beyond the game's seq {seq}: send hello with "
+                    "the seq of the last diff you have, or without since for a snapshot",
+                    {"since": since, "seq": seq})
+
 
 async def websocket_handler(request: web.Request) -> web.StreamResponse:
     ctx: Context = context(request.app)
-    ws = web.WebSocketResponse(compress=False, max_msg_size=ctx.settings.max_ws_message_bytes,
-                               heartbeat=30.0, decode_text=False)
-    await ws.prepare(request)
-    conn = Connection(ctx, ws, request.match_info["game_id"])
-    conn.transport = request.transport  # type: ignore[assignment]
-    ctx.sockets.add(ws)
-    ctx.metrics.ws_connections.inc()
+    address = client_address(request.remote, request.headers.get("X-Forwarded-For", ""),
+                             ctx.settings.trusted_proxies)
+    open_here = ctx.sockets_by_address.get(address, 0)
+    if open_here >= ctx.settings.ws_per_address:
+        # Before the upgrade: a plain 429 (the error middleware shapes it).
+        cap = ctx.settings.ws_per_address
+        raise ApiError("rate_limited", f"too many open sockets from this address: at most {cap} on this "
+                       "server; close one, or retry in 5 s", {"limit": "ws_per_address", "retry_after_s": 5},
+                       headers={"Retry-After": "5"})
+    # Counted before the upgrade's first await, so concurrent upgrades cannot overshoot.
+    ctx.sockets_by_address[address] = open_here + 1
     try:
-        await conn.run()
+        ws = web.WebSocketResponse(compress=False, max_msg_size=ctx.settings.max_ws_message_bytes,
+                                   heartbeat=30.0, decode_text=False)
+        await ws.prepare(request)
+        conn = Connection(ctx, ws, request.match_info["game_id"], address)
+        conn.transport = request.transport  # type: ignore[assignment]
+        ctx.sockets.add(ws)
+        ctx.metrics.ws_connections.inc()
+        try:
+            await conn.run()
+        finally:
+            conn.unwatch()
+            ctx.sockets.discard(ws)
+            ctx.metrics.ws_connections.dec()
+            if not ws.closed:
+                await ws.close()
     finally:
-        ctx.sockets.discard(ws)
-        ctx.metrics.ws_connections.dec()
-        if not ws.closed:
-            await ws.close()
+        left = ctx.sockets_by_address.get(address, 1) - 1
+        if left > 0:
+            ctx.sockets_by_address[address] = left
+        else:
+            ctx.sockets_by_address.pop(address, None)
     return ws

@@ -38,8 +38,17 @@ def free_port() -> int:
 
 def settings_for_test(redis_url: str, data_dir: Path, **overrides: Any) -> Settings:
     """Settings for a test instance: generous rate limits unless a test sets them."""
+    # Every test client comes from 127.0.0.1: the per-address limits (and the per-player
+    # ones, for tests that play many games as one player) are lifted like the rate limit;
+    # the tests of those limits set them, and tests/web runs with their defaults.
     base = Settings(redis_url=redis_url, data_dir=data_dir, token_secret="test-secret-0123456789abcdef",
-                    rate_limit_per_s=10_000.0, rate_limit_burst=10_000, hello_timeout_s=5.0)
+                    daily_secret="test-daily-secret-0123456789abcdef",
+                    rate_limit_per_s=10_000.0, rate_limit_burst=10_000, hello_timeout_s=5.0,
+                    read_rate_per_s=10_000.0, read_burst=10_000, create_rate_per_s=10_000.0,
+                    create_burst=10_000, create_per_address_rate_per_s=10_000.0,
+                    create_per_address_burst=10_000, open_games_per_player=100_000,
+                    ws_per_address=100_000, watchers_per_game=100_000, hello_rate_per_s=10_000.0,
+                    hello_burst=10_000, replay_max_diffs=1_000_000)
     return dataclasses.replace(base, **overrides)
 
 
@@ -67,6 +76,7 @@ class ServiceProcess:
         self.data_dir = data_dir
         self.env = {**os.environ, "SOLITAIRE_PORT": str(self.port), "SOLITAIRE_DATA_DIR": str(data_dir),
                     "SOLITAIRE_TOKEN_SECRET": "test-secret-0123456789abcdef",
+                    "SOLITAIRE_DAILY_SECRET": "test-daily-secret-0123456789abcdef",
                     "SOLITAIRE_RATE_LIMIT_PER_S": "10000", "SOLITAIRE_RATE_LIMIT_BURST": "10000",
                     "PYTHONPATH": str(ROOT), **env}
         if redis_url:

@@ -165,17 +165,18 @@ class Client:
     async def events(self, game_id: str, after: int = 0) -> list[Event]:
         """``GET /v1/games/{id}/events?after=N``: the log after seq ``after``, all of it.
 
-        The service answers at most ``EVENTS_PAGE`` events at a time (not in the
-        contract): while a page comes back full, the next one is asked for."""
+        The service answers a page at a time (at most ``EVENTS_PAGE`` events), with
+        the next page's ``after`` in ``next_after`` (null on the last page)."""
         events: list[Event] = []
         while True:
             page = await self._call(
-                "GET", f"/v1/games/{game_id}/events", Events, params={"after": str(after)}
+                "GET", f"/v1/games/{game_id}/events", Events,
+                params={"after": str(after), "limit": str(EVENTS_PAGE)},
             )
             events += page.events
-            if len(page.events) < EVENTS_PAGE:
+            if page.next_after is None:
                 return events
-            after = page.events[-1].seq
+            after = page.next_after
 
     # --- daily challenges ------------------------------------------------------------
     async def daily(self, date: DateLike | None = None) -> DailyDay:

@@ -27,7 +27,7 @@ async def setup(ctx: Context) -> None:
     """Start-up extension: make the service, hook it to final games, start its task."""
     settings = ctx.settings
     service = DailyService(settings, ctx.clock, ctx.games, DailyStore(ctx.redis),
-                           Seeds(load_secret(settings.token_secret, settings.data_dir)))
+                           Seeds(load_secret(settings.daily_secret, settings.data_dir, "daily_secret")))
     ctx.extensions["daily"] = service
     ctx.games.on_final.append(service.on_final)
     service.start()

@@ -1,8 +1,9 @@
 """A daily challenge: one deal per variant per UTC date, the same for every player.
 
 Pure functions of the date, the variant and the server secret: the seed is an
-HMAC of ``(date, variant)`` under a key derived from the token secret, so it
-cannot be predicted before the day and every instance derives the same one.
+HMAC of ``(date, variant)`` under a key derived from the daily secret (its own
+setting, not the token secret's), so it cannot be predicted before the day and
+every instance derives the same one.
 """
 
 from __future__ import annotations

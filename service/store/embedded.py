@@ -7,7 +7,10 @@ process, ``daemonize no``, with its data in ``<data_dir>/redis``:
 
 - it listens on a private unix socket ``<data_dir>/redis/redis.sock`` and on no
   TCP port; when that path is longer than a unix socket path may be (107
-  bytes), on a free loopback port instead;
+  bytes), on a socket in a private temporary folder instead (never on a port:
+  another local user could connect);
+- its files are readable by their owner only (0600, folders 0700: the log holds
+  every game's seed and face-down cards), old files included;
 - ``appendonly yes`` with the configured ``appendfsync``; no RDB snapshots. A
   command is acknowledged once the server answered; under ``everysec`` a
   machine or OS crash, or a killed server with a slow disk (the AOF write is
@@ -36,8 +39,10 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -128,6 +133,7 @@ _PR_SET_PDEATHSIG = 1
 
 def _die_with_parent(parent_pid: int) -> Any:
     def preexec() -> None:  # runs in the child between fork and exec
+        os.umask(0o077)  # every file the server writes (AOF, RDB, log) is its owner's alone
         if _libc_prctl is not None:
             _libc_prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
             if os.getppid() != parent_pid:  # the parent died before prctl
@@ -170,6 +176,7 @@ class ServerProcess:
         self._requested_port = port
         self.port: int | None = None
         self.unix_socket: Path | None = None
+        self._socket_dir: Path | None = None  # a private temporary folder for a long path's socket
         self._choose_address()
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
@@ -183,10 +190,13 @@ class ServerProcess:
             if len(os.fsencode(path)) <= MAX_UNIX_SOCKET_PATH:
                 self.unix_socket = path
                 return
-            logger.info(
-                "unix socket path %s is longer than %d bytes: using a loopback port instead",
-                path, MAX_UNIX_SOCKET_PATH,
-            )
+            # A short private folder instead; never a TCP port, which any local user
+            # could connect to.
+            self._socket_dir = Path(tempfile.mkdtemp(prefix="solitaire-store-"))
+            self.unix_socket = self._socket_dir / SOCKET_NAME
+            logger.info("unix socket path %s is longer than %d bytes: using %s instead",
+                        path, MAX_UNIX_SOCKET_PATH, self.unix_socket)
+            return
         self.port = self._requested_port or free_port()
 
     @property
@@ -257,13 +267,16 @@ class ServerProcess:
     def _spawn(self) -> None:
         if self.running:
             return
-        self.directory.mkdir(parents=True, exist_ok=True)
+        private_folder(self.directory)
+        if self._socket_dir is not None:
+            private_folder(self._socket_dir)
         self._lock()
         binary = self.binary = self.binary or find_server_binary()
         conf = self.directory / CONF_NAME
-        conf.write_text(self._config_text())
+        with os.fdopen(os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+            f.write(self._config_text())
         self._close_log()
-        self._log = open(self.log_path, "ab")  # noqa: SIM115 - lives as long as the process
+        self._log = os.fdopen(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
         self._process = subprocess.Popen(
             [str(binary), str(conf)],
             stdin=subprocess.DEVNULL,
@@ -373,6 +386,11 @@ class ServerProcess:
         self._process = None
         self._close_log()
         self._unlock()
+        self._remove_socket_dir()
+
+    def _remove_socket_dir(self) -> None:
+        if self._socket_dir is not None:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)  # made again by the next start
 
     async def astop(self) -> None:
         await asyncio.to_thread(self.stop)
@@ -387,6 +405,7 @@ class ServerProcess:
         self._process = None
         self._close_log()
         self._unlock()
+        self._remove_socket_dir()
 
     def restart(self) -> None:
         self.stop()
@@ -429,6 +448,25 @@ class ServerProcess:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.url} pid={self.pid} dir={self.directory}>"
+
+
+def private_folder(path: Path) -> None:
+    """Make ``path`` (and its missing parents) a folder only its owner may enter, and
+    every file under it readable by its owner alone: files 0600, folders 0700
+    (files an earlier version left readable included)."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise EmbeddedServerError(f"{path} is not a folder of this user: refusing to keep the store there")
+    os.chmod(path, 0o700)
+    for root, dirs, files in os.walk(path):
+        for name in dirs:
+            if not os.path.islink(os.path.join(root, name)):
+                os.chmod(os.path.join(root, name), 0o700)
+        for name in files:
+            full = os.path.join(root, name)
+            if not os.path.islink(full) and stat.S_IMODE(os.lstat(full).st_mode) & 0o077:
+                os.chmod(full, stat.S_IMODE(os.lstat(full).st_mode) & 0o700)
 
 
 class EmbeddedServer(ServerProcess):

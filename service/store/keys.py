@@ -13,6 +13,8 @@ its pub/sub channel (published with SPUBLISH) is served by the same node.
 | ``g:{id}:dur``        | string | a durable acknowledgement's marker (60 s)          |
 | ``g:{id}:diffs``      | channel| ``b"<seq> <event bytes>"`` per appended event      |
 | ``rl:{player_id}``    | string | the rate limiter's theoretical arrival time (µs)   |
+| ``p:{player_id}``     | hash   | the player's name; expires unused                  |
+| ``p:{pid}:open``      | zset   | the player's open games -> when each would expire  |
 | ``daily:{d:v}:...``   | (many) | a daily challenge: see the daily section below     |
 """
 
@@ -74,6 +76,11 @@ PLAYER_PREFIX = "p:"
 def player(player_id: str) -> str:
     """Hash: the player's ``name`` (shown on leaderboards)."""
     return f"p:{{{player_id}}}"
+
+
+def player_open_games(player_id: str) -> str:
+    """Sorted set: the player's open games, scored by when each expires if untouched (s)."""
+    return f"p:{{{player_id}}}:open"
 
 
 # -- daily challenges ---------------------------------------------------------

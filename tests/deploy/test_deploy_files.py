@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -386,7 +387,7 @@ def test_token_secret_comes_from_the_secret_of_the_template() -> None:
 def test_secret_template_holds_a_placeholder_and_no_secret() -> None:
     (template,) = load_all(K8S / "token-secret.example.yaml")
     assert "data" not in template
-    assert template["stringData"] == {"SOLITAIRE_TOKEN_SECRET": "REPLACE_ME"}
+    assert template["stringData"] == {"SOLITAIRE_TOKEN_SECRET": "REPLACE_ME", "SOLITAIRE_DAILY_SECRET": "REPLACE_ME"}
     text = (K8S / "token-secret.example.yaml").read_text(encoding="utf-8")
     assert "secrets.token_urlsafe(32)" in text
     assert "kubectl -n solitaire create secret generic solitaire-token-secret" in text
@@ -491,9 +492,10 @@ def test_compose_app_settings_point_at_redis_and_the_secret() -> None:
     assert env["REDIS_URL"] == "redis://redis:6379/0"
     assert "SOLITAIRE_TOKEN_SECRET" not in env, "the secret is not written in compose.yaml"
     assert env["SOLITAIRE_TOKEN_SECRET_FILE"] == "/run/secrets/token_secret"
-    assert app["secrets"] == ["token_secret"]
+    assert app["secrets"] == ["token_secret", "daily_secret"]
+    assert env["SOLITAIRE_DAILY_SECRET_FILE"] == "/run/secrets/daily_secret"
     assert spec["secrets"]["token_secret"]["file"] == "./secrets/token_secret"
-    assert set(env) - {"SOLITAIRE_TOKEN_SECRET_FILE"} <= settings_env_names()
+    assert set(env) - {"SOLITAIRE_TOKEN_SECRET_FILE", "SOLITAIRE_DAILY_SECRET_FILE"} <= settings_env_names()
     assert "secrets/" in (DEPLOY / ".gitignore").read_text(encoding="utf-8").split()
 
 
@@ -569,6 +571,21 @@ def test_dockerignore_keeps_what_the_build_needs() -> None:
         assert needed not in ignored
     assert ".venv" in ignored and ".git" in ignored
     assert "!deploy/docker-entrypoint.sh" in ignored
+
+
+def test_the_wheel_carries_the_contract_documents(tmp_path: Path) -> None:
+    # The image installs only the wheel: /openapi.yaml and /asyncapi.yaml must be
+    # served from inside the installed package, not from a repository checkout.
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path), str(ROOT)],
+        check=True, capture_output=True, timeout=300,
+    )
+    (wheel,) = tmp_path.glob("solitaire_service-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        for name in ("openapi.yaml", "asyncapi.yaml"):
+            assert archive.read(f"protocol/{name}") == (ROOT / name).read_bytes()
+    for name in ("openapi.yaml", "asyncapi.yaml"):
+        assert name not in (DEPLOY / "Dockerfile.dockerignore").read_text(encoding="utf-8").split()
 
 
 def test_dockerfile_passes_hadolint() -> None:
@@ -650,7 +667,7 @@ def test_entrypoint_refuses_to_start_without_redis_url(fake_service: Path) -> No
 def test_entrypoint_refuses_a_missing_or_weak_token_secret(
     fake_service: Path, secret: str | None, message: str
 ) -> None:
-    env = {"REDIS_URL": "redis://redis:6379/0"}
+    env = {"REDIS_URL": "redis://redis:6379/0", "SOLITAIRE_DAILY_SECRET": GOOD_SECRET}
     if secret is not None:
         env["SOLITAIRE_TOKEN_SECRET"] = secret
     result = run_entrypoint(fake_service, env, "solitaire-service")
@@ -664,13 +681,17 @@ def test_entrypoint_reads_the_secret_file_and_execs_the_service(
 ) -> None:
     secret_file = tmp_path / "token_secret"
     secret_file.write_text(GOOD_SECRET + "\n", encoding="utf-8")
-    env = {"REDIS_URL": "redis://redis:6379/0", "SOLITAIRE_TOKEN_SECRET_FILE": str(secret_file)}
+    daily_file = tmp_path / "daily_secret"
+    daily_file.write_text("d" * 43 + "\n", encoding="utf-8")
+    env = {"REDIS_URL": "redis://redis:6379/0", "SOLITAIRE_TOKEN_SECRET_FILE": str(secret_file),
+           "SOLITAIRE_DAILY_SECRET_FILE": str(daily_file)}
     result = run_entrypoint(fake_service, env, "solitaire-service", "--log-level", "DEBUG")
     assert result.returncode == 0, result.stderr
     seen = json.loads(result.stdout)
     assert seen["argv"] == ["--log-level", "DEBUG"]
     assert seen["env"]["SOLITAIRE_TOKEN_SECRET"] == GOOD_SECRET
     assert "SOLITAIRE_TOKEN_SECRET_FILE" not in seen["env"]
+    assert seen["env"]["SOLITAIRE_DAILY_SECRET"] == "d" * 43
     assert seen["env"]["REDIS_URL"] == "redis://redis:6379/0"
 
 
@@ -718,6 +739,7 @@ def test_the_container_command_serves_and_stops_on_sigterm(
         "PATH": f"{python.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
         "REDIS_URL": any_redis_url,
         "SOLITAIRE_TOKEN_SECRET_FILE": str(secret_file),
+        "SOLITAIRE_DAILY_SECRET": "d" * 43,
         "SOLITAIRE_HOST": "127.0.0.1",
         "SOLITAIRE_PORT": str(port),
         "SOLITAIRE_DATA_DIR": str(tmp_path / "data"),

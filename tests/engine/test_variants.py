@@ -4,6 +4,8 @@ options checked, layouts as RULES.md names them, seeds in range."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -80,3 +82,26 @@ def test_a_variant_describes_itself_in_json(variant_id):
     described = get_variant(variant_id)().describe()
     assert json.loads(json.dumps(described)) == described
     assert described["id"] == variant_id and described["rules"]
+
+
+# --- the short rules texts (GET /v1/variants, shown by the web client) ------------------
+
+RULES_MD = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
+
+
+def _short_texts() -> dict[str, str]:
+    text = RULES_MD.read_text(encoding="utf-8")
+    block = text.split("<!-- short-rules", 1)[1].split("<!-- /short-rules", 1)[0]
+    return dict(re.findall(r"^- \*\*(\w+)\*\*: (.+)$", block, re.M))
+
+
+@pytest.mark.parametrize("variant_id", sorted(VARIANTS))
+def test_the_short_rules_text_is_the_one_docs_rules_md_shows(variant_id: str) -> None:
+    cls = VARIANTS[variant_id]
+    assert _short_texts().get(cls.name) == cls.rules
+
+
+@pytest.mark.parametrize("variant_id", sorted(VARIANTS))
+def test_the_short_rules_text_speaks_to_players_not_in_pile_ids(variant_id: str) -> None:
+    rules = VARIANTS[variant_id].rules
+    assert not re.search(r"\b(foundation|tableau|reserve)/\d|\bsingle_card_moves\b", rules), rules

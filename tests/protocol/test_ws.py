@@ -63,7 +63,9 @@ def test_server_messages_have_the_protocol_shapes() -> None:
     assert wire(p.Ack(command_id="c", seq=3)) == {"type": "ack", "command_id": "c", "seq": 3}
     assert wire(p.Pong()) == {"type": "pong"}
     assert set(wire(p.Snapshot(seq=0, state=STATE))) == {"type", "seq", "state"}
-    assert set(wire(p.diff_message(DIFF))) == {"type", "seq", "command", "ops", "status", "stats"}
+    assert set(wire(p.diff_message(DIFF))) == {
+        "type", "seq", "command", "ops", "status", "stats", "at", "hash"
+    }
     # Issue 13: a diff's event hash, when the server has one, is an added field.
     hashed = msgspec.structs.replace(DIFF, hash="0123456789abcdef")
     assert wire(p.diff_message(hashed))["hash"] == "0123456789abcdef"
@@ -79,10 +81,8 @@ def test_an_error_message_has_a_command_id_only_when_it_answers_one() -> None:
 def test_a_diff_converts_between_rest_and_websocket_forms() -> None:
     message = p.diff_message(DIFF)
     assert p.diff_of(message) == DIFF
-    # The REST diff is the WebSocket diff without its type tag.
-    as_ws = msgspec.json.decode(p.encode(message))
-    del as_ws["type"]
-    assert as_ws == msgspec.json.decode(p.encode(DIFF))
+    # The REST diff is the WebSocket diff: the same stored event, "type" and "at" included.
+    assert msgspec.json.decode(p.encode(message)) == msgspec.json.decode(p.encode(DIFF))
 
 
 def test_protocol_constants() -> None:

@@ -81,7 +81,13 @@ class Workflow(schema.as_state_machine()):  # type: ignore[misc]
 
 @pytest.fixture(scope="module")
 def service(redis_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
-    with ServiceProcess(redis_server.url, Path(tmp_path_factory.mktemp("stateful"))) as process:
+    # One player makes every call, fast: limits that refill with time would make the
+    # answers (and so Hypothesis's replays) depend on the clock. They have tests of their own.
+    lifted = {"SOLITAIRE_READ_RATE_PER_S": "100000", "SOLITAIRE_READ_BURST": "100000",
+              "SOLITAIRE_CREATE_RATE_PER_S": "100000", "SOLITAIRE_CREATE_BURST": "100000",
+              "SOLITAIRE_CREATE_PER_ADDRESS_RATE_PER_S": "100000", "SOLITAIRE_CREATE_PER_ADDRESS_BURST": "100000",
+              "SOLITAIRE_OPEN_GAMES_PER_PLAYER": "100000"}
+    with ServiceProcess(redis_server.url, Path(tmp_path_factory.mktemp("stateful")), **lifted) as process:
         yield process
 
 

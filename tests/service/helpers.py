@@ -118,9 +118,15 @@ class Api:
         return (await self.request("GET", f"/v1/games/{game_id}/moves", token, 200)).body  # type: ignore[no-any-return]
 
     async def events(self, game_id: str, token: str | None = None, after: int | None = None) -> list[Any]:
-        params = {} if after is None else {"after": str(after)}
-        reply = await self.request("GET", f"/v1/games/{game_id}/events", token, 200, params=params)
-        return reply.body["events"]  # type: ignore[no-any-return]
+        """The whole log after ``after``, page by page (``next_after``)."""
+        out: list[Any] = []
+        while True:
+            params = {} if after is None else {"after": str(after)}
+            body = (await self.request("GET", f"/v1/games/{game_id}/events", token, 200, params=params)).body
+            out += body["events"]
+            if body["next_after"] is None:
+                return out
+            after = body["next_after"]
 
     async def command(self, token: str | None, game_id: str, command: dict[str, Any],
                       expected_seq: int | None = None, command_id: str | None = None,

@@ -26,6 +26,7 @@ from service.store.daily import DailyStore, Record
 from service.store.games import Games
 from tests.live import running_service, settings_for_test
 from tests.service.daily_helpers import (
+    DAILY_SECRET,
     DAY,
     MORNING,
     NEXT_DAY,
@@ -36,7 +37,7 @@ from tests.service.daily_helpers import (
     winning_line,
 )
 
-SEED = Seeds(SECRET.encode()).seed(DAY, VARIANT)
+SEED = Seeds(DAILY_SECRET.encode()).seed(DAY, VARIANT)
 D, NEXT = DAY.isoformat(), (DAY + timedelta(days=1)).isoformat()
 
 
@@ -76,7 +77,7 @@ async def test_the_daily_challenges_default_to_today_and_hide_their_seeds(api: A
 
 async def test_a_past_challenge_shows_its_seed(api: Api) -> None:
     body = await api.call("GET", "/v1/daily", params={"date": "2026-11-12"})
-    seeds = Seeds(SECRET.encode())
+    seeds = Seeds(DAILY_SECRET.encode())
     assert [c["seed"] for c in body["challenges"]] == [
         seeds.seed(DAY - timedelta(days=1), v) for v in ("gilbert", "shamrocks", "gate", "caprice")]
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
+import stat
 from pathlib import Path
 
 import pytest
@@ -92,18 +93,22 @@ def test_acknowledged_writes_survive_a_crash_or_a_stop(how: str, tmp_path: Path)
         server.stop()
 
 
-def test_a_socket_path_too_long_falls_back_to_a_loopback_port(tmp_path: Path) -> None:
+def test_a_socket_path_too_long_moves_to_a_short_private_folder_never_a_port(tmp_path: Path) -> None:
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     assert len(str(deep / "redis.sock")) > MAX_UNIX_SOCKET_PATH
     with EmbeddedServer(deep) as server:
-        assert server.unix_socket is None
-        assert server.url.startswith("redis://127.0.0.1:")
+        assert server.port is None and server.url.startswith("unix://")
+        assert server.unix_socket is not None and len(str(server.unix_socket)) <= MAX_UNIX_SOCKET_PATH
+        assert stat.S_IMODE(server.unix_socket.parent.stat().st_mode) == 0o700
+        assert server.config.get("port") is None and "port 0" in (deep / "server.conf").read_text().replace('"', "")
         with sync_client(server.url) as client:
             assert client.ping()
-        port = server.port
+        url = server.url
         server.kill()
         server.start()  # the same address after a restart
-        assert server.port == port
+        assert server.url == url
+        folder = server.unix_socket.parent
+    assert not folder.exists()  # removed when the server stopped
 
 
 def test_a_second_server_on_the_same_directory_is_refused(tmp_path: Path) -> None:

@@ -265,7 +265,9 @@ async def test_a_bad_player_body_is_400(api: Api, body: bytes) -> None:
     check_error(reply, 400, "bad_request")
 
 
-async def test_the_events_endpoint_gives_the_whole_log_however_long(redis_url: str, tmp_path: Path) -> None:
+async def test_the_events_endpoint_pages_the_whole_log_however_long(redis_url: str, tmp_path: Path) -> None:
+    """PROTOCOL.md "later additions": `?after=N&limit=M`, limit 1..1000 (default 1000),
+    `next_after` the next page's `after`, null on the last page."""
     async with running_app(settings_for_test(redis_url, tmp_path)) as (base, ctx), \
             aiohttp.ClientSession() as session:
         api = Api(session, base)
@@ -273,11 +275,23 @@ async def test_the_events_endpoint_gives_the_whole_log_however_long(redis_url: s
         game_id = (await api.create(token, "gilbert", seed=3))["game_id"]
         for i in range(1203):  # the service's own command path, to be quick
             await ctx.games.command(game_id, owner_id, UNDO if i % 2 else DRAW, i, None)
-        events = await api.events(game_id, token)
-        assert [e["seq"] for e in events] == list(range(1, 1204))
-        assert [e["seq"] for e in await api.events(game_id, token, after=1100)] == list(range(1101, 1204))
+        path = f"/v1/games/{game_id}/events"
+        first = (await api.request("GET", path, token, expect=200)).body
+        assert [e["seq"] for e in first["events"]] == list(range(1, 1001))
+        assert first["next_after"] == 1000
+        last = (await api.request("GET", path, token, expect=200, params={"after": "1000"})).body
+        assert [e["seq"] for e in last["events"]] == list(range(1001, 1204))
+        assert last["next_after"] is None
+        small = (await api.request("GET", path, token, expect=200, params={"after": "7", "limit": "5"})).body
+        assert [e["seq"] for e in small["events"]] == [8, 9, 10, 11, 12] and small["next_after"] == 12
+        exact = (await api.request("GET", path, token, expect=200, params={"after": "1198", "limit": "5"})).body
+        assert [e["seq"] for e in exact["events"]] == list(range(1199, 1204)) and exact["next_after"] is None
         for after in (1203, 1204, 2**53, 10**30):  # past the end, however far: nothing, not a 500
-            assert await api.events(game_id, token, after=after) == []
+            page = (await api.request("GET", path, token, expect=200, params={"after": str(after)})).body
+            assert page == {"events": [], "next_after": None}
+        for limit in ("0", "1001", "-1", "x"):
+            reply = await api.request("GET", path, token, params={"limit": limit})
+            check_error(reply, 400, "bad_request")
 
 
 @pytest.mark.parametrize("after", ["-1", "x", "1.5"])
@@ -436,6 +450,14 @@ async def test_health_readiness_metrics_and_the_spec(api: Api) -> None:
     assert (await api.request("GET", "/readyz", expect=200)).body == {"status": "ok"}
     assert b"# TYPE" in (await api.request("GET", "/metrics", expect=200)).raw
     assert (await api.request("GET", "/openapi.yaml", expect=200)).raw.startswith(b"openapi: 3.1")
+
+
+async def test_the_asyncapi_document_is_served(api: Api) -> None:
+    from protocol.asyncapi import ASYNCAPI_PATH
+
+    reply = await api.request("GET", "/asyncapi.yaml", expect=200)
+    assert reply.raw == ASYNCAPI_PATH.read_bytes()
+    assert b"\nasyncapi: 3.0.0\n" in reply.raw
 
 
 async def test_a_header_too_large_for_http_parsing_gets_the_contracts_json_error(redis_url: str,

@@ -154,7 +154,14 @@ async def test_reconnecting_with_since_replays_exactly_what_was_missed(
         state = game_state(await api.state(game_id, token))
     async with opened(session, base, game_id, token, since=total) as (sock, hello):
         assert hello == [{"type": "synced", "seq": total}]
-    async with opened(session, base, game_id, token, since=total + 10) as (sock, hello):
+    # PROTOCOL.md "later additions": a since beyond the game's seq is a bad_request, and
+    # the socket stays open for a correct hello.
+    async with socket(session, base, game_id) as sock:
+        await sock.send({"type": "hello", "token": token, "since": total + 10})
+        refused = await sock.recv()
+        assert refused["type"] == "error" and refused["error"]["code"] == "bad_request", refused
+        assert refused["error"]["details"] == {"since": total + 10, "seq": total}
+        hello = await sock.hello(token)
         assert [m["type"] for m in hello] == ["snapshot", "synced"]
         assert same_state(game_state(hello[0]["state"]), state)
 

@@ -62,6 +62,9 @@ class GamePage:
         self.base = base
         self.errors: list[str] = []
         page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        # A Content-Security-Policy violation is only a console error: count it as one.
+        page.on("console", lambda msg: self.errors.append(msg.text)
+                if msg.type == "error" and "Content Security Policy" in msg.text else None)
 
     # --- lobby ------------------------------------------------------------------
     def open(self, fragment: str = "") -> GamePage:

@@ -24,11 +24,12 @@ class Caprice(Variant):
         *tableau(12, row=2, per_row=6, spread="down"),
     )
     rules = (
-        "Two decks. foundation/0-3 start with the Ace of their suit and build up; foundation/4-7 "
-        "start with the King and build down. A card goes onto a tableau pile whose top is the "
-        "same suit and one rank higher or lower; any card fills an empty pile; one card moves at "
-        "a time. Draw deals one card onto each of the twelve piles (seven deals, one pass). A "
-        "foundation's top card, starting cards included, may go back onto the tableau."
+        "Two decks. Four foundations start with an Ace and build up by suit; four start with "
+        "a King and build down by suit. On the twelve piles, a card goes onto one of the same "
+        "suit one rank higher or lower; any card may fill an empty pile; one card moves at a "
+        "time. A click on the stock deals a card onto every pile (seven times in all, one "
+        "pass). The top card of a foundation, even a starting Ace or King, may come back onto "
+        "the piles."
     )
     tableau_build = "rank_adjacent_same_suit"
     runs_move = False

@@ -26,12 +26,13 @@ class Gate(Variant):
         *tableau(4, row=2, per_row=4, spread="down", col=1, first_index=4),
     )
     rules = (
-        "One deck. Build foundation/0-3 up by suit from the Ace. Tableau piles (the bars) build "
-        "down in alternating colours; runs move as a unit unless single_card_moves. The pillars "
-        "(reserve/0, reserve/1) give their top card to a foundation or the tableau and take "
-        "nothing. While a pillar holds cards, an emptied bar is refilled at once from the fuller "
-        "pillar (the left on a tie); after that a space takes only the waste top, or the stock's "
-        "top when the waste is empty. Draw turns one card; one pass."
+        "One deck. Build the four foundations up by suit from the Ace. On the eight bars, "
+        "build down in alternating colours; ordered runs move as one unless you choose "
+        "single-card moves. The top cards of the two pillars go to the foundations or the "
+        "bars; nothing goes onto a pillar. While a pillar has cards, an emptied bar is "
+        "refilled at once from the fuller pillar (the left one on a tie); after that, only "
+        "the top card of the waste fills a space, or the top card of the stock when the waste "
+        "is empty. A click on the stock turns one card; there is one pass."
     )
     options_spec = {
         "single_card_moves": Option(False, "only one card moves at a time (Marks and Harrod's rule)"),

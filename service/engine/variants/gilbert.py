@@ -29,11 +29,13 @@ class Gilbert(Variant):
         *tableau(7, row=2, per_row=7, spread="down"),
     )
     rules = (
-        "One deck. Build foundation/0-3 up by suit from the Ace and foundation/4-7 down by suit "
-        "from the King. Tableau piles build down in alternating colours; a run in that order moves "
-        "as a unit; only a Seven (or a run starting with one) fills an empty pile. Draw deals three "
-        "cards to the waste; an empty stock turns the waste over, without limit. A foundation's top "
-        "card may go back onto a tableau pile or the other foundation of its suit."
+        "One deck. Four foundations build up by suit from the Ace and four build down by suit "
+        "from the King; each suit is shared by its two foundations. On the tableau, build "
+        "down in alternating colours; an ordered run moves as one; only a Seven, or a run "
+        "starting with one, may fill an empty pile. A click on the stock deals three cards to "
+        "the waste; when the stock is empty it turns the waste back over, as often as you "
+        "like. The top card of a foundation may come back onto the tableau or onto the other "
+        "foundation of its suit."
     )
     tableau_build = "alternate_colour_down"
     runs_move = True

@@ -19,10 +19,11 @@ class Shamrocks(Variant):
         *tableau(18, row=1, per_row=6, spread="right"),
     )
     rules = (
-        "One deck. Build foundation/0-3 up by suit from the Ace. A card goes onto a fan holding "
-        "fewer than three cards whose top is one rank higher or lower, any suit; one card moves at "
-        "a time; an empty fan stays empty. At the deal, Kings go to the bottom of their fan. "
-        "A foundation's top card may go back onto a fan."
+        "One deck, all face up in eighteen fans. Build the four foundations up by suit from "
+        "the Ace. A card goes onto a fan whose top is one rank higher or lower, any suit, if "
+        "the fan holds fewer than three cards. One card moves at a time, and an empty fan "
+        "stays empty. At the deal, Kings go to the bottom of their fan. The top card of a "
+        "foundation may come back onto a fan."
     )
     tableau_build = "rank_adjacent_any_suit"
     tableau_capacity = 3

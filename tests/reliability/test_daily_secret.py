@@ -1,0 +1,60 @@
+"""Issue 11, point 6: the daily challenges have a secret of their own.
+
+Rotating the token secret leaves every day's deal where it was; the daily seeds
+follow the daily secret alone, which, unset, is generated once into the data
+folder (0600) like the token secret and kept across restarts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import stat
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import aiohttp
+
+from service.clock import FakeClock
+from service.daily import Seeds
+from tests.live import settings_for_test
+from tests.service.helpers import running_app
+
+PAST = date(2026, 11, 20)
+NOW = datetime(2026, 12, 1, 9, tzinfo=UTC)
+
+
+async def past_seeds(base: str) -> list[int]:
+    async with aiohttp.ClientSession() as session, \
+            session.get(base + "/v1/daily", params={"date": PAST.isoformat()}) as r:
+        assert r.status == 200
+        return [c["seed"] for c in (await r.json())["challenges"]]
+
+
+async def test_daily_seeds_follow_the_daily_secret_not_the_token_secret(redis_url: str, tmp_path: Path) -> None:
+    clock = FakeClock(NOW)
+    first = settings_for_test(redis_url, tmp_path, token_secret="token-secret-one-0123456789",
+                              daily_secret="the-daily-secret-0123456789")
+    rotated = dataclasses.replace(first, token_secret="token-secret-two-0123456789")
+    async with running_app(first, clock) as (base, _):
+        before = await past_seeds(base)
+    async with running_app(rotated, clock) as (base, _):
+        assert await past_seeds(base) == before  # the token secret rotated: no deal moved
+    seeds = Seeds(b"the-daily-secret-0123456789")
+    assert before == [seeds.seed(PAST, v) for v in ("gilbert", "shamrocks", "gate", "caprice")]
+    other = dataclasses.replace(first, daily_secret="another-daily-secret-0123456789")
+    async with running_app(other, clock) as (base, _):
+        assert await past_seeds(base) != before
+
+
+async def test_an_unset_daily_secret_is_generated_once_into_the_data_folder(redis_url: str, tmp_path: Path) -> None:
+    clock = FakeClock(NOW)
+    settings = dataclasses.replace(settings_for_test(redis_url, tmp_path / "data"), daily_secret=None)
+    async with running_app(settings, clock) as (base, _):
+        first = await past_seeds(base)
+    path = tmp_path / "data" / "daily_secret"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    secret = path.read_text().strip()
+    assert len(secret) >= 32 and secret != settings.token_secret
+    async with running_app(settings, clock) as (base, _):
+        assert await past_seeds(base) == first  # kept across restarts
+    assert first == [Seeds(secret.encode()).seed(PAST, v) for v in ("gilbert", "shamrocks", "gate", "caprice")]

@@ -1,0 +1,63 @@
+"""Issue 11, point 7: names that look like nothing or like someone else.
+
+A name needs a visible character; default-ignorable and filler code points are
+refused with a 400 naming the character; names are kept in NFKC form, so a
+fullwidth or otherwise compatible spelling of a name *is* that name wherever
+names are shown or compared (leaderboards), never a look-alike of it.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from service.players import is_invisible
+from tests.live import settings_for_test
+from tests.service.helpers import Api, running_app
+
+INVISIBLE = ["\u3164", "\u115f", "\u1160", "\uffa0", "\u200b", "\u2060", "\ufeff", "\u00ad", "\u2800",
+             "\U000e0041", "\u180e", "\u034f", "\ufe0f"]
+
+
+@pytest.fixture
+async def api(redis_url: str, tmp_path: Path) -> AsyncIterator[Api]:
+    async with running_app(settings_for_test(redis_url, tmp_path)) as (base, _), \
+            aiohttp.ClientSession() as session:
+        yield Api(session, base)
+
+
+@pytest.mark.parametrize("char", INVISIBLE, ids=[f"U+{ord(c):04X}" for c in INVISIBLE])
+async def test_invisible_characters_are_refused_alone_and_inside_a_name(api: Api, char: str) -> None:
+    for name in (char, char * 3, f"ann{char}", f"{char}ann", f"an{char}n"):
+        reply = await api.request("POST", "/v1/players", json={"name": name})
+        assert reply.status == 400, (name, reply.raw[:200])
+        assert reply.error["code"] == "bad_request" and reply.error["details"] == {"field": "name"}
+    _, token = await api.player("ann")
+    reply = await api.request("PATCH", "/v1/players/me", token, json={"name": f"ann{char}"})
+    assert reply.status == 400
+
+
+async def test_the_invisible_character_is_named_in_the_refusal(api: Api) -> None:
+    reply = await api.request("POST", "/v1/players", json={"name": "\u3164"})
+    assert "U+3164" in reply.error["message"] and "HANGUL FILLER" in reply.error["message"]
+
+
+async def test_look_alike_spellings_are_kept_in_nfkc_form(api: Api) -> None:
+    for sent, kept in [("ａｄｍｉｎ", "admin"), ("ℌello", "Hello"), ("ﬁsh", "fish"), ("Ｚoë", "Zoë")]:
+        body = (await api.request("POST", "/v1/players", json={"name": sent}, expect=201)).body
+        assert body["name"] == kept == unicodedata.normalize("NFKC", sent)
+
+
+async def test_visible_names_of_every_script_are_still_welcome(api: Api) -> None:
+    for name in ("ann", "Zoë", "李雷", "Ольга", "أحمد", "O'Neil-Smith", "J. R. 2"):
+        body = (await api.request("POST", "/v1/players", json={"name": name}, expect=201)).body
+        assert body["name"] == name
+
+
+def test_every_default_ignorable_range_is_invisible() -> None:
+    assert all(is_invisible(c) for c in INVISIBLE)
+    assert not any(is_invisible(c) for c in "aZ09 .'-ëé李")
