@@ -19,6 +19,7 @@ class LostReplies:
         self.target = (host, port)
         self.marker: bytes | None = None
         self.lost = 0  # replies thrown away so far
+        self.connections = 0  # client connections accepted so far
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self.port = 0
@@ -44,6 +45,7 @@ class LostReplies:
         await self._server.wait_closed()
 
     async def _serve(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        self.connections += 1
         server_r, server_w = await asyncio.open_connection(*self.target)
         cut = asyncio.Event()
 

@@ -113,6 +113,31 @@ async def test_an_append_whose_reply_was_lost_is_applied_once(
 
 # --- 4 and 6: a paused store, bounded; the 503 says what it means ----------------------
 
+async def test_retries_against_a_paused_store_do_not_multiply(
+        tcp_server: EmbeddedServer, lossy: LostReplies,
+        store_factory: Callable[..., Awaitable[Store]]) -> None:
+    """redis-py retries a command, the connect() inside it and the health-check PING
+    inside that, with the same Retry object, so the attempts multiply. Only the
+    outermost retries now: at most one new connection per attempt (with the nested
+    retries this call opened 4)."""
+    from service.store import StoreUnavailable
+
+    store = await store_factory(lossy.url, redis_retries=2, redis_timeout_s=0.3,
+                                redis_autopipeline=False, redis_health_check_s=0.05)
+    await store.ping()
+    await asyncio.sleep(0.2)  # the pooled connection is due a health-check PING
+    assert tcp_server.pid is not None
+    before = lossy.connections
+    os.kill(tcp_server.pid, signal.SIGSTOP)
+    try:
+        with pytest.raises(StoreUnavailable):
+            await store.games.meta("g1")
+    finally:
+        os.kill(tcp_server.pid, signal.SIGCONT)
+    # The first attempt may use the pooled connection; each retry opens one.
+    assert lossy.connections - before <= 3, lossy.connections - before
+    await store.ping()  # and the client works again
+
 async def test_a_paused_store_gets_503_within_the_deadline_and_a_resend_applies_once(
         tcp_server: EmbeddedServer, tmp_path: Path) -> None:
     settings = settings_for_test(tcp_server.url, tmp_path, request_deadline_s=1.0, redis_timeout_s=2.0,
