@@ -56,7 +56,8 @@ class Store(str):
 
 
 @contextlib.contextmanager
-def store(url: str | None = None, cluster: bool = False) -> Iterator[Store]:
+def store(url: str | None = None, cluster: bool = False, appendfsync: str = "everysec",
+          replicas: int = 0) -> Iterator[Store]:
     """:func:`store_server`, or with ``cluster`` a three-master Redis Cluster on
     loopback (``tests.redis_servers.LocalCluster``, as in the tests; AOF on,
     ``appendfsync everysec``, like the single server, and like the deployment's
@@ -66,7 +67,7 @@ def store(url: str | None = None, cluster: bool = False) -> Iterator[Store]:
         return
     if not cluster:
         with tempfile.TemporaryDirectory(prefix="bench-redis-") as tmp:
-            server = ServerProcess(Path(tmp), port=0, config={"appendonly": "yes", "appendfsync": "everysec",
+            server = ServerProcess(Path(tmp), port=0, config={"appendonly": "yes", "appendfsync": appendfsync,
                                                               "save": ""})
             server.start()
             try:
@@ -77,7 +78,7 @@ def store(url: str | None = None, cluster: bool = False) -> Iterator[Store]:
     from tests.redis_servers import LocalCluster
 
     with tempfile.TemporaryDirectory(prefix="bench-cluster-") as tmp:
-        nodes = LocalCluster(Path(tmp), appendonly=True, appendfsync="everysec")
+        nodes = LocalCluster(Path(tmp), appendonly=True, appendfsync=appendfsync, replicas=replicas)
         nodes.start()
         try:
             yield _store(nodes.url, [node.pid or 0 for node in nodes])

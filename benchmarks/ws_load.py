@@ -390,6 +390,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rate", type=float, default=1.0, help="players: moves per second per client")
     parser.add_argument("--watch", action="store_true",
                         help="saturation: each game also watched by a second socket (players always are)")
+    parser.add_argument("--durability", choices=("memory", "local", "replicated"), default="local",
+                        help="the service's --durability; local and replicated run the store with "
+                             "appendfsync always (as the embedded store does), replicated needs --cluster")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--plans", type=int, default=300,
                         help="distinct games the clients play (planned before measuring)")
@@ -417,12 +420,17 @@ def main(argv: list[str] | None = None) -> None:
     if args.target != "service" and args.load != "saturation":
         parser.error("the bare server takes the saturation load only (it has no watchers)")
 
+    if args.durability == "replicated" and not (args.cluster or args.redis_url):
+        parser.error("--durability replicated needs replicas: add --cluster")
+    fsync = "everysec" if args.durability == "memory" else "always"
+    replicas = 1 if args.durability == "replicated" else 0
     accel = args.accel == "on"
-    store_kind = "3-master cluster" if args.cluster else "one Redis"
+    store_kind = (f"3-master cluster{' + 3 replicas' if replicas else ''}" if args.cluster
+                  else "one Redis") + f", appendfsync {fsync}, durability {args.durability}"
     print(f"load average before: {load_average()} ({os.cpu_count()} cores); servers with uvloop and hiredis "
           f"{args.accel}", flush=True)
     summary: list[str] = []
-    with store(args.redis_url, args.cluster) as redis_url:
+    with store(args.redis_url, args.cluster, appendfsync=fsync, replicas=replicas) as redis_url:
         targets: list[tuple[str, Callable[[], Any]]] = []
         if args.target in ("service", "both"):
             for workers in args.workers:
@@ -431,13 +439,15 @@ def main(argv: list[str] | None = None) -> None:
                                              profile=args.profile,
                                              # not what is measured: high enough never to refuse
                                              SOLITAIRE_RATE_LIMIT_PER_S="100000",
-                                             SOLITAIRE_RATE_LIMIT_BURST="1000000")
+                                             SOLITAIRE_RATE_LIMIT_BURST="1000000",
+                                             SOLITAIRE_DURABILITY=args.durability)
                 label = f"service x{args.instances}" + (f" ({workers} workers)" if workers != 1 else "")
                 targets.append((label, start))
         if args.compare_root is not None:
             def start_other() -> Any:
                 return service_processes(redis_url, args.instances, accel=accel, root=args.compare_root.resolve(),
-                                         SOLITAIRE_RATE_LIMIT_PER_S="100000", SOLITAIRE_RATE_LIMIT_BURST="1000000")
+                                         SOLITAIRE_RATE_LIMIT_PER_S="100000", SOLITAIRE_RATE_LIMIT_BURST="1000000",
+                                         SOLITAIRE_DURABILITY=args.durability)
             targets.append((f"service x{args.instances} of {args.compare_root}", start_other))
         if args.target in ("bare", "both"):
             targets.append(("bare", lambda: bare_server(redis_url, accel=accel)))

@@ -8,7 +8,7 @@ import msgspec
 from msgspec import Meta
 
 from .commands import Command
-from .fields import Card, Count, Options, PileId, Seed, Seq, Status, Timestamp, VariantId
+from .fields import Card, Count, EventHash, Options, PileId, Seed, Seq, Status, Timestamp, VariantId
 
 # Structs sent by the server do not forbid unknown fields: a client built
 # against this version must keep working when the server adds a field.
@@ -76,6 +76,7 @@ class Diff(msgspec.Struct):
     stats: Stats
     type: Literal["diff"] = "diff"
     at: Timestamp | None = None
+    hash: EventHash | None = None
 
 
 class GameState(msgspec.Struct):

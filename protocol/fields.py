@@ -88,6 +88,20 @@ PlayerName: TypeAlias = Annotated[
     str, Meta(min_length=1, max_length=32, pattern=r"^[^\x00-\x1f\x7f]+$")
 ]
 
+EventHash: TypeAlias = Annotated[
+    str,
+    Meta(
+        pattern=r"^[0-9a-f]{16}$",
+        description=(
+            "The event's identity beyond its seq: the first 16 hex digits of SHA-256 over the "
+            "previous event's hash, the seq, the command's JSON and `at`, so it names the whole "
+            "log up to this event. A client holding a different hash at this seq holds a log "
+            "the store no longer has (a failover rewrote it): it must resynchronise (reconnect "
+            "without `since`)."
+        ),
+    ),
+]
+
 CommandId: TypeAlias = Annotated[
     str,
     Meta(

@@ -13,7 +13,7 @@ import msgspec
 
 from .commands import Command
 from .diffs import Diff, GameState
-from .fields import CommandId, Options, PlayerName, Seed, Seq, Timestamp, VariantId
+from .fields import CommandId, EventHash, Options, PlayerName, Seed, Seq, Timestamp, VariantId
 
 
 class Request(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -95,6 +95,7 @@ class Event(msgspec.Struct):
     seq: Seq
     command: Command
     at: Timestamp
+    hash: EventHash | None = None
 
 
 EVENTS_LIMIT_DEFAULT: Final = 1000

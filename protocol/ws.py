@@ -9,7 +9,7 @@ import msgspec
 from .commands import Command
 from .diffs import Diff, GameState, Op, Stats
 from .errors import ErrorInfo
-from .fields import CommandId, Seq, Status, Timestamp
+from .fields import CommandId, EventHash, Seq, Status, Timestamp
 
 # The first client message must arrive within this time.
 HELLO_TIMEOUT_S: Final = 5.0
@@ -73,7 +73,7 @@ class Synced(BaseServerMessage, tag="synced"):
 
 class DiffMessage(BaseServerMessage, tag="diff"):
     """One applied command, sent to every connected client of the game in seq order;
-    `at` is the server time of the command."""
+    `at` is the server time of the command, `hash` the event's identity (see EventHash)."""
 
     seq: Seq
     command: Command
@@ -81,6 +81,7 @@ class DiffMessage(BaseServerMessage, tag="diff"):
     status: Status
     stats: Stats
     at: Timestamp | None = None
+    hash: EventHash | None = None
 
 
 class Ack(BaseServerMessage, tag="ack"):
@@ -113,6 +114,7 @@ def diff_message(diff: Diff) -> DiffMessage:
         status=diff.status,
         stats=diff.stats,
         at=diff.at,
+        hash=diff.hash,
     )
 
 
@@ -125,4 +127,5 @@ def diff_of(message: DiffMessage) -> Diff:
         status=message.status,
         stats=message.stats,
         at=message.at,
+        hash=message.hash,
     )

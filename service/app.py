@@ -22,6 +22,7 @@ from service.addresses import trusted_networks
 from service.auth import Tokens, load_secret
 from service.connections import close_slow_requests
 from service.clock import Clock
+from service.deadline import deadline_middleware
 from service.errors import Handler, error_middleware, json_protocol_errors
 from service.games import GameService
 from service.metrics import Metrics
@@ -113,7 +114,8 @@ def create_app(settings: Settings, clock: Clock | None = None,
     trusted_networks(settings.trusted_proxies)  # a bad entry fails here, not on the first request
 
     app = web.Application(client_max_size=settings.max_body_bytes,
-                          middlewares=[metrics_middleware, error_middleware])
+                          middlewares=[metrics_middleware, error_middleware,
+                                       deadline_middleware(settings.request_deadline_s)])
     app[SLOT] = Slot()
     app[EXTENSIONS] = [*extensions, daily.setup]
     app.add_routes(rest.routes)

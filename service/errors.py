@@ -18,11 +18,16 @@ from aiohttp.http_exceptions import BadHttpMethod, BadStatusLine, HttpProcessing
 from protocol.codec import encode
 from protocol.errors import PAYLOAD_TOO_LARGE, ErrorCode, error_body, http_status
 from service.engine import BadCommand, BadOptions, IllegalCommand, UnknownVariant
-from service.store.errors import StoreUnavailable
+from service.store.errors import Inconsistent, StoreUnavailable
 
 log = logging.getLogger("service.errors")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+# What a 503 says when the store failed after a write was sent: it may have been applied.
+UNKNOWN_OUTCOME = ("unknown outcome: it may or may not have been applied; resend it with the same "
+                   "command_id (a command is applied at most once per command_id)")
 
 
 class ApiError(Exception):
@@ -48,7 +53,14 @@ def to_api_error(exc: BaseException) -> ApiError | None:
         return ApiError("bad_request", str(exc))
     if isinstance(exc, msgspec.DecodeError):
         return ApiError("bad_request", f"invalid request: {exc}")
+    if isinstance(exc, Inconsistent):
+        log.error("%s", exc)
+        return ApiError("unavailable", f"{exc}: the game is refused rather than served in a wrong "
+                        "state; an operator must repair it", status=500)
     if isinstance(exc, StoreUnavailable):
+        if exc.sent:
+            return ApiError("unavailable", f"the game store failed during the command: {UNKNOWN_OUTCOME}",
+                            {"outcome": "unknown"}, headers={"Retry-After": "1"})
         return ApiError("unavailable", "the game store is unreachable; nothing was written, try again",
                         headers={"Retry-After": "1"})
     return None

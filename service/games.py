@@ -8,7 +8,9 @@ script checks it), so a stale cache costs a retry, never a wrong write.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import random
 import secrets
 from datetime import datetime, timedelta
 from collections import OrderedDict
@@ -25,12 +27,16 @@ from service.engine import (
     MAX_SEED, RULES_VERSION, Command, Game, IllegalCommand, Move, Status, command_from_dict,
 )
 from service.errors import ApiError, to_api_error
+from service.eventhash import START, event_hash
 from service.metrics import Metrics
 from service.settings import Settings
 from service.store.errors import Conflict, Duplicate, NotFound
 from service.store.games import GameMeta, Games
 
 log = logging.getLogger("service.games")
+
+# Rounds a command without expected_seq may lose to concurrent writers before 503.
+_MAX_RACES = 64
 
 
 class _EventHead(msgspec.Struct):
@@ -39,6 +45,7 @@ class _EventHead(msgspec.Struct):
     seq: int
     command: dict[str, Any]
     at: str
+    hash: str | None = None  # None: stored before events had hashes
 
 
 _event_head = msgspec.json.Decoder(_EventHead)
@@ -75,6 +82,7 @@ class Loaded:
     started_at: datetime | None = None  # the first command
     finished_at: datetime | None = None  # the command that made it won or resigned
     last_at: datetime | None = None  # the latest command
+    hash: str = START  # the hash of the event at seq (START at seq 0): see eventhash.py
 
     @property
     def owner(self) -> str:
@@ -133,7 +141,8 @@ class GameService:
             game = game.apply(decode_event(raw).command)[0]
         extra = meta.extra
         loaded = Loaded(game_id, meta, game, meta.seq, _time(extra.get("started_at")),
-                        _time(extra.get("finished_at")), _time(extra.get("last_at")))
+                        _time(extra.get("finished_at")), _time(extra.get("last_at")),
+                        extra.get("hash", START))
         self._remember(loaded)
         return loaded
 
@@ -208,9 +217,20 @@ class GameService:
         cached = self._cache.get(game_id)
         loaded = cached or await self.load(game_id)
         fresh = cached is None  # just read from the log, not from our cache
-        for attempt in range(4):
-            self.check_command(loaded, player)
-            if expected_seq is not None and expected_seq != loaded.seq and attempt == 0:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                self.check_command(loaded, player)
+            except ApiError as err:
+                # An idempotent resend after the game closed (a daily attempt's day ended)
+                # still gets its first result: only the owner, who sent it, may see it.
+                if err.code == "forbidden" and command_id is not None and player == loaded.owner:
+                    first = await self.store.command_seq(game_id, command_id)
+                    if first is not None:
+                        return first, await self._event(game_id, first)
+                raise
+            if expected_seq is not None and expected_seq != loaded.seq and attempt == 1:
                 loaded, fresh = await self.load(game_id), True  # our cache may be behind the log
                 continue
             try:
@@ -218,18 +238,27 @@ class GameService:
                     raise Conflict(game_id, expected_seq, loaded.seq)
                 return await self._append(loaded, command, command_id)
             except Duplicate as dup:
-                return dup.seq, await self._event(game_id, dup.seq)
+                return dup.seq, await self._duplicate(game_id, dup.seq)
             except Conflict as exc:
                 if command_id is not None:
                     first = await self.store.command_seq(game_id, command_id)
                     if first is not None:
-                        return first, await self._event(game_id, first)
+                        return first, await self._duplicate(game_id, first)
                 if expected_seq is not None:
                     self.metrics.commands_refused.inc("conflict")
                     raise ApiError("conflict", f"the game is at seq {exc.current_seq}, "
                                    f"not at the expected seq {expected_seq}",
                                    {"seq": exc.current_seq, "expected_seq": expected_seq}) from None
-                loaded, fresh = await self.load(game_id), True  # another writer went first: retry
+                # No expected_seq: the client asked for "whatever the state is now", so
+                # another writer going first is not its conflict (409 is kept for a stale
+                # expected_seq). Retry, with a jittered pause that grows, until the
+                # request deadline ends it (503) or _MAX_RACES rounds are lost.
+                if attempt >= _MAX_RACES:
+                    raise ApiError("unavailable", f"the game kept changing under this command "
+                                   f"({attempt} concurrent commands went first); send it again",
+                                   {"seq": exc.current_seq}, headers={"Retry-After": "1"}) from None
+                await asyncio.sleep(random.uniform(0, min(0.05, 0.002 * attempt)))
+                loaded, fresh = await self.load(game_id), True
             except ApiError as err:
                 if err.code == "illegal_move" and not fresh:
                     # Refused by our cache, which may be behind the log (another instance, or a
@@ -239,11 +268,26 @@ class GameService:
                 if err.code == "illegal_move" and command_id is not None:
                     first = await self.store.command_seq(game_id, command_id)
                     if first is not None:
-                        return first, await self._event(game_id, first)
+                        return first, await self._duplicate(game_id, first)
                 self.metrics.commands_refused.inc(err.code)
                 raise
-        raise ApiError("conflict", "the game kept changing under this command; send it again",
-                       {"seq": loaded.seq})
+
+    async def _duplicate(self, game_id: str, seq: int) -> bytes:
+        """The first result of a resent command; and what the first attempt may not have
+        finished (its instance died, or its reply was lost before the hooks ran): the
+        cache learns the game, and the final-state hooks run (they are idempotent)."""
+        event = await self._event(game_id, seq)
+        loaded = await self.load(game_id)
+        if loaded.game.status.is_final or loaded.game.status is Status.LOST:
+            await self._run_final_hooks(loaded)
+        return event
+
+    async def _run_final_hooks(self, loaded: Loaded) -> None:
+        for hook in self.on_final:
+            try:
+                await hook(loaded)
+            except Exception:  # noqa: BLE001 - a hook must not undo an acknowledged command
+                log.exception("final-state hook failed for game %s", loaded.game_id)
 
     async def _event(self, game_id: str, seq: int) -> bytes:
         data = await self.store.event_at(game_id, seq)
@@ -272,8 +316,11 @@ class GameService:
         final = game.status.is_final
         if final:
             updates["finished_at"] = now
-        nxt = Loaded(loaded.game_id, loaded.meta, game, seq, started, when if final else None, when)
-        event = encode({"type": "diff", "seq": seq, "command": diff.command.to_dict(), "ops": diff.ops,
+        command_dict = diff.command.to_dict()
+        digest = event_hash(loaded.hash, seq, encode(command_dict), now)
+        updates["hash"] = digest
+        nxt = Loaded(loaded.game_id, loaded.meta, game, seq, started, when if final else None, when, digest)
+        event = encode({"type": "diff", "seq": seq, "hash": digest, "command": command_dict, "ops": diff.ops,
                         "status": diff.status.value, "stats": self.stats(nxt), "at": now})
         snapshot = None
         every = self.settings.snapshot_every
@@ -284,11 +331,7 @@ class GameService:
         self.metrics.commands.inc(game.variant.id, type(command).__name__.lower())
         self._remember(nxt)
         if final or game.status is Status.LOST:
-            for hook in self.on_final:
-                try:
-                    await hook(nxt)
-                except Exception:  # noqa: BLE001 - a hook must not undo an acknowledged command
-                    log.exception("final-state hook failed for game %s", nxt.game_id)
+            await self._run_final_hooks(nxt)
         return seq, event
 
     def final_ttl_s(self, loaded: Loaded) -> int:

@@ -174,7 +174,7 @@ async def get_events(request: web.Request) -> web.Response:
         count = min(query.limit, loaded.seq - query.after)
         for raw in await ctx.games.events(game_id, query.after, count):
             head = decode_event(raw)
-            out.append({"seq": head.seq, "command": head.command, "at": head.at})
+            out.append({"seq": head.seq, "command": head.command, "at": head.at, "hash": head.hash})
         if query.after + count < loaded.seq:
             next_after = query.after + count
     return json_response({"events": out, "next_after": next_after})

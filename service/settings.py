@@ -52,6 +52,13 @@ class Settings:
     # Retries of a command after a connection error (jittered exponential
     # backoff from 50 ms, capped at 1 s) before StoreUnavailable (503).
     redis_retries: int = 3
+    # Every request (and every WebSocket command) answers within this long: a store
+    # that stalls (paused, overloaded, partitioned) gets 503 + Retry-After, not a hang.
+    request_deadline_s: float = 5.0
+    # When a command is acknowledged: "memory" (the store has it in memory; a
+    # crash or failover may lose it), "local" (fsynced to the store's append-only
+    # file: WAITAOF 1 0), "replicated" (also received by a replica: WAITAOF 1 0 + WAIT 1).
+    durability: str = "local"
     # A pooled connection idle this long is PINGed before use; the fan-out's
     # subscriber connections are PINGed this often and dropped when silent.
     redis_health_check_s: float = 10.0
@@ -205,6 +212,8 @@ def _convert(f: dataclasses.Field[object], raw: str, source: str) -> object:
             return float(raw)
     except ValueError:
         raise ValueError(f"{source}={raw!r} is not a valid {kind.split(' ')[0]}") from None
+    if f.name == "durability" and raw not in ("memory", "local", "replicated"):
+        raise ValueError(f"{source}={raw!r}: expected memory, local or replicated")
     if f.name == "appendfsync" and raw not in ("always", "everysec", "no"):
         raise ValueError(f"{source}={raw!r}: expected always, everysec or no")
     return raw

@@ -22,7 +22,9 @@ from protocol.codec import decode_client_message, encode
 from protocol.errors import error_body
 from protocol.ws import CommandMessage, Hello, Ping
 from service.addresses import client_address
+from service.deadline import deadline
 from service.errors import ApiError, to_api_error
+from service.eventhash import hash_in
 from service.games import Loaded, engine_command
 from service.ratelimit import Bucket
 from service.outbox import Outbox
@@ -66,6 +68,7 @@ class State(enum.Enum):
 
 _PONG = encode({"type": "pong"})
 _PAGE = 1000  # events read from the log at a time
+_HASHES_KEPT = 256  # hashes of the latest events sent, per socket
 _RESYNC_REQUEST = -2  # outbox marker: a hello on a live socket
 _seq_only = msgspec.json.Decoder(dict[str, Any])
 
@@ -93,6 +96,7 @@ class Connection:
         settings = ctx.settings
         self.hellos = Bucket(settings.hello_rate_per_s, settings.hello_burst, "hellos on this socket")
         self.last_seq = 0  # the last diff this client has
+        self.hashes: dict[int, bytes] = {}  # seq -> hash of the recent events this client has
         self.outbox: Outbox[tuple[int, bytes | None]] = Outbox(ctx.settings.ws_send_queue)
         self.writer: asyncio.Task[None] | None = None
         self.transport: asyncio.Transport | None = None  # the connection's, to drop it
@@ -163,9 +167,35 @@ class Connection:
             elif item is not None and seq == self.last_seq + 1:
                 await ws.send_frame(item, text)
                 self.last_seq = seq
+                self._sent(seq, item)
             elif item is None or seq > self.last_seq + 1:
                 await self._refill()  # a gap, or the feed may have missed some: the log has them
+            elif self._rewritten(seq, item):
+                # A different event at a seq this client holds: the log was rolled back and
+                # written again (a failover). Its state is not the server's: start it afresh.
+                await self._snapshot()
             # else seq <= last_seq: this client has it already
+
+    def _sent(self, seq: int, event: bytes) -> None:
+        """Remember the hash of each recent event sent (to tell a rewritten log)."""
+        digest = hash_in(event)
+        if digest is not None:
+            self.hashes[seq] = digest
+            self.hashes.pop(seq - _HASHES_KEPT, None)
+
+    def _rewritten(self, seq: int, event: bytes) -> bool:
+        held = self.hashes.get(seq)
+        return held is not None and hash_in(event) not in (None, held)
+
+    async def _snapshot(self) -> None:
+        loaded = await self.ctx.games.load(self.game_id)
+        log.warning("game %s: the log was rewritten under a live socket (a failover?); "
+                    "sending a fresh snapshot at seq %d", self.game_id, loaded.seq)
+        self.hashes.clear()
+        self.last_seq = loaded.seq
+        self.hashes[loaded.seq] = loaded.hash.encode()
+        await self.ws.send_frame(encode({"type": "snapshot", "seq": loaded.seq,
+                                         "state": self.ctx.games.state(loaded)}), WSMsgType.TEXT)
 
     async def _refill(self) -> None:
         """Send every event of the log after ``last_seq``, a page at a time."""
@@ -174,6 +204,7 @@ class Connection:
             for raw in page:
                 await self.ws.send_frame(raw, WSMsgType.TEXT)
                 self.last_seq += 1
+                self._sent(self.last_seq, raw)
             if len(page) < _PAGE:
                 return
 
@@ -190,6 +221,7 @@ class Connection:
             await self.ws.send_frame(encode({"type": "snapshot", "seq": loaded.seq,
                                              "state": self.ctx.games.state(loaded)}), WSMsgType.TEXT)
             self.last_seq = max(self.last_seq, loaded.seq)
+            self.hashes[loaded.seq] = loaded.hash.encode()
         else:
             self.last_seq = since
         await self._refill()
@@ -205,11 +237,12 @@ class Connection:
             try:
                 self.hellos.take()
                 assert ctx.read_limiter is not None
-                await ctx.read_limiter.check("read:" + self.address)
-                # An empty token is a bad token (401), not a watcher's missing one.
-                self.player, self.token_expires = (ctx.tokens.verify_until(hello.token)
-                                                   if hello.token is not None else (None, None))
-                loaded = await ctx.games.load(self.game_id)
+                async with deadline(ctx.settings.request_deadline_s):
+                    await ctx.read_limiter.check("read:" + self.address)
+                    # An empty token is a bad token (401), not a watcher's missing one.
+                    self.player, self.token_expires = (ctx.tokens.verify_until(hello.token)
+                                                       if hello.token is not None else (None, None))
+                    loaded = await ctx.games.load(self.game_id)
                 ctx.games.check_read(loaded, self.player)
                 if hello.since is not None and hello.since > loaded.seq:
                     # Not a refusal: the socket stays open for a correct hello.
@@ -263,6 +296,7 @@ class Connection:
             await self._refill()
         else:
             self.last_seq = loaded.seq
+            self.hashes[loaded.seq] = loaded.hash.encode()
             await self.ws.send_frame(encode({"type": "snapshot", "seq": loaded.seq,
                                              "state": ctx.games.state(loaded)}), WSMsgType.TEXT)
             # The snapshot was read before the subscription: a command appended in
@@ -375,9 +409,11 @@ class Connection:
             if self.token_expires is not None and self.token_expires <= ctx.clock.time():
                 await self._token_expired(message.command_id)
                 return
-            await ctx.limiter.check(self.player)
-            seq, event = await ctx.games.command(self.game_id, self.player, engine_command(message.command),
-                                                 message.expected_seq, message.command_id)
+            async with deadline(ctx.settings.request_deadline_s, write=True):
+                await ctx.limiter.check(self.player)
+                seq, event = await ctx.games.command(self.game_id, self.player,
+                                                     engine_command(message.command),
+                                                     message.expected_seq, message.command_id)
         except Exception as exc:  # noqa: BLE001 - every failure goes back as an error message
             err = to_api_error(exc)
             if err is None:

@@ -4,7 +4,7 @@ Servers (started lazily, only when a test asks for them):
 
 - ``redis_server`` (session): one embedded valkey-server on a unix socket;
   ``redis_url`` (function) flushes it and gives its URL.
-- ``redis_cluster`` (session): a three-master Redis Cluster on loopback ports;
+- ``redis_cluster`` (session): a Redis Cluster of three masters and three replicas on loopback ports;
   ``cluster_url`` (function) flushes it and gives REDIS_URL's comma list.
 - ``any_redis_url``: ``redis_url`` then ``cluster_url`` (a test using it runs twice).
 - ``server_factory`` (function): private servers a test may kill, stop and
@@ -37,7 +37,8 @@ from tests.redis_servers import LocalCluster, flush
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
-    with EmbeddedServer(tmp_path_factory.mktemp("redis")) as server:
+    # "always": the default durability (local) waits for an fsync of each command.
+    with EmbeddedServer(tmp_path_factory.mktemp("redis"), appendfsync="always") as server:
         yield server
 
 
@@ -49,7 +50,8 @@ def redis_url(redis_server: EmbeddedServer) -> str:
 
 @pytest.fixture(scope="session")
 def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    cluster = LocalCluster(tmp_path_factory.mktemp("cluster"))
+    # Three masters with a replica each: durability "replicated" and failovers are tested on it.
+    cluster = LocalCluster(tmp_path_factory.mktemp("cluster"), replicas=1)
     cluster.start()
     try:
         yield cluster

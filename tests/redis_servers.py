@@ -34,7 +34,8 @@ def flush(url: str) -> None:
 
 
 class LocalCluster:
-    """A Redis Cluster of ``masters`` processes on free loopback ports, no replicas.
+    """A Redis Cluster of ``masters`` processes on free loopback ports, each with
+    ``replicas`` replicas (none by default; the shared test cluster has one each).
 
     ``appendonly=True`` turns the AOF on, with ``appendfsync`` (``always`` by
     default: killing a node's process loses no acknowledged write; under
@@ -43,11 +44,13 @@ class LocalCluster:
     promote, stops serving until it is back).
     """
 
-    def __init__(self, directory: Path, masters: int = 3, *, appendonly: bool = False,
-                 appendfsync: str = "always", node_timeout_ms: int = 5000) -> None:
+    def __init__(self, directory: Path, masters: int = 3, *, appendonly: bool = True,
+                 appendfsync: str = "always", node_timeout_ms: int = 5000, replicas: int = 0) -> None:
         self.directory = directory
+        self.masters = masters
+        self.replicas = replicas
         self.nodes: list[ServerProcess] = []
-        for i in range(masters):
+        for i in range(masters * (1 + replicas)):
             port, bus_port = free_port(), free_port()
             config = {
                 "cluster-enabled": "yes",
@@ -62,8 +65,9 @@ class LocalCluster:
 
     @property
     def url(self) -> str:
-        """``redis://127.0.0.1:p1,redis://127.0.0.1:p2,...``: what REDIS_URL would say."""
-        return ",".join(node.url for node in self.nodes)
+        """``redis://127.0.0.1:p1,redis://127.0.0.1:p2,...``: what REDIS_URL would say
+        (the masters the cluster started with)."""
+        return ",".join(node.url for node in self.nodes[: self.masters])
 
     def node_urls(self) -> list[str]:
         return [node.url for node in self.nodes]
@@ -78,23 +82,60 @@ class LocalCluster:
             raise
 
     def _form(self, timeout_s: float) -> None:
-        n = len(self.nodes)
+        n = self.masters
         clients = [sync_client(node.url) for node in self.nodes]
         try:
-            for i, client in enumerate(clients):
+            for i, client in enumerate(clients[:n]):
                 first, last = i * CLUSTER_SLOTS // n, (i + 1) * CLUSTER_SLOTS // n - 1
                 client.execute_command("CLUSTER", "ADDSLOTSRANGE", first, last)
             for node in self.nodes[1:]:
                 bus_port = node.config["cluster-port"]
                 clients[0].execute_command("CLUSTER", "MEET", "127.0.0.1", node.port, bus_port)
             deadline = time.monotonic() + timeout_s
-            while not all(self._formed(client, n) for client in clients):
+            while not all(self._formed(client, len(self.nodes)) for client in clients[:n]):
                 if time.monotonic() > deadline:
                     raise EmbeddedServerError(f"the test cluster did not form within {timeout_s:g} s")
+                time.sleep(0.05)
+            # Replica j of master i is node n * (1 + j) + i.
+            for k in range(n, len(self.nodes)):
+                master_id = clients[k % n].execute_command("CLUSTER", "MYID")
+                master_id = master_id.decode() if isinstance(master_id, bytes) else master_id
+                while True:
+                    try:
+                        clients[k].execute_command("CLUSTER", "REPLICATE", master_id)
+                        break
+                    except redis.ResponseError:  # the replica has not heard of the master yet
+                        if time.monotonic() > deadline:
+                            raise
+                        time.sleep(0.05)
+            while not all(self._replicated(client) for client in clients[:n]) if self.replicas else False:
+                if time.monotonic() > deadline:
+                    raise EmbeddedServerError(f"the replicas did not sync within {timeout_s:g} s")
                 time.sleep(0.05)
         finally:
             for client in clients:
                 client.close()
+
+    def _replicated(self, client: redis.Redis) -> bool:
+        info = client.info("replication")
+        online = [v for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)
+                  and v.get("state") == "online"]
+        return len(online) >= self.replicas
+
+    @property
+    def master_nodes(self) -> list[ServerProcess]:
+        """The nodes that serve slots now (after a failover, a promoted replica)."""
+        out = []
+        for node in self.nodes:
+            if not node.running:
+                continue
+            try:
+                with sync_client(node.url) as client:
+                    if client.info("replication").get("role") == "master":
+                        out.append(node)
+            except redis.RedisError:
+                pass
+        return out
 
     @staticmethod
     def _formed(client: redis.Redis, n: int) -> bool:
@@ -108,15 +149,15 @@ class LocalCluster:
                 and int(info.get("cluster_slots_assigned", 0)) == CLUSTER_SLOTS)
 
     def flush(self) -> None:
-        for node in self.nodes:
+        for node in self.master_nodes:
             flush(node.url)
 
     def node_for_key(self, key: str) -> ServerProcess:
         """The node that owns ``key``'s slot."""
         with sync_client(self.nodes[0].url) as client:
             slot = int(client.execute_command("CLUSTER", "KEYSLOT", key))
-        n = len(self.nodes)
-        return next(node for i, node in enumerate(self.nodes)
+        n = self.masters
+        return next(node for i, node in enumerate(self.nodes[:n])
                     if i * CLUSTER_SLOTS // n <= slot <= (i + 1) * CLUSTER_SLOTS // n - 1)
 
     def info(self, node: ServerProcess) -> dict[str, str]:

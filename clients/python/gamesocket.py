@@ -49,6 +49,7 @@ from .errors import ApiError, ConnectionLost
 log = logging.getLogger("clients.python.gamesocket")
 
 _PING: Final = encode(Ping()).decode()
+_HASHES_KEPT: Final = 256  # hashes of the latest diffs kept, to tell a rewritten log
 _CLOSING_TYPES: Final = (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR)
 _NETWORK_ERRORS: Final = (aiohttp.ClientError, OSError, asyncio.TimeoutError, ConnectionLost)
 
@@ -163,6 +164,7 @@ class GameSocket:
         self._owns_session = session is None
         self._state = state
         self._need_snapshot = state is None
+        self._hashes: dict[int, str] = {}  # seq -> hash of the latest diffs applied
         self._ws: aiohttp.ClientWebSocketResponse | None = None
         self._generation = 0
         self._pending: dict[str, _Pending] = {}
@@ -505,6 +507,7 @@ class GameSocket:
         if isinstance(message, DiffMessage):
             await self._on_diff(message)
         elif isinstance(message, Snapshot):
+            self._hashes.clear()
             await self._set_state(message.state, None)
         elif isinstance(message, Ack):
             self.stats.acks += 1
@@ -524,6 +527,11 @@ class GameSocket:
         if state is None:
             raise _Resync(f"diff {diff.seq} before any state", True)
         if diff.seq <= state.seq:
+            held = self._hashes.get(diff.seq)
+            if held is not None and diff.hash is not None and held != diff.hash:
+                # A different event at a seq we hold: the log was rolled back and written
+                # again (a failover). Our state is not the server's: start from a snapshot.
+                raise _Resync(f"the event at seq {diff.seq} changed (hash {held} -> {diff.hash})", True)
             return  # already applied (a replay overlapping the live feed)
         if diff.seq != state.seq + 1:
             raise _Resync(f"gap: diff {diff.seq} after seq {state.seq}", False)
@@ -532,6 +540,9 @@ class GameSocket:
         except DiffError as exc:
             raise _Resync(str(exc), True) from exc
         self.stats.diffs += 1
+        if diff.hash is not None:
+            self._hashes[diff.seq] = diff.hash
+            self._hashes.pop(diff.seq - _HASHES_KEPT, None)
         await self._set_state(new, diff)
 
     def _on_error(self, message: ErrorMessage) -> None:

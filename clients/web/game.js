@@ -138,6 +138,7 @@ export class GameView {
     switch (msg.type) {
       case 'snapshot':
         this.forceSnapshot = false;
+        this.hashes = new Map();
         this.setState({ ...msg.state, seq: msg.seq });
         break;
       case 'diff':
@@ -172,7 +173,13 @@ export class GameView {
       this.resynchronise(true);
       return;
     }
-    if (diff.seq <= this.state.seq) return; // seen already
+    if (diff.seq <= this.state.seq) {
+      // Seen already, unless it is a different event at that seq: the log was rolled back
+      // and written again (a failover), and our state is not the server's any more.
+      const held = this.hashes && this.hashes.get(diff.seq);
+      if (held && diff.hash && held !== diff.hash) this.resynchronise(true);
+      return;
+    }
     if (diff.seq !== this.state.seq + 1) {
       this.resynchronise(false); // a gap: replay what followed our seq
       return;
@@ -185,6 +192,11 @@ export class GameView {
       console.warn('resynchronising:', err.message);
       this.resynchronise(true);
       return;
+    }
+    if (!this.hashes) this.hashes = new Map();
+    if (diff.hash) {
+      this.hashes.set(diff.seq, diff.hash);
+      this.hashes.delete(diff.seq - 256); // the latest events are enough
     }
     this.setState(next);
   }

@@ -24,6 +24,7 @@ endpoint is written with a trailing comma: ``redis://h1:7000,``).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import logging
 from collections.abc import Sequence
@@ -39,6 +40,7 @@ from redis.backoff import ExponentialWithJitterBackoff
 
 from service.settings import Settings
 from service.store import keys
+from service.store.durability import Durability
 from service.store.errors import StoreError, StoreUnavailable
 from service.store.pipeline import AutoPipeline
 
@@ -108,10 +110,35 @@ def cluster_nodes(url: str) -> list[tuple[str, int]]:
     return nodes
 
 
+# Set while a task is inside a retrying call: the calls nested in it run once.
+_retrying: contextvars.ContextVar[bool] = contextvars.ContextVar("solitaire_retrying", default=False)
+
+
+class FlatRetry(Retry):
+    """A Retry whose nested uses do not multiply.
+
+    redis-py 8.1 retries at three levels with the same object: a command, the
+    connect() inside it, the health-check PING inside that. With ``n`` retries a
+    stalled server costs up to ``(n + 1) ** 3`` socket timeouts per call. Here
+    only the outermost call retries; the calls nested in it run once and let
+    their failure reach it. (The request deadline bounds the whole request in
+    any case: see :mod:`service.deadline`.)
+    """
+
+    async def call_with_retry(self, do: Any, fail: Any, *args: Any, **kwargs: Any) -> Any:
+        if _retrying.get():
+            return await do()
+        token = _retrying.set(True)
+        try:
+            return await super().call_with_retry(do, fail, *args, **kwargs)
+        finally:
+            _retrying.reset(token)
+
+
 def _retry(settings: Settings) -> Retry:
-    return Retry(ExponentialWithJitterBackoff(base=RETRY_BASE_S, cap=RETRY_CAP_S),
-                 retries=settings.redis_retries,
-                 supported_errors=(rex.ConnectionError, rex.TimeoutError))
+    return FlatRetry(ExponentialWithJitterBackoff(base=RETRY_BASE_S, cap=RETRY_CAP_S),
+                     retries=settings.redis_retries,
+                     supported_errors=(rex.ConnectionError, rex.TimeoutError))
 
 
 def _common_kwargs(settings: Settings) -> dict[str, Any]:
@@ -193,6 +220,20 @@ class RedisConn:
         # its first commands run concurrently: the first caller initializes it alone.
         self._cluster_ready = False
         self._cluster_init = asyncio.Lock()
+        self.durability = Durability(self, settings.durability, settings.redis_timeout_s)
+
+    async def durable(self, slot_key: str) -> None:
+        """Wait until the writes answered so far to ``slot_key``'s slot are as durable as
+        ``settings.durability`` asks (see durability.py); StoreUnavailable if not."""
+        if self.durability.need is None:
+            return
+        try:
+            await self.durability.wait(slot_key)
+        except REDIS_ERRORS as exc:
+            err = translate(exc)
+            if isinstance(err, StoreUnavailable):
+                err.sent = True
+            raise err from exc
 
     async def execute(self, *args: Any) -> Any:
         """One command (``await conn.execute("LRANGE", key, 0, -1)``), failures translated."""
@@ -274,4 +315,5 @@ class RedisConn:
         if self._closed:
             return
         self._closed = True
+        await self.durability.aclose()
         await self.client.aclose()

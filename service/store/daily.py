@@ -179,7 +179,10 @@ return 1
 # KEYS: attempts, open, over
 # ARGV: player_id, game_id, limit, ttl_s
 # Returns {0} reserved, {1, game ids} no attempt left, {2} the day is over.
+# A retry of the same reservation (same game_id) finds it made and says so: it
+# must not use up a second attempt for a game that is created once.
 _RESERVE = Script("""
+if redis.call('HGET', KEYS[2], ARGV[2]) == ARGV[1] then return {0} end
 if redis.call('EXISTS', KEYS[3]) == 1 then return {2} end
 local list = redis.call('HGET', KEYS[1], ARGV[1]) or ''
 local n = 0
@@ -211,9 +214,11 @@ return 1
 
 # KEYS: lock, over, closed, open;  ARGV: token, lock_ms, ttl_s
 # Returns {2} ranked already, {1} another instance is ranking, {0, open attempts (flat hash)}.
+# A retry by the lock's holder (same token) gets the lock it already took.
 _BEGIN_CLOSE = Script("""
 if redis.call('EXISTS', KEYS[3]) == 1 then return {2} end
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1} end
+if redis.call('GET', KEYS[1]) ~= ARGV[1]
+   and not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1} end
 redis.call('SET', KEYS[2], '1', 'EX', ARGV[3])
 return {0, redis.call('HGETALL', KEYS[4])}
 """)

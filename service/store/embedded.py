@@ -474,7 +474,11 @@ class EmbeddedServer(ServerProcess):
 
     @classmethod
     def from_settings(cls, settings: Settings, **kwargs: Any) -> EmbeddedServer:
-        return cls(settings.data_dir / "redis", appendfsync=settings.appendfsync, **kwargs)
+        # A durable acknowledgement (WAITAOF) under everysec would wait up to a second for
+        # the next fsync; under always Redis fsyncs once per event-loop cycle, for every
+        # client at once (group commit), and WAITAOF returns at once.
+        fsync = settings.appendfsync if settings.durability == "memory" else "always"
+        return cls(settings.data_dir / "redis", appendfsync=fsync, **kwargs)
 
     def __init__(self, directory: Path | str, *, appendfsync: str = "everysec",
                  config: Mapping[str, str | Sequence[str]] | None = None, **kwargs: Any) -> None:

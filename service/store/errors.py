@@ -18,7 +18,11 @@ class StoreUnavailable(StoreError):
     For a write, the outcome is unknown only if the connection broke after the
     command was sent; :meth:`~service.store.games.Games.append` is idempotent
     under the same ``command_id``, so the client may simply send it again.
+    ``sent`` is True when the failure came after a write was sent (the append
+    sets it): the 503 then says the outcome is unknown.
     """
+
+    sent: bool = False
 
 
 class NotFound(StoreError):
@@ -26,6 +30,16 @@ class NotFound(StoreError):
 
     def __init__(self, game_id: str) -> None:
         super().__init__(f"game {game_id!r} not found")
+        self.game_id = game_id
+
+
+class Inconsistent(StoreError):
+    """The game's stored log does not add up (snapshot seq + events != meta seq):
+    it is refused rather than served in a wrong state."""
+
+    def __init__(self, game_id: str, snapshot_seq: int, events: int, seq: int) -> None:
+        super().__init__(f"game {game_id!r} is inconsistent in the store: its snapshot is at seq "
+                         f"{snapshot_seq} and {events} events follow, but it is at seq {seq}")
         self.game_id = game_id
 
 

@@ -327,7 +327,8 @@ class Hub:
     """The process's one fan-out subscriber; see the module docstring."""
 
     def __init__(self, redis: RedisConn, *, queue_size: int | None = None,
-                 subscribe_timeout_s: float | None = None, ping_interval_s: float | None = None) -> None:
+                 subscribe_timeout_s: float | None = None, ping_interval_s: float | None = None,
+                 sweep_interval_s: float | None = None) -> None:
         settings = redis.settings
         self.redis = redis
         self.queue_size = queue_size if queue_size is not None else settings.fanout_queue
@@ -341,8 +342,16 @@ class Hub:
         self._channels: dict[bytes, _Channel] = {}
         self._links: dict[str, _Link] = {}
         self._reroute_task: asyncio.Task[None] | None = None
+        self._reroute_again = False
         self._last_reroute = 0.0
         self._closed = False
+        # The safety net's period: every channel not live on a ready link is
+        # re-subscribed, and in a cluster the slot map is checked.
+        self.sweep_interval_s = (sweep_interval_s if sweep_interval_s is not None
+                                 else settings.redis_health_check_s)
+        self._sweep_task: asyncio.Task[None] | None = None
+        self.reroutes = 0  # re-route passes made
+        self.reroute_retries = 0  # passes that could not finish and were tried again
 
     # -- public --------------------------------------------------------------
 
@@ -376,10 +385,11 @@ class Hub:
 
     async def aclose(self) -> None:
         self._closed = True
-        if self._reroute_task is not None:
-            self._reroute_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reroute_task
+        for task in (self._reroute_task, self._sweep_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         for link in list(self._links.values()):
             await link.aclose()
         self._links.clear()
@@ -390,6 +400,7 @@ class Hub:
         if self._closed:
             raise RuntimeError("the fan-out hub is closed")
         name = keys.game_channel(listener.game_id).encode()
+        self._start_sweep()
         channel = self._channels.get(name)
         if channel is None:
             channel = self._channels[name] = _Channel(name)
@@ -480,30 +491,61 @@ class Hub:
         if not self.redis.is_cluster or self._closed:
             return
         if self._reroute_task is not None and not self._reroute_task.done():
+            # One is running: it may have read the slot map before this change. Record
+            # that another pass is needed, rather than drop the request.
+            self._reroute_again = True
             return
-        self._reroute_task = asyncio.create_task(self._reroute(), name="fanout-reroute")
+        self._reroute_again = False
+        self._reroute_task = asyncio.create_task(self._reroute_until_done(), name="fanout-reroute")
 
-    async def _reroute(self) -> None:
-        """Refresh the cluster's slot map; move each channel to the node that owns it now."""
+    async def _reroute_until_done(self) -> None:
+        """Re-route until a pass finds every channel placed, with backoff between failed
+        passes; an unexpected error is logged and the passes go on."""
+        delay = BACKOFF_BASE_S
+        while not self._closed:
+            self._reroute_again = False
+            try:
+                done = await self._reroute()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - a bug must not leave listeners deaf for good
+                logger.exception("fan-out: re-route failed unexpectedly; trying again")
+                done = False
+            if done and not self._reroute_again:
+                return
+            if not done:
+                self.reroute_retries += 1
+                await asyncio.sleep(delay * random.uniform(0.5, 1.0))
+                delay = min(delay * 2, BACKOFF_CAP_S)
+
+    async def _reroute(self) -> bool:
+        """Refresh the cluster's slot map; move each channel to the node that owns it now.
+        False when it could not finish (the refresh failed, a slot had no node)."""
         wait = self._last_reroute + REROUTE_MIN_INTERVAL_S - time.monotonic()
         if wait > 0:
             await asyncio.sleep(wait)
         self._last_reroute = time.monotonic()
+        self.reroutes += 1
         cluster = self.redis.client
         assert isinstance(cluster, RedisCluster)
         try:
-            await cluster.nodes_manager.initialize()
+            await self._refresh_slots(cluster)
         except REDIS_ERRORS as exc:
-            logger.debug("fan-out: cluster topology refresh failed: %r", exc)
-            return
+            logger.info("fan-out: cluster topology refresh failed (%r): trying again", exc)
+            return False
         moved = 0
+        complete = True
         for channel in list(self._channels.values()):
             try:
                 node = cluster.get_node_from_key(channel.name.decode())
             except REDIS_ERRORS as exc:
                 logger.debug("fan-out: no node for %r yet: %r", channel.name, exc)
+                complete = False
                 continue
-            if node is None or (channel.link is not None and channel.link.key == node.name):
+            if node is None:
+                complete = False
+                continue
+            if channel.link is not None and channel.link.key == node.name:
                 continue
             if channel.link is not None:
                 await channel.link.remove(channel)
@@ -515,3 +557,41 @@ class Hub:
             logger.info("fan-out: moved %d game subscriptions to their new cluster nodes", moved)
         for link in list(self._links.values()):
             await link.resubscribe_unconfirmed()
+        for key, link in list(self._links.items()):
+            if not link.channels and not link.connected:  # a node gone for good: stop dialling it
+                del self._links[key]
+                await link.aclose()
+        return complete
+
+    async def _refresh_slots(self, cluster: RedisCluster) -> None:
+        """Re-read the cluster's slot map (a seam for the tests' failed refresh)."""
+        await cluster.nodes_manager.initialize()
+
+    # -- the sweep: whatever went wrong, converge -----------------------------
+
+    def _start_sweep(self) -> None:
+        if self._sweep_task is None and not self._closed and self.sweep_interval_s > 0:
+            self._sweep_task = asyncio.create_task(self._sweep_loop(), name="fanout-sweep")
+
+    async def _sweep_loop(self) -> None:
+        while not self._closed:
+            await asyncio.sleep(self.sweep_interval_s)
+            try:
+                await self.sweep()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - the sweep is the safety net: it must not die
+                logger.exception("fan-out: sweep failed; trying again in %g s", self.sweep_interval_s)
+
+    async def sweep(self) -> None:
+        """One pass of the safety net: re-subscribe any channel with listeners that is not
+        live on a ready link; in a cluster, also re-route (a failover may have left a
+        channel on a demoted master, which neither refuses nor ends the subscription)."""
+        if not self._channels:
+            return
+        for link in list(self._links.values()):
+            await link.resubscribe_unconfirmed()
+        if self.redis.is_cluster:
+            if any(c.link is None or not c.live.is_set() for c in self._channels.values()):
+                logger.info("fan-out: sweep found game subscriptions that are not live: re-routing")
+            self._reroute_soon()

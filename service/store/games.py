@@ -11,8 +11,10 @@ also publishes ``b"<seq> <event>"`` on the game's channel from inside the
 script: a reader never sees an event in the log that was not published, nor
 a published event that is not in the log.
 
-Durability: a command is acknowledged when the append script returns. Redis
-has it in memory and in its append-only file buffer. Under ``appendfsync
+Durability: a command is acknowledged when the append script returns and, unless
+``settings.durability`` is ``memory``, once the store has fsynced it (``local``) or
+also passed it to a replica (``replicated``): see durability.py. With ``memory``,
+Redis has it in memory and in its append-only file buffer. Under ``appendfsync
 everysec`` (the default) a crash of the machine or its OS may lose up to about
 two seconds of acknowledged commands, and so may a killed Redis process when
 the disk is slow (Redis postpones the AOF write while an earlier fsync runs,
@@ -23,6 +25,7 @@ that window, at a cost in throughput.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,11 +33,16 @@ from typing import NamedTuple
 
 from service.store import keys
 from service.store.connection import RedisConn, Script
-from service.store.errors import Conflict, Duplicate, GameExists, NotFound, StoreError
+from service.store.errors import (
+    Conflict, Duplicate, GameExists, Inconsistent, NotFound, StoreError, StoreUnavailable,
+)
+
+logger = logging.getLogger(__name__)
 
 # Hash fields of g:{id}:meta that GameMeta names; any other field is an extra.
 _CORE_FIELDS = frozenset(
-    ("variant", "options", "seed", "owner", "rules_version", "created_at", "status", "public", "seq")
+    ("variant", "options", "seed", "owner", "rules_version", "created_at", "status", "public", "seq",
+     "create_id")
 )
 
 # Prefix of the command_ids the store makes up for commands sent without one,
@@ -122,9 +130,15 @@ class LoadedGame(NamedTuple):
     events: list[bytes]
 
 
+# KEYS: meta.  ARGV: ttl_s, create_id, field, value, ...
+# A retry of the same call (redis-py resends a script whose reply was lost) finds
+# its own create_id and reports success instead of "exists".
 _CREATE = Script("""
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  if redis.call('HGET', KEYS[1], 'create_id') == ARGV[2] then return 1 end
+  return 0
+end
+redis.call('HSET', KEYS[1], 'create_id', ARGV[2], unpack(ARGV, 3))
 local ttl = tonumber(ARGV[1])
 if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) end
 return 1
@@ -190,12 +204,13 @@ class Games:
         if the id is taken. ``ttl_s=None``: kept until deleted."""
         fields = meta.to_fields()
         fields["seq"] = "0"
-        args: list[str] = [str(ttl_s or 0)]
+        args: list[str] = [str(ttl_s or 0), secrets.token_urlsafe(12)]
         for name, value in fields.items():
             args += (name, value)
         created = await self.redis.run(_CREATE, [keys.game_meta(game_id)], args)
         if not created:
             raise GameExists(game_id)
+        await self.redis.durable(keys.game_durable(game_id))
 
     async def load(self, game_id: str) -> LoadedGame:
         """Meta, latest snapshot and the events after it, in one round trip.
@@ -207,7 +222,15 @@ class Games:
             raise NotFound(game_id)
         flat, snapshot_seq, snapshot, events = reply
         meta = GameMeta.from_fields(dict(zip(flat[::2], flat[1::2], strict=True)))
-        return LoadedGame(meta, snapshot, int(snapshot_seq), list(events))
+        loaded = LoadedGame(meta, snapshot, int(snapshot_seq), list(events))
+        if loaded.snapshot_seq + len(loaded.events) != meta.seq:
+            # A log cut or rewritten under the meta (a partial restore, a bug): folding it
+            # would serve a state that is not the game's. Refuse it, loudly.
+            logger.error("game %s refused: its snapshot is at seq %d and %d events follow, "
+                         "but its meta says seq %d", game_id, loaded.snapshot_seq, len(loaded.events),
+                         meta.seq)
+            raise Inconsistent(game_id, loaded.snapshot_seq, len(loaded.events), meta.seq)
+        return loaded
 
     async def append(
         self,
@@ -252,8 +275,16 @@ class Games:
         ]
         for name, value in (meta_updates or {}).items():
             args += (name, value)
-        reply = await self.redis.run(_APPEND, _append_keys(game_id), args)
+        try:
+            reply = await self.redis.run(_APPEND, _append_keys(game_id), args)
+        except StoreUnavailable as exc:
+            exc.sent = True  # the script may have run: the outcome is unknown
+            raise
         code = int(reply[0])
+        if code in (0, 2):
+            # Acknowledged only once durable; a duplicate too (its first application's
+            # wait may have failed, and the client is about to be told it happened).
+            await self.redis.durable(keys.game_durable(game_id))
         if code == 0:
             return int(reply[1])
         if code == 1:

@@ -10,6 +10,7 @@ its pub/sub channel (published with SPUBLISH) is served by the same node.
 | ``g:{id}:events``     | list   | event bytes; index ``seq - 1``                     |
 | ``g:{id}:cmds``       | hash   | command_id -> seq of its first application         |
 | ``g:{id}:snap``       | hash   | ``seq`` and ``data``: the latest snapshot          |
+| ``g:{id}:dur``        | string | a durable acknowledgement's marker (60 s)          |
 | ``g:{id}:diffs``      | channel| ``b"<seq> <event bytes>"`` per appended event      |
 | ``rl:{player_id}``    | string | the rate limiter's theoretical arrival time (µs)   |
 | ``p:{player_id}``     | hash   | the player's name; expires unused                  |
@@ -45,6 +46,12 @@ def game_snapshot(game_id: str) -> str:
 def game_channel(game_id: str) -> str:
     """The pub/sub channel on which every appended event of the game is published."""
     return f"g:{{{game_id}}}:diffs"
+
+
+def game_durable(game_id: str) -> str:
+    """A marker a durable acknowledgement writes in the game's slot (durability.py); it
+    expires after a minute."""
+    return f"g:{{{game_id}}}:dur"
 
 
 def game_keys(game_id: str) -> tuple[str, str, str, str]:

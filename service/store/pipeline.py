@@ -42,6 +42,9 @@ class AutoPipeline:
 
     def _launch(self) -> None:
         self._scheduled = False
+        # A waiter that gave up (its request deadline passed) is not sent at all: its
+        # client was told the outcome is unknown, and nothing is better than late.
+        self._pending = [entry for entry in self._pending if not entry[1].done()]
         while self._pending and self._in_flight < self.max_in_flight:
             batch = self._pending[: self.max_batch]
             del self._pending[: self.max_batch]

@@ -12,6 +12,7 @@ skewed clocks agree. Tests pass ``now_s`` to drive a fake clock instead.
 
 from __future__ import annotations
 
+import secrets
 from typing import NamedTuple
 
 from service.store.connection import RedisConn, Script
@@ -24,9 +25,11 @@ class RateDecision(NamedTuple):
 
 
 # KEYS: the limit's key. ARGV: interval_us (1 / rate), burst, now_us (-1: server
-# TIME), cost (requests counted at once).
-# The key holds the theoretical arrival time (TAT) in µs and expires when it
-# is in the past (the bucket is full again), so idle keys cost nothing.
+# TIME), cost (requests counted at once), request id.
+# The key holds "<theoretical arrival time (TAT) in µs> <id of the request that
+# set it>" and expires when the TAT is in the past (the bucket is full again),
+# so idle keys cost nothing. A retry of a request whose reply was lost finds its
+# own id and is allowed without being charged again.
 _GCRA = Script("""
 local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
@@ -35,14 +38,26 @@ if now < 0 then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
-local tat = tonumber(redis.call('GET', KEYS[1])) or now
+local held = redis.call('GET', KEYS[1])
+local tat = nil
+if held then
+  local sp = string.find(held, ' ', 1, true)
+  if sp then
+    if string.sub(held, sp + 1) == ARGV[5] then return {1, 0} end
+    tat = tonumber(string.sub(held, 1, sp - 1))
+  else
+    tat = tonumber(held)
+  end
+end
+tat = tat or now
 if tat < now then tat = now end
 local new_tat = tat + interval * tonumber(ARGV[4])
 local limit = burst * interval
 if new_tat - now > limit then
   return {0, new_tat - now - limit}
 end
-redis.call('SET', KEYS[1], string.format('%.0f', new_tat), 'PX', math.ceil((new_tat - now) / 1000))
+redis.call('SET', KEYS[1], string.format('%.0f', new_tat) .. ' ' .. ARGV[5], 'PX',
+           math.ceil((new_tat - now) / 1000))
 return {1, 0}
 """)
 
@@ -70,5 +85,6 @@ class RateLimiter:
             raise ValueError(f"cost={cost} must be between 1 and burst={burst}")
         interval_us = max(1, round(1_000_000 / rate_per_s))
         now_us = -1 if now_s is None else round(now_s * 1_000_000)
-        allowed, wait_us = await self.redis.run(_GCRA, [key], [interval_us, burst, now_us, cost])
+        request_id = secrets.token_urlsafe(9)
+        allowed, wait_us = await self.redis.run(_GCRA, [key], [interval_us, burst, now_us, cost, request_id])
         return RateDecision(bool(allowed), int(wait_us) / 1_000_000)

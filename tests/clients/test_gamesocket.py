@@ -268,3 +268,27 @@ async def test_closing_ends_iterators_and_refuses_commands(client: Client) -> No
     assert [c async for c in changes] == []
     with pytest.raises(ConnectionLost):
         await sock.send(Draw())
+
+
+async def test_a_different_event_at_a_held_seq_makes_the_socket_start_from_a_snapshot(
+    client: Client,
+) -> None:
+    # The server's socket writer resynchronises a watcher itself when a failover rewrote
+    # the log (tests/service/test_event_hash.py); the SDK also checks, for a diff that
+    # reaches it another way (an older server, a replay): same seq, other hash.
+    import msgspec
+
+    from clients.python.gamesocket import _Resync
+    from protocol.ws import DiffMessage
+
+    game = await client.create_game("gilbert", seed=3)
+    async with client.socket(game.game_id) as sock:
+        changes = _record(sock)
+        seq = await sock.send(Draw())
+        diff = next(c.diff for c in changes if c.diff is not None and c.diff.seq == seq)
+        assert diff.hash is not None
+        await sock._on_diff(diff)  # the same event again: ignored
+        other = msgspec.structs.replace(diff, hash="f" * 16 if diff.hash != "f" * 16 else "0" * 16)
+        with pytest.raises(_Resync) as caught:
+            await sock._on_diff(other)
+        assert caught.value.snapshot

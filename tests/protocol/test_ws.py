@@ -64,8 +64,12 @@ def test_server_messages_have_the_protocol_shapes() -> None:
     assert wire(p.Pong()) == {"type": "pong"}
     assert set(wire(p.Snapshot(seq=0, state=STATE))) == {"type", "seq", "state"}
     assert set(wire(p.diff_message(DIFF))) == {
-        "type", "seq", "command", "ops", "status", "stats", "at"
+        "type", "seq", "command", "ops", "status", "stats", "at", "hash"
     }
+    # Issue 13: a diff's event hash, when the server has one, is an added field.
+    hashed = msgspec.structs.replace(DIFF, hash="0123456789abcdef")
+    assert wire(p.diff_message(hashed))["hash"] == "0123456789abcdef"
+    assert p.diff_of(p.diff_message(hashed)) == hashed
 
 
 def test_an_error_message_has_a_command_id_only_when_it_answers_one() -> None:

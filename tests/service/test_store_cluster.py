@@ -24,7 +24,7 @@ def slot(cluster: LocalCluster, key: str) -> int:
 def game_ids_on_every_node(cluster: LocalCluster, per_node: int = 2) -> list[str]:
     found: dict[int, list[str]] = {}
     i = 0
-    while min((len(found.get(p, [])) for p in range(len(cluster.nodes))), default=0) < per_node:
+    while min((len(found.get(p, [])) for p in range(cluster.masters)), default=0) < per_node:
         game_id = f"g{i}"
         node = cluster.nodes.index(cluster.node_for_key(keys.game_meta(game_id)))
         found.setdefault(node, []).append(game_id)

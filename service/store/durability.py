@@ -1,0 +1,163 @@
+"""Durable acknowledgements: a write is acknowledged only once the store has it
+as durably as ``settings.durability`` asks.
+
+- ``memory``: when the script returned (in the store's memory; a crash of the
+  store, or a failover to a replica that had not received it, may lose it);
+- ``local``: also fsynced to the store's append-only file (``WAITAOF 1 0``);
+- ``replicated``: also received by at least one replica (``WAITAOF 1 0`` then
+  ``WAIT 1``): a failover to that replica keeps it. (Not ``WAITAOF 1 1``, which
+  also waits for the replica's own fsync: a replica reports that offset when
+  asked *before* its fsync, then only once a second, so every wait took ~1 s.)
+
+``WAITAOF`` waits for the writes *of its own connection*, and a pooled client
+sends a command on any connection. So a wait writes a small marker key in the
+same slot as the write it covers, then ``WAITAOF``, both on one connection: the
+store fsyncs (and replicates) in order, so once the marker is durable so is
+every write the store answered before it.
+
+Group commit: callers that wait at the same time share one marker and one
+``WAITAOF`` (per cluster node): while one wait is in flight the next callers
+gather into the next one. With the store's ``appendfsync always`` the fsync
+itself is shared too (Redis fsyncs once per event-loop cycle, for every client).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis.asyncio.cluster import PipelineCommand, RedisCluster
+
+from service.store.errors import StoreUnavailable
+
+logger = logging.getLogger(__name__)
+
+# level -> (local fsyncs, replicas that must have the write)
+LEVELS: dict[str, tuple[int, int] | None] = {"memory": None, "local": (1, 0), "replicated": (1, 1)}
+MARKER_TTL_MS = 60_000
+
+
+@dataclass
+class _Batch:
+    slot_key: str
+    future: asyncio.Future[None]
+    waiters: int = 0
+
+
+@dataclass
+class Durability:
+    """``await durability.wait(slot_key)`` after a write to ``slot_key``'s slot."""
+
+    conn: Any  # RedisConn (not imported: connection.py builds this)
+    level: str
+    timeout_s: float
+    _forming: dict[str, _Batch] = field(default_factory=dict)
+    _running: set[str] = field(default_factory=set)
+    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    waits: int = 0  # WAITAOF round trips made (for tests and benchmarks)
+    callers: int = 0  # callers served by them
+
+    def __post_init__(self) -> None:
+        if self.level not in LEVELS:
+            raise ValueError(f"durability={self.level!r}: expected memory, local or replicated")
+        self.need = LEVELS[self.level]
+
+    async def wait(self, slot_key: str) -> None:
+        """``slot_key``: a marker key in the slot of the writes to cover (it is written).
+        Return once every write the store answered before this call is durable;
+        raise StoreUnavailable (``sent``: the write happened, its durability is unknown)."""
+        if self.need is None:
+            return
+        group = self._group_of(slot_key)
+        batch = self._forming.get(group)
+        if batch is None:
+            batch = self._forming[group] = _Batch(slot_key, asyncio.get_running_loop().create_future())
+            batch.future.add_done_callback(_retrieve)
+            if group not in self._running:
+                self._running.add(group)
+                task = asyncio.ensure_future(self._run(group))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+        batch.waiters += 1
+        # Shielded: one caller's deadline must not cancel the wait the others share.
+        await asyncio.shield(batch.future)
+
+    def _group_of(self, slot_key: str) -> str:
+        client = self.conn.client
+        if isinstance(client, RedisCluster):
+            try:
+                return str(client.get_node_from_key(slot_key).name)
+            except Exception:  # noqa: BLE001 - no slot map yet: a group of its own
+                return slot_key
+        return ""
+
+    async def _run(self, group: str) -> None:
+        try:
+            while (batch := self._forming.pop(group, None)) is not None:
+                try:
+                    async with asyncio.timeout(self.timeout_s * 2):
+                        await self._sync(batch.slot_key)
+                except StoreUnavailable as exc:
+                    exc.sent = True
+                    batch.future.set_exception(exc)
+                except Exception as exc:  # noqa: BLE001 - every waiter hears of it
+                    err = StoreUnavailable(f"the store did not confirm the write as durable "
+                                           f"({self.level}): {type(exc).__name__}: {exc}")
+                    err.sent = True
+                    batch.future.set_exception(err)
+                else:
+                    self.waits += 1
+                    self.callers += batch.waiters
+                    batch.future.set_result(None)
+        finally:
+            self._running.discard(group)
+
+    async def _sync(self, slot_key: str) -> None:
+        assert self.need is not None
+        numlocal, numreplicas = self.need
+        marker = slot_key  # the caller's marker key, in the slot of the writes it covers
+        timeout_ms = max(1, int(self.timeout_s * 1000 * 0.8))
+        calls: list[tuple[Any, ...]] = [("SET", marker, "1", "PX", MARKER_TTL_MS),
+                                        ("WAITAOF", numlocal, 0, timeout_ms)]
+        if numreplicas:
+            calls.append(("WAIT", numreplicas, timeout_ms))
+        client = self.conn.client
+        if isinstance(client, RedisCluster):
+            node = client.get_node_from_key(slot_key)
+            commands = [PipelineCommand(i, *args) for i, args in enumerate(calls)]
+            limit: asyncio.Semaphore | None = self.conn._limit  # the pool's size holds here too
+            if limit is not None:
+                await limit.acquire()
+            try:
+                await node.execute_pipeline(commands)
+            finally:
+                if limit is not None:
+                    limit.release()
+            for command in commands:
+                if isinstance(command.result, BaseException):
+                    raise command.result
+            replies = [command.result for command in commands]
+        else:
+            pipe = client.pipeline(transaction=False)
+            for args in calls:
+                pipe.execute_command(*args)
+            replies = await pipe.execute()
+        local = int(replies[1][0])
+        replicas = int(replies[2]) if numreplicas else 0
+        if local < numlocal or replicas < numreplicas:
+            raise StoreUnavailable(
+                f"the store did not confirm the write as {self.level} within {timeout_ms} ms "
+                f"(fsynced locally: {'yes' if local else 'no'}; replicas with it: {replicas}, "
+                f"needed {numreplicas})")
+
+    async def aclose(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _retrieve(future: asyncio.Future[None]) -> None:
+    if not future.cancelled():
+        future.exception()  # a batch all of whose waiters gave up: not an unhandled error

@@ -1,0 +1,78 @@
+"""Issue 13, point 1: a command is acknowledged only as durably as
+``settings.durability`` says, on real servers (a single server, and the test
+cluster of three masters with a replica each)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from service.settings import Settings
+from service.store import GameMeta, Store, StoreUnavailable
+from service.store.embedded import EmbeddedServer
+
+META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
+                created_at="2026-01-02T03:04:05Z")
+
+
+def test_durability_is_a_setting_with_three_honest_levels() -> None:
+    assert Settings().durability == "local"
+    assert Settings.from_args(["--durability", "replicated"], environ={}).durability == "replicated"
+    assert Settings.from_env({"SOLITAIRE_DURABILITY": "memory"}).durability == "memory"
+    with pytest.raises(ValueError, match="expected memory, local or replicated"):
+        Settings.from_env({"SOLITAIRE_DURABILITY": "fast"})
+
+
+async def test_local_waits_for_an_fsync_and_concurrent_commands_share_one(
+        any_redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    store = await store_factory(any_redis_url, durability="local")
+    ids = [f"g{i}" for i in range(40)]
+    for game_id in ids:
+        await store.games.create(game_id, META, ttl_s=3600)
+    waits_before = store.redis.durability.waits
+    seqs = await asyncio.gather(*(store.games.append(g, 0, None, b"e") for g in ids))
+    assert seqs == [1] * 40
+    durability = store.redis.durability
+    waits = durability.waits - waits_before
+    assert waits >= 1
+    # Group commit: forty acknowledgements did not take forty WAITAOF round trips.
+    assert waits < 40, waits
+    if "," not in any_redis_url:
+        assert waits <= 4
+
+
+async def test_memory_makes_no_wait(redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    store = await store_factory(redis_url, durability="memory")
+    await store.games.create("g1", META, ttl_s=3600)
+    assert await store.games.append("g1", 0, None, b"e") == 1
+    assert store.redis.durability.waits == 0
+
+
+async def test_replicated_without_a_replica_is_refused_as_unknown_outcome_not_acknowledged(
+        redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    store = await store_factory(redis_url, durability="replicated", redis_timeout_s=0.5)
+    with pytest.raises(StoreUnavailable) as refused:
+        await store.games.create("g1", META, ttl_s=3600)
+    assert "replicas with it: 0, needed 1" in str(refused.value)
+    assert refused.value.sent
+
+
+async def test_replicated_on_the_cluster_with_replicas_is_acknowledged(
+        cluster_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    store = await store_factory(cluster_url, durability="replicated")
+    for i in range(10):  # games on every master
+        await store.games.create(f"g{i}", META, ttl_s=3600)
+        assert await store.games.append(f"g{i}", 0, f"c{i}", b"e") == 1
+    assert store.redis.durability.waits >= 3
+
+
+async def test_local_against_a_store_without_an_append_only_file_is_503_not_an_ack(
+        server_factory: Callable[..., EmbeddedServer],
+        store_factory: Callable[..., Awaitable[Store]]) -> None:
+    server = server_factory("noaof", config={"appendonly": "no"})
+    store = await store_factory(server.url, durability="local")
+    with pytest.raises(StoreUnavailable) as refused:
+        await store.games.create("g1", META, ttl_s=3600)
+    assert "appendonly is disabled" in str(refused.value)
