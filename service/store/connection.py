@@ -40,7 +40,7 @@ from redis.backoff import ExponentialWithJitterBackoff
 
 from service.settings import Settings
 from service.store import keys
-from service.store.durability import Durability
+from service.store.durability import Durability, Publish
 from service.store.errors import StoreError, StoreUnavailable
 from service.store.pipeline import AutoPipeline
 
@@ -222,13 +222,14 @@ class RedisConn:
         self._cluster_init = asyncio.Lock()
         self.durability = Durability(self, settings.durability, settings.redis_timeout_s)
 
-    async def durable(self, slot_key: str) -> None:
+    async def durable(self, slot_key: str, publish: Publish | None = None) -> None:
         """Wait until the writes answered so far to ``slot_key``'s slot are as durable as
-        ``settings.durability`` asks (see durability.py); StoreUnavailable if not."""
+        ``settings.durability`` asks (see durability.py), then send ``publish``;
+        StoreUnavailable if not durable."""
         if self.durability.need is None:
             return
         try:
-            await self.durability.wait(slot_key)
+            await self.durability.wait(slot_key, publish)
         except REDIS_ERRORS as exc:
             err = translate(exc)
             if isinstance(err, StoreUnavailable):

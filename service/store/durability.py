@@ -17,7 +17,13 @@ every write the store answered before it.
 
 Group commit: callers that wait at the same time share one marker and one
 ``WAITAOF`` (per cluster node): while one wait is in flight the next callers
-gather into the next one. With the store's ``appendfsync always`` the fsync
+gather into the next one.
+
+Diffs, like acks, go out only once durable: above ``memory`` the append script
+does not publish its event; the batch publishes its callers' events, in one
+pipeline, after the wait succeeded. A publish lost to a crash between the two
+is healed by the listeners themselves: the next event shows them a gap, which
+they fill from the log. With the store's ``appendfsync always`` the fsync
 itself is shared too (Redis fsyncs once per event-loop cycle, for every client).
 """
 
@@ -26,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from redis.asyncio.cluster import PipelineCommand, RedisCluster
 
@@ -39,11 +45,20 @@ LEVELS: dict[str, tuple[int, int] | None] = {"memory": None, "local": (1, 0), "r
 MARKER_TTL_MS = 60_000
 
 
+class Publish(NamedTuple):
+    """An event to publish once durable: ``b"<seq> <event>"`` on the game's channel."""
+
+    channel: str
+    payload: bytes
+    sharded: bool  # SPUBLISH (a cluster's sharded pub/sub) rather than PUBLISH
+
+
 @dataclass
 class _Batch:
     slot_key: str
     future: asyncio.Future[None]
     waiters: int = 0
+    publishes: list[Publish] = field(default_factory=list)
 
 
 @dataclass
@@ -64,10 +79,11 @@ class Durability:
             raise ValueError(f"durability={self.level!r}: expected memory, local or replicated")
         self.need = LEVELS[self.level]
 
-    async def wait(self, slot_key: str) -> None:
+    async def wait(self, slot_key: str, publish: Publish | None = None) -> None:
         """``slot_key``: a marker key in the slot of the writes to cover (it is written).
-        Return once every write the store answered before this call is durable;
-        raise StoreUnavailable (``sent``: the write happened, its durability is unknown)."""
+        Return once every write the store answered before this call is durable, and
+        ``publish`` (if any) was sent; raise StoreUnavailable (``sent``: the write
+        happened, its durability is unknown; its event is then not published)."""
         if self.need is None:
             return
         group = self._group_of(slot_key)
@@ -81,6 +97,8 @@ class Durability:
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
         batch.waiters += 1
+        if publish is not None:
+            batch.publishes.append(publish)
         # Shielded: one caller's deadline must not cancel the wait the others share.
         await asyncio.shield(batch.future)
 
@@ -110,6 +128,8 @@ class Durability:
                 else:
                     self.waits += 1
                     self.callers += batch.waiters
+                    if batch.publishes:
+                        await self._publish(batch.slot_key, batch.publishes)
                     batch.future.set_result(None)
         finally:
             self._running.discard(group)
@@ -123,6 +143,17 @@ class Durability:
                                         ("WAITAOF", numlocal, 0, timeout_ms)]
         if numreplicas:
             calls.append(("WAIT", numreplicas, timeout_ms))
+        replies = await self._pipeline(slot_key, calls)
+        local = int(replies[1][0])
+        replicas = int(replies[2]) if numreplicas else 0
+        if local < numlocal or replicas < numreplicas:
+            raise StoreUnavailable(
+                f"the store did not confirm the write as {self.level} within {timeout_ms} ms "
+                f"(fsynced locally: {'yes' if local else 'no'}; replicas with it: {replicas}, "
+                f"needed {numreplicas})")
+
+    async def _pipeline(self, slot_key: str, calls: list[tuple[Any, ...]]) -> list[Any]:
+        """Send ``calls`` in order on one connection to the node of ``slot_key``'s slot."""
         client = self.conn.client
         if isinstance(client, RedisCluster):
             node = client.get_node_from_key(slot_key)
@@ -138,19 +169,23 @@ class Durability:
             for command in commands:
                 if isinstance(command.result, BaseException):
                     raise command.result
-            replies = [command.result for command in commands]
+            return [command.result for command in commands]
         else:
             pipe = client.pipeline(transaction=False)
             for args in calls:
                 pipe.execute_command(*args)
-            replies = await pipe.execute()
-        local = int(replies[1][0])
-        replicas = int(replies[2]) if numreplicas else 0
-        if local < numlocal or replicas < numreplicas:
-            raise StoreUnavailable(
-                f"the store did not confirm the write as {self.level} within {timeout_ms} ms "
-                f"(fsynced locally: {'yes' if local else 'no'}; replicas with it: {replicas}, "
-                f"needed {numreplicas})")
+            return list(await pipe.execute())
+
+    async def _publish(self, slot_key: str, publishes: list[Publish]) -> None:
+        """Send the batch's diffs; a failure is logged, not raised: the events are durable,
+        and the listeners fill the gap from the log at the game's next event."""
+        calls = [("SPUBLISH" if p.sharded else "PUBLISH", p.channel, p.payload) for p in publishes]
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                await self._pipeline(slot_key, calls)
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            logger.warning("%d durable event(s) not published (%s: %s); listeners will "
+                           "fill the gap from the log", len(calls), type(exc).__name__, exc)
 
     async def aclose(self) -> None:
         for task in list(self._tasks):

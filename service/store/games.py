@@ -7,9 +7,11 @@ command_ids it has applied (a hash: command_id -> seq) and its latest snapshot
 rules: it checks seq and command_id, nothing else.
 
 Every write is one Lua script, so it is atomic and one round trip. An append
-also publishes ``b"<seq> <event>"`` on the game's channel from inside the
-script: a reader never sees an event in the log that was not published, nor
-a published event that is not in the log.
+also publishes ``b"<seq> <event>"`` on the game's channel: from inside the
+script under ``durability=memory``, otherwise once the event is durable
+(durability.py), so no listener sees an event that a crash could still take
+back. A listener never sees a published event that is not in the log; one that
+misses a publish fills the gap from the log at the next event.
 
 Durability: a command is acknowledged when the append script returns and, unless
 ``settings.durability`` is ``memory``, once the store has fsynced it (``local``) or
@@ -33,6 +35,7 @@ from typing import NamedTuple
 
 from service.store import keys
 from service.store.connection import RedisConn, Script
+from service.store.durability import Publish
 from service.store.errors import (
     Conflict, Duplicate, GameExists, Inconsistent, NotFound, StoreError, StoreUnavailable,
 )
@@ -154,7 +157,8 @@ return {meta, from, snap[2], redis.call('LRANGE', KEYS[2], from, -1)}
 
 # KEYS: meta, events, cmds, snap, channel
 # ARGV: expected_seq, command_id ('' = none), event, ttl_s (0 = persist),
-#       has_snapshot ('0'/'1'), snapshot, sharded ('0'/'1'), field, value, ...
+#       has_snapshot ('0'/'1'), snapshot, publish ('p': PUBLISH, 's': SPUBLISH,
+#       '-': none, the caller publishes once durable), field, value, ...
 # Returns {0, new_seq} | {1} not found | {2, seq} duplicate | {3, seq} conflict.
 _APPEND = Script("""
 local seq = redis.call('HGET', KEYS[1], 'seq')
@@ -180,9 +184,9 @@ for i = 1, 4 do
   if ttl > 0 then redis.call('EXPIRE', KEYS[i], ttl) else redis.call('PERSIST', KEYS[i]) end
 end
 local payload = new .. ' ' .. ARGV[3]
-if ARGV[7] == '1' then
+if ARGV[7] == 's' then
   redis.call('SPUBLISH', KEYS[5], payload)
-else
+elseif ARGV[7] == 'p' then
   redis.call('PUBLISH', KEYS[5], payload)
 end
 return {0, new}
@@ -268,10 +272,11 @@ class Games:
         else:
             raise ValueError("command_id may not be empty")
         sharded = await self.redis.sharded_pubsub()
+        deferred = self.redis.durability.need is not None  # published once durable
         args: list[str | bytes | int] = [
             expected_seq, cid, event, ttl_s or 0,
             "1" if snapshot is not None else "0", snapshot if snapshot is not None else b"",
-            "1" if sharded else "0",
+            "-" if deferred else "s" if sharded else "p",
         ]
         for name, value in (meta_updates or {}).items():
             args += (name, value)
@@ -284,7 +289,11 @@ class Games:
         if code in (0, 2):
             # Acknowledged only once durable; a duplicate too (its first application's
             # wait may have failed, and the client is about to be told it happened).
-            await self.redis.durable(keys.game_durable(game_id))
+            publish = None
+            if code == 0:
+                payload = str(reply[1]).encode() + b" " + event
+                publish = Publish(keys.game_channel(game_id), payload, sharded)
+            await self.redis.durable(keys.game_durable(game_id), publish)
         if code == 0:
             return int(reply[1])
         if code == 1:

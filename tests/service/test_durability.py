@@ -76,3 +76,41 @@ async def test_local_against_a_store_without_an_append_only_file_is_503_not_an_a
     with pytest.raises(StoreUnavailable) as refused:
         await store.games.create("g1", META, ttl_s=3600)
     assert "appendonly is disabled" in str(refused.value)
+
+
+async def _published_on(url: str, game_id: str, act: Callable[[], Awaitable[object]]) -> list[bytes]:
+    """What a subscriber of the game's channel received while ``act`` ran (and 0.3 s after)."""
+    import redis.asyncio as aioredis
+
+    from service.store import keys
+
+    client = aioredis.Redis.from_url(url)
+    pubsub = client.pubsub()
+    try:
+        # The service publishes with SPUBLISH where the store has sharded pub/sub (valkey does).
+        await pubsub.ssubscribe(keys.game_channel(game_id))
+        await pubsub.get_message(timeout=1.0)  # the subscribe confirmation
+        try:
+            await act()
+        except StoreUnavailable:
+            pass
+        received: list[bytes] = []
+        while (message := await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.3)):
+            received.append(message["data"])
+        return received
+    finally:
+        await pubsub.aclose()
+        await client.aclose()
+
+
+async def test_a_diff_is_published_only_once_the_event_is_durable(
+        redis_url: str, server_factory: Callable[..., EmbeddedServer],
+        store_factory: Callable[..., Awaitable[Store]]) -> None:
+    durable = await store_factory(redis_url, durability="local")
+    await durable.games.create("g1", META, ttl_s=3600)
+    assert await _published_on(redis_url, "g1", lambda: durable.games.append("g1", 0, "c1", b"e")) == [b"1 e"]
+    # A store that cannot make it durable: the event is written, but nobody hears of it.
+    server = server_factory("noaof", config={"appendonly": "no"})
+    await (await store_factory(server.url, durability="memory")).games.create("g2", META, ttl_s=3600)
+    not_durable = await store_factory(server.url, durability="local")
+    assert await _published_on(server.url, "g2", lambda: not_durable.games.append("g2", 0, "c1", b"e")) == []
