@@ -32,8 +32,9 @@ async def serve(settings: Settings) -> int:
         except EmbeddedServerError as exc:
             log.error("%s", exc)
             raise SystemExit(2) from None
-        log.info("embedded store: %s (%s), data in %s, appendfsync %s", embedded.url,
-                 embedded.binary or "valkey-server", settings.data_dir / "redis", settings.appendfsync)
+        log.info("embedded store: %s (%s), data in %s, appendfsync %s, durability %s", embedded.url,
+                 embedded.binary or "valkey-server", settings.data_dir / "redis", embedded.appendfsync,
+                 settings.durability)
         settings = dataclasses.replace(settings, redis_url=embedded.url)
     elif not is_worker():
         log.info("store: %s", redact_url(settings.redis_url))

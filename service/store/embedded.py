@@ -484,6 +484,7 @@ class EmbeddedServer(ServerProcess):
                  config: Mapping[str, str | Sequence[str]] | None = None, **kwargs: Any) -> None:
         if appendfsync not in ("always", "everysec", "no"):
             raise ValueError(f"appendfsync={appendfsync!r}: expected always, everysec or no")
+        self.appendfsync = appendfsync
         merged: dict[str, str | Sequence[str]] = {
             "appendonly": "yes",
             "appendfsync": appendfsync,
