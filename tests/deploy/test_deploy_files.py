@@ -427,7 +427,7 @@ def test_redis_cluster_has_three_masters_with_one_replica_each() -> None:
     assert cluster["nodes"] // (1 + cluster["replicas"]) == 3
 
 
-def test_redis_cluster_keeps_an_aof_fsynced_every_second_on_volumes() -> None:
+def test_redis_cluster_keeps_an_aof_fsynced_before_each_ack_on_volumes() -> None:
     values = redis_values()
     assert values["persistence"]["enabled"] is True
     assert values["redis"]["useAOFPersistence"] == "yes"
@@ -435,7 +435,7 @@ def test_redis_cluster_keeps_an_aof_fsynced_every_second_on_volumes() -> None:
         line.split(None, 1) for line in values["redis"]["configmap"].splitlines() if line.strip()
     )
     assert config["appendonly"] == "yes"
-    assert config["appendfsync"] == "everysec"
+    assert config["appendfsync"] == "always"  # WAITAOF (durability local) waits for no timer
     assert config["maxmemory-policy"] == "noeviction"
     assert values["usePassword"] is True
 
@@ -479,7 +479,7 @@ def test_compose_redis_keeps_an_append_only_file() -> None:
     redis = compose()["services"]["redis"]
     command = redis["command"]
     assert command[command.index("--appendonly") + 1] == "yes"
-    assert command[command.index("--appendfsync") + 1] == "everysec"
+    assert command[command.index("--appendfsync") + 1] == "always"
     assert any(v.endswith(":/data") for v in redis["volumes"])
     assert redis["healthcheck"]["test"] == ["CMD", "redis-cli", "ping"]
     assert compose()["services"]["app"]["depends_on"]["redis"]["condition"] == "service_healthy"
