@@ -58,6 +58,7 @@ from .rest import (
     PlayerCreated,
     UpdatePlayer,
 )
+from .solver import Hint, Solution
 from .variants import OptionInfo, PileInfo, VariantInfo, Variants
 from .ws import (
     CLOSE_POLICY_VIOLATION,
@@ -120,6 +121,7 @@ __all__ = [
     "GameState",
     "Health",
     "Hello",
+    "Hint",
     "Leaderboard",
     "LeaderboardEntry",
     "LeaderboardQuery",
@@ -139,6 +141,7 @@ __all__ = [
     "Resign",
     "ServerMessage",
     "Snapshot",
+    "Solution",
     "Stats",
     "Status",
     "Synced",

@@ -34,6 +34,7 @@ from .rest import (
     PlayerCreated,
     UpdatePlayer,
 )
+from .solver import Hint, Solution
 from .variants import Variants
 from .ws import ClientMessage, ServerMessage
 
@@ -60,6 +61,8 @@ BODIES: Final[tuple[Any, ...]] = (
     Variants,
     DailyDay,
     Leaderboard,
+    Solution,
+    Hint,
     ErrorBody,
     Health,
 )

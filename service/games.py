@@ -28,6 +28,7 @@ from service.errors import ApiError, to_api_error
 from service.metrics import Metrics
 from service.settings import Settings
 from service.store.errors import Conflict, Duplicate, NotFound
+from service.store import keys
 from service.store.games import GameMeta, Games
 
 log = logging.getLogger("service.games")
@@ -75,6 +76,7 @@ class Loaded:
     started_at: datetime | None = None  # the first command
     finished_at: datetime | None = None  # the command that made it won or resigned
     last_at: datetime | None = None  # the latest command
+    hints: int = 0  # hints taken (counted in the meta, beside the log)
 
     @property
     def owner(self) -> str:
@@ -133,7 +135,8 @@ class GameService:
             game = game.apply(decode_event(raw).command)[0]
         extra = meta.extra
         loaded = Loaded(game_id, meta, game, meta.seq, _time(extra.get("started_at")),
-                        _time(extra.get("finished_at")), _time(extra.get("last_at")))
+                        _time(extra.get("finished_at")), _time(extra.get("last_at")),
+                        int(extra.get(keys.GAME_HINTS, "0")))
         self._remember(loaded)
         return loaded
 
@@ -184,7 +187,8 @@ class GameService:
         duration = max(0, (end - started) // _MS) if started and end else 0
         return {"moves": loaded.game.moves, "foundation_cards": loaded.game.foundation_cards,
                 "started_at": rfc3339(started) if started else None,
-                "finished_at": rfc3339(finished) if finished else None, "duration_ms": duration}
+                "finished_at": rfc3339(finished) if finished else None, "duration_ms": duration,
+                "hints": loaded.hints}
 
     def state(self, loaded: Loaded) -> dict[str, Any]:
         """The redacted state of PROTOCOL.md."""
@@ -195,6 +199,13 @@ class GameService:
             "stats": self.stats(loaded), "public": loaded.meta.public,
             "seed": game.seed if self.seed_visible(loaded) else None, "owner": loaded.owner,
         }
+
+    def hint_taken(self, loaded: Loaded, count: int) -> None:
+        """Remember the game's new hint count (kept in the meta by the caller)."""
+        cached = self._cache.get(loaded.game_id)
+        for one in (loaded, cached):
+            if one is not None:
+                one.hints = max(one.hints, count)
 
     # --- commanding -------------------------------------------------------------------
     async def command(self, game_id: str, player: str | None, command: Command | dict[str, Any],
@@ -272,7 +283,8 @@ class GameService:
         final = game.status.is_final
         if final:
             updates["finished_at"] = now
-        nxt = Loaded(loaded.game_id, loaded.meta, game, seq, started, when if final else None, when)
+        nxt = Loaded(loaded.game_id, loaded.meta, game, seq, started, when if final else None, when,
+                     loaded.hints)
         event = encode({"type": "diff", "seq": seq, "command": diff.command.to_dict(), "ops": diff.ops,
                         "status": diff.status.value, "stats": self.stats(nxt), "at": now})
         snapshot = None

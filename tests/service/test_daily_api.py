@@ -23,6 +23,7 @@ from service.settings import Settings
 from service.store import GameMeta, keys
 from service.store.connection import RedisConn
 from service.store.daily import DailyStore, Record
+from service.store.solver import SolverStore
 from service.store.games import Games
 from tests.live import running_service, settings_for_test
 from tests.service.daily_helpers import (
@@ -36,7 +37,8 @@ from tests.service.daily_helpers import (
     winning_line,
 )
 
-SEED = Seeds(SECRET.encode()).seed(DAY, VARIANT)
+SEED = Seeds(SECRET.encode()).seed(DAY, VARIANT)  # candidate k = 0: checked below
+VARIANTS = ("gilbert", "shamrocks", "gate", "caprice")
 D, NEXT = DAY.isoformat(), (DAY + timedelta(days=1)).isoformat()
 
 
@@ -50,7 +52,9 @@ async def api(any_redis_url: str, tmp_path: Path, clock: FakeClock) -> AsyncIter
     """The service on a single server, then on a Redis Cluster (each test runs twice)."""
     async with running_service(settings_for_test(any_redis_url, tmp_path), clock) as base, \
             aiohttp.ClientSession() as session:
-        yield Api(session, base)
+        api = Api(session, base)
+        await api.chosen()  # the day's deals are chosen at start-up (503 until then)
+        yield api
 
 
 def check_board(body: Any) -> Leaderboard:
@@ -68,17 +72,33 @@ async def test_the_daily_challenges_default_to_today_and_hide_their_seeds(api: A
     assert [c["variant"] for c in body["challenges"]] == ["gilbert", "shamrocks", "gate", "caprice"]
     for c in body["challenges"]:
         assert c == {"variant": c["variant"], "date": D, "starts_at": f"{D}T00:00:00.000Z",
-                     "ends_at": f"{NEXT}T00:00:00.000Z", "seed": None}
+                     "ends_at": f"{NEXT}T00:00:00.000Z", "seed": None, "winnable": True, "par": c["par"]}
+        assert isinstance(c["par"], int) and c["par"] > 0
     future = await api.call("GET", "/v1/daily", params={"date": NEXT})
     assert all(c["seed"] is None for c in future["challenges"])
     assert future["challenges"][0]["starts_at"] == body["challenges"][0]["ends_at"]
 
 
-async def test_a_past_challenge_shows_its_seed(api: Api) -> None:
-    body = await api.call("GET", "/v1/daily", params={"date": "2026-11-12"})
+async def test_a_past_challenge_shows_its_seed_the_chosen_candidate_of_its_day(
+        api: Api, clock: FakeClock, any_redis_url: str, tmp_path: Path) -> None:
+    clock.set(NEXT_DAY)
+    body = await api.call("GET", "/v1/daily", params={"date": D})
     seeds = Seeds(SECRET.encode())
+    redis = RedisConn(settings_for_test(any_redis_url, tmp_path), any_redis_url)
+    try:
+        chosen = await SolverStore(redis).chosen_many(D, VARIANTS)
+    finally:
+        await redis.aclose()
     assert [c["seed"] for c in body["challenges"]] == [
-        seeds.seed(DAY - timedelta(days=1), v) for v in ("gilbert", "shamrocks", "gate", "caprice")]
+        seeds.seed(DAY, v, chosen[v].k) for v in VARIANTS]  # type: ignore[union-attr]
+    assert [c["par"] for c in body["challenges"]] == [chosen[v].par for v in VARIANTS]  # type: ignore[union-attr]
+    assert chosen[VARIANT].k == 0  # type: ignore[union-attr]  # SEED above; winning_line() proves it winnable
+
+
+async def test_a_day_never_chosen_is_not_found(api: Api) -> None:
+    for date in ("2026-10-01", "2026-11-20"):  # long past, and beyond tomorrow
+        err = await api.call("GET", "/v1/daily", params={"date": date}, expect=404)
+        assert err["error"]["code"] == "not_found" and date in err["error"]["message"]
 
 
 @pytest.mark.parametrize("date", ["2026-02-30", "2026-13-01", "yesterday", "2026-1-1", "9999-12-31"])
