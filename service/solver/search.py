@@ -1,0 +1,62 @@
+"""The search: depth-first over the positions a variant's :class:`Rules` lead to, with
+a transposition table of canonical keys, so each position is expanded once.
+
+Winning from a position is reachability of a won position, so a position already
+in the table (expanded, or on the current path: a cycle) never needs a second
+look. When the whole reachable game has been expanded without a win, the loss is
+proved. Nothing is ever undone: every position is a fresh immutable value.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable
+
+from .result import Budget, SolveResult
+from .rules import Cmd, Rules, State, Step, command_dict
+
+_CHECK_CLOCK_EVERY = 512
+
+
+def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
+    """Search from ``start`` within ``budget``: won with a line, proved lost, or unknown."""
+    began = time.perf_counter()
+    deadline = began + budget.max_seconds
+    max_nodes = budget.max_nodes
+
+    def done(result: str, line: list[tuple[Cmd, ...]], nodes: int) -> SolveResult:
+        commands = tuple(command_dict(c) for step in line for c in step)
+        elapsed_ms = int((time.perf_counter() - began) * 1000)
+        return SolveResult(result, commands, nodes, elapsed_ms)
+
+    if rules.won(start):
+        return done("won", [], 0)
+    seen: set[Hashable] = {rules.key(start)}
+    key, won, successors = rules.key, rules.won, rules.successors
+    nodes = 1
+    if max_nodes <= 1:
+        return done("unknown", [], nodes)
+    stack: list[tuple[list[Step], int]] = [(successors(start), 0)]
+    line: list[tuple[Cmd, ...]] = []
+    while stack:
+        steps, at = stack[-1]
+        if at == len(steps):
+            stack.pop()
+            if line:
+                line.pop()
+            continue
+        stack[-1] = (steps, at + 1)
+        _, cmds, child = steps[at]
+        k = key(child)
+        if k in seen:
+            continue
+        seen.add(k)
+        nodes += 1
+        if won(child):
+            line.append(cmds)
+            return done("won", line, nodes)
+        if nodes >= max_nodes or (nodes % _CHECK_CLOCK_EVERY == 0 and time.perf_counter() > deadline):
+            return done("unknown", [], nodes)
+        line.append(cmds)
+        stack.append((successors(child), 0))
+    return done("lost", [], nodes)
