@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from service.engine import RULES_VERSION
+from service.engine import RULES_VERSION, get_variant
 from service.settings import Settings
 from service.solver import Budget, SolveResult, solve_deal
 from service.solving import SolverPool
@@ -54,7 +54,10 @@ class Solutions:
 
     @staticmethod
     def key(variant: str, options: Mapping[str, Any], seed: int) -> str:
-        return keys.solution(str(RULES_VERSION), variant, options_digest(options), seed)
+        """The deal's key; options as the variant completes them (defaults filled in), so
+        ``{}`` and ``{"single_card_moves": false}`` are one deal."""
+        full = get_variant(variant)(dict(options)).options
+        return keys.solution(str(RULES_VERSION), variant, options_digest(full), seed)
 
     async def body(self, variant: str, options: Mapping[str, Any], seed: int) -> bytes:
         """The deal's ``Solution`` body: from Redis, or searched now (503 when the pool is busy)."""

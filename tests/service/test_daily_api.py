@@ -471,3 +471,30 @@ async def test_past_days_are_kept_daily_keep_days(api: Api, any_redis_url: str, 
         await conn.aclose()
     # MORNING is 15 h before the day's end; the board goes 30 days after it.
     assert 30 * 86400 + 15 * 3600 - 60 < ttl <= 30 * 86400 + 15 * 3600
+
+
+# --- the solver --------------------------------------------------------------------------------
+
+
+async def test_a_ranked_attempt_refuses_hints(api: Api) -> None:
+    _, token = await api.player("Ann")
+    game = (await api.attempt(token))["game_id"]
+    err = await api.call("POST", f"/v1/games/{game}/hint", token, 403)
+    assert err["error"]["code"] == "forbidden" and "daily" in err["error"]["message"]
+    assert (await api.call("GET", f"/v1/games/{game}", token))["stats"]["hints"] == 0
+
+
+async def test_an_attempts_solution_is_shown_once_the_day_is_over(api: Api, clock: FakeClock) -> None:
+    _, token = await api.player("Ann")
+    game = (await api.attempt(token))["game_id"]
+    await api.command(token, game, {"type": "resign"})
+    err = await api.call("GET", f"/v1/games/{game}/solution", token, 403)
+    assert err["error"]["code"] == "forbidden" and "day is over" in err["error"]["message"]
+    clock.set(NEXT_DAY)
+    solution = await api.call("GET", f"/v1/games/{game}/solution", token)
+    assert solution["result"] == "won"
+    fresh = (await api.call("POST", "/v1/games", token, 201, json={"variant": VARIANT, "seed": SEED}))["game_id"]
+    status = "playing"
+    for command in solution["commands"]:
+        status = (await api.command(token, fresh, command))["diff"]["status"]
+    assert status == "won"
