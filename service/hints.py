@@ -20,7 +20,7 @@ from service.settings import Settings
 from service.solver import Budget, HintResult, suggest
 from service.solving import SolverPool
 
-WAIT_MARGIN_S = 2.0
+WAIT_MARGIN_S = 5.0  # a worker's start-up (spawned on first use) and the way back
 
 
 def view_seed(variant: str, options: Mapping[str, Any], piles: Mapping[str, Any]) -> int:

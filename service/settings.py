@@ -75,8 +75,8 @@ class Settings:
     solution_solve_nodes: int = 5_000_000
     # A hint: this many sampled completions of the face-down cards, each solved
     # within the per-sample budget (the node budget decides; seconds only cap it).
-    hint_samples: int = 12
-    hint_sample_nodes: int = 3_000
+    hint_samples: int = 8
+    hint_sample_nodes: int = 2_000
     hint_sample_s: float = 0.5
     log_level: str = "INFO"
     # Comma-separated addresses of the load balancers in front of the service:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
+from concurrent.futures.process import BrokenProcessPool
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,7 +25,9 @@ from service.solving import SolverPool
 from service.store import keys
 from service.store.solver import SolverStore
 
-WAIT_MARGIN_S = 2.0  # a worker's start-up and the result's way back
+log = logging.getLogger("service.solutions")
+
+WAIT_MARGIN_S = 5.0  # a worker's start-up (spawned on first use) and the result's way back
 # Proved answers are kept long (a search can take seconds); an "unknown" only briefly,
 # since a later search on a quieter machine may finish.
 KEEP_PROVED_S = 90 * 24 * 3600
@@ -71,12 +75,19 @@ class Solutions:
                                       what="the solution", retry_s=self.settings.solution_solve_s)
             running = asyncio.ensure_future(self._keep_when_done(key, search))
             self._running[key] = running
-            running.add_done_callback(lambda _: self._running.pop(key, None))
+            running.add_done_callback(lambda done: self._finished(key, done))
         wait_s = self.settings.solution_solve_s + WAIT_MARGIN_S
         try:
             return await asyncio.wait_for(asyncio.shield(running), wait_s)
         except TimeoutError:
             raise self.pool.busy_error("the solution", self.settings.solution_solve_s) from None
+        except BrokenProcessPool:
+            raise self.pool.busy_error("the solution", 1) from None
+
+    def _finished(self, key: str, done: asyncio.Future[bytes]) -> None:
+        self._running.pop(key, None)
+        if not done.cancelled() and done.exception() is not None:  # retrieved: a waiter may be gone
+            log.warning("the solution search %s failed: %r", key, done.exception())
 
     async def _keep_when_done(self, key: str, search: asyncio.Future[SolveResult]) -> bytes:
         result = await search

@@ -30,6 +30,11 @@ def _warm_up() -> None:
     import service.solver  # noqa: F401 - import once per worker, not on the first job
 
 
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
 def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], None]) -> None:
     try:
         loop.call_soon_threadsafe(fn)
@@ -78,7 +83,7 @@ class SolverPool:
             raise self.busy_error(what, retry_s)
         try:
             future = self._executor.submit(fn, *args, **kwargs)
-        except BrokenProcessPool:
+        except (BrokenProcessPool, RuntimeError):  # a dead worker broke the pool
             log.warning("a solver worker died; starting a new pool")
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = self._new_executor()
@@ -98,7 +103,10 @@ class SolverPool:
         try:
             return await asyncio.wait_for(asyncio.shield(future), wait_s)
         except TimeoutError:
+            future.add_done_callback(_retrieve)  # nobody awaits it any more
             raise self.busy_error(what, wait_s) from None
+        except BrokenProcessPool:  # a worker died (killed, out of memory): the next job gets a new pool
+            raise self.busy_error(what, 1) from None
 
     async def aclose(self) -> None:
         """Stop every worker now: a search in progress is abandoned (its caller is gone too)."""

@@ -6,6 +6,7 @@ sent as commands, over REST, to a NEW game with the same seed, which it must win
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
@@ -23,7 +24,7 @@ from tests.live import settings_for_test
 from tests.service.helpers import CONFIGS, Api, running_app, wait_for
 
 # Deals whose solutions the tests replay: fixed, so a run never depends on a drawn deal.
-SEEDS = {"gilbert": 11, "shamrocks": 12, "gate": 13, "caprice": 14}
+SEEDS = {"gilbert": 6, "shamrocks": 4, "gate": 13, "caprice": 14}
 
 
 @pytest.fixture
@@ -46,6 +47,18 @@ async def replay_wins(api: Api, token: str, variant: str, options: dict[str, Any
     assert status == "won", f"{variant} {seed}: the solution's {len(commands)} commands end {status}"
 
 
+async def solution(api: Api, token: str | None, game: str) -> Any:
+    """GET the solution as a client does: after a 503 (the pool busy, on a shared machine),
+    wait what Retry-After says and ask again."""
+    for _ in range(10):
+        reply = await api.request("GET", f"/v1/games/{game}/solution", token)
+        if reply.status != 503:
+            assert reply.status == 200, reply.raw
+            return reply.body
+        await asyncio.sleep(int(reply.headers["Retry-After"]))
+    raise AssertionError("the solver stayed busy for ten tries")
+
+
 # --- solutions ------------------------------------------------------------------------------
 
 
@@ -57,10 +70,10 @@ async def test_the_solution_of_a_resigned_game_wins_a_new_game_with_the_same_see
     seed = SEEDS[variant]
     game = (await api.create(token, variant, seed, options or None))["game_id"]
     await api.command(token, game, {"type": "resign"})
-    body = (await api.request("GET", f"/v1/games/{game}/solution", token, 200)).body
-    solution = msgspec.convert(body, Solution)
+    body = await solution(api, token, game)
+    answer = msgspec.convert(body, Solution)
     assert set(body) == {"result", "commands", "nodes", "elapsed_ms"}
-    assert solution.result == "won", body
+    assert answer.result == "won", body
     await replay_wins(api, token, variant, options or None, seed, body["commands"])
 
 
@@ -70,12 +83,12 @@ async def test_the_solution_of_a_won_game_wins_too_and_is_kept(service: tuple[Ap
     seed = SEEDS["gate"]
     first = (await api.create(token, "gate", seed))["game_id"]
     await api.command(token, first, {"type": "resign"})
-    line = (await api.request("GET", f"/v1/games/{first}/solution", token, 200)).body
+    line = await solution(api, token, first)
     won = (await api.create(token, "gate", seed))["game_id"]
     for command in line["commands"]:
         await api.command(token, won, command)
     assert (await api.state(won, token))["status"] == "won"
-    again = (await api.request("GET", f"/v1/games/{won}/solution", token, 200)).body
+    again = await solution(api, token, won)
     assert again == line  # one search per deal: the kept answer
     kept = await ctx.redis.execute("GET", ctx.solutions.key("gate", {}, seed))
     assert json.loads(kept) == line
@@ -102,8 +115,8 @@ async def test_a_solution_is_visible_to_whoever_may_read_the_game(service: tuple
         await api.command(owner, game, {"type": "resign"})
     assert (await api.request("GET", f"/v1/games/{private}/solution", other, 404)).error["code"] == "not_found"
     await api.request("GET", f"/v1/games/{private}/solution", None, 404)
-    await api.request("GET", f"/v1/games/{public}/solution", other, 200)
-    await api.request("GET", f"/v1/games/{public}/solution", None, 200)
+    await solution(api, other, public)
+    await solution(api, None, public)
 
 
 # --- hints ------------------------------------------------------------------------------------
