@@ -15,8 +15,8 @@ from service.engine import Pile
 
 from .build import ADJ_SUIT
 from .cards import RANK_OF, SUIT_OF, card_of
-from .rules import (DRAW, DRAWS, FOUNDATION_IDS, FROM_FOUNDATION, REVEALS, TABLEAU, TABLEAU_IDS,
-                    TO_FOUNDATION, Cmd, Rules, State, codes)
+from .rules import (DRAW, FOUNDATION_IDS, FROM_FOUNDATION, REVEALS, TABLEAU, TABLEAU_IDS,
+                    TO_FOUNDATION, Cmd, Rules, State, Step, codes)
 
 F = FOUNDATION_IDS
 T = TABLEAU_IDS
@@ -38,6 +38,10 @@ def _accepts(found: tuple[int, ...], c: int) -> list[int]:
     return out
 
 
+# Dealing comes before moves between piles: measured, it finds wins in fewer positions.
+DEAL = (REVEALS + TABLEAU) // 2
+
+
 class Caprice(Rules):
     variant_id = "caprice"
     total_cards = 104
@@ -46,6 +50,10 @@ class Caprice(Rules):
         return (tuple(len(piles[f].up) for f in F),
                 tuple(codes(piles[t].up) for t in T[:12]),
                 codes(piles["stock"].down))
+
+    def order(self, steps: list[Step]) -> list[Step]:
+        steps.sort(key=lambda step: step[0])  # by priority alone
+        return steps
 
     def key(self, s: State) -> Hashable:
         found, tab, stock = s
@@ -97,5 +105,5 @@ class Caprice(Rules):
                 out.append((TABLEAU, (T[i], T[j], 1), (found, tuple(lst), stock)))
         if stock:
             lst = [p + (stock[-1 - i],) for i, p in enumerate(tab)]
-            out.append((DRAWS, DRAW, (found, tuple(lst), stock[:-12])))
+            out.append((DEAL, DRAW, (found, tuple(lst), stock[:-12])))
         return out

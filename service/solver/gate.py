@@ -18,7 +18,7 @@ from service.engine import Pile
 from .build import ALT_DOWN, alt_run
 from .cards import RANK_OF, RED_OF, SUIT_OF, card_of
 from .rules import (DRAW, DRAWS, FOUNDATION_IDS, FROM_FOUNDATION, FROM_WASTE, RESERVE_IDS, REVEALS,
-                    TABLEAU, TABLEAU_IDS, TO_FOUNDATION, Cmd, Rules, State, codes)
+                    TABLEAU, TABLEAU_IDS, TO_FOUNDATION, Cmd, Rules, State, Step, codes)
 
 F = FOUNDATION_IDS
 T = TABLEAU_IDS
@@ -57,6 +57,10 @@ class Gate(Rules):
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
         self.runs_move = not self.options["single_card_moves"]
+
+    def order(self, steps: list[Step]) -> list[Step]:
+        steps.sort(key=lambda step: step[0])  # by priority alone: measured better than by score
+        return steps
 
     def from_piles(self, piles: Mapping[str, Pile]) -> State:
         found = tuple(len(piles[f].up) for f in F[:4])

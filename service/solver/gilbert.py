@@ -190,12 +190,11 @@ class Gilbert(Rules):
         steps: list[Step] = [(p, (c,), t) for p, c, t in board]
         for p, draws in _reachable(len(talon), w).items():
             self._waste_moves(s, p, (DRAW,) * draws, steps, targets, empties)
-        steps.sort(key=_priority)
-        return steps
+        return self.order(steps)
 
-
-def _priority(step: Step) -> int:
-    return step[0]
+    def score(self, s: State) -> int:
+        # Cards up count twice; each face-down card turned up counts once.
+        return 2 * sum(s[0]) - sum(s[2])
 
 
 def _low(found: tuple[int, ...], suit: int) -> int:

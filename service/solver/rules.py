@@ -26,11 +26,11 @@ Step = tuple[int, tuple[Cmd, ...], State]
 
 # Priorities shared by the variants (move ordering).
 TO_FOUNDATION = 0
-REVEALS = 1  # turns a face-down card up, empties a pile, plays from a pillar
-FROM_WASTE = 2
-TABLEAU = 3
-FROM_FOUNDATION = 5
-DRAWS = 6
+REVEALS = 10  # turns a face-down card up, empties a pile, plays from a pillar
+FROM_WASTE = 20
+TABLEAU = 30
+FROM_FOUNDATION = 50
+DRAWS = 60
 
 FOUNDATION_IDS = tuple(f"foundation/{i}" for i in range(8))
 TABLEAU_IDS = tuple(f"tableau/{i}" for i in range(18))
@@ -53,6 +53,9 @@ class Rules:
 
     variant_id: ClassVar[str]
     total_cards: ClassVar[int] = 52
+    # Best-first (always expand the position of highest :meth:`score`) instead of
+    # depth-first with the children ordered by score then priority.
+    best_first: ClassVar[bool] = False
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         self.options: dict[str, Any] = get_variant(self.variant_id).normalize_options(options)
@@ -70,6 +73,10 @@ class Rules:
         """Equal for positions from which exactly the same can be won."""
         return s
 
+    def score(self, s: State) -> int:
+        """How promising a position looks (higher is better): guides the search's order only."""
+        return int(sum(s[0]))
+
     def won(self, s: State) -> bool:
         return bool(sum(s[0]) == self.total_cards)
 
@@ -83,10 +90,10 @@ class Rules:
         safe = self.safe(s)
         if safe is not None:
             return [(TO_FOUNDATION, (safe[0],), safe[1])]
-        steps = [(p, (c,), t) for p, c, t in self.moves(s)]
-        steps.sort(key=_priority)
+        return self.order([(p, (c,), t) for p, c, t in self.moves(s)])
+
+    def order(self, steps: list[Step]) -> list[Step]:
+        """Best first: higher score of the position reached, then lower priority."""
+        score = self.score
+        steps.sort(key=lambda step: (-score(step[2]), step[0]))
         return steps
-
-
-def _priority(step: Step) -> int:
-    return step[0]

@@ -9,8 +9,10 @@ proved. Nothing is ever undone: every position is a fresh immutable value.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 from .result import Budget, SolveResult
 from .rules import Cmd, Rules, State, Step, command_dict
@@ -31,6 +33,8 @@ def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
 
     if rules.won(start):
         return done("won", [], 0)
+    if rules.best_first:
+        return _best_first(rules, start, max_nodes, deadline, done)
     seen: set[Hashable] = {rules.key(start)}
     key, won, successors = rules.key, rules.won, rules.successors
     nodes = 1
@@ -59,4 +63,38 @@ def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
             return done("unknown", [], nodes)
         line.append(cmds)
         stack.append((successors(child), 0))
+    return done("lost", [], nodes)
+
+
+Done = Callable[[str, list[tuple[Cmd, ...]], int], SolveResult]
+
+
+def _best_first(rules: Rules, start: State, max_nodes: int, deadline: float, done: Done) -> SolveResult:
+    """Always expand the open position of highest score (oldest first on ties); each
+    position's parent is kept to rebuild the line."""
+    key, won, successors, score = rules.key, rules.won, rules.successors, rules.score
+    start_key = key(start)
+    parent: dict[Hashable, tuple[Hashable, tuple[Cmd, ...]] | None] = {start_key: None}
+    tick = itertools.count()
+    heap: list[tuple[int, int, State, Hashable]] = [(-score(start), next(tick), start, start_key)]
+    nodes = 1
+    while heap:
+        _, _, state, state_key = heapq.heappop(heap)
+        for _, cmds, child in successors(state):
+            k = key(child)
+            if k in parent:
+                continue
+            parent[k] = (state_key, cmds)
+            nodes += 1
+            if won(child):
+                line: list[tuple[Cmd, ...]] = []
+                link = parent[k]
+                while link is not None:
+                    line.append(link[1])
+                    link = parent[link[0]]
+                line.reverse()
+                return done("won", line, nodes)
+            if nodes >= max_nodes or (nodes % _CHECK_CLOCK_EVERY == 0 and time.perf_counter() > deadline):
+                return done("unknown", [], nodes)
+            heapq.heappush(heap, (-score(child), next(tick), child, k))
     return done("lost", [], nodes)

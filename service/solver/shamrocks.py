@@ -28,6 +28,7 @@ def _bump(found: tuple[int, ...], f: int, d: int) -> tuple[int, ...]:
 
 class Shamrocks(Rules):
     variant_id = "shamrocks"
+    best_first = True
 
     def from_piles(self, piles: Mapping[str, Pile]) -> State:
         return (tuple(len(piles[f].up) for f in F[:4]), tuple(codes(piles[t].up) for t in T[:18]))
