@@ -24,7 +24,7 @@ from tests.live import settings_for_test
 from tests.service.helpers import CONFIGS, Api, running_app, wait_for
 
 # Deals whose solutions the tests replay: fixed, so a run never depends on a drawn deal.
-SEEDS = {"gilbert": 6, "shamrocks": 4, "gate": 13, "caprice": 14}
+SEEDS = {"gilbert": 6, "shamrocks": 4, "gate": 13, "caprice": 7}
 
 
 @pytest.fixture
