@@ -75,6 +75,7 @@ async def test_a_days_four_challenges_are_winnable_and_their_solutions_win(
         pars = {c["variant"]: c["par"] for c in body["challenges"]}
         _, token = await api.player("Ann")
         attempt = (await api.attempt(token, day=day, variant="gate"))["game_id"]
+        await api.command(token, attempt, {"type": "resign"})
         clock.set(morning(day + timedelta(days=1)))
         past = await api.call("GET", "/v1/daily", params={"date": day.isoformat()})
         chosen = await chosen_in_store(redis_url, tmp_path, day)
