@@ -75,9 +75,9 @@ class Settings:
     solution_solve_nodes: int = 5_000_000
     # A hint: this many sampled completions of the face-down cards, each solved
     # within the per-sample budget (the node budget decides; seconds only cap it).
-    hint_samples: int = 8
-    hint_sample_nodes: int = 2_000
-    hint_sample_s: float = 0.5
+    hint_samples: int = 6
+    hint_sample_nodes: int = 500
+    hint_sample_s: float = 0.25
     log_level: str = "INFO"
     # Comma-separated addresses of the load balancers in front of the service:
     # only requests from these have their X-Forwarded-For believed (for the
