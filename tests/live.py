@@ -37,15 +37,18 @@ def free_port() -> int:
 
 
 DAILY_SOLVE_S = 3.0
+# Hints are decided by their node budget; a time cap that a loaded machine could hit
+# would make two hints of one view differ.
+HINT_SAMPLE_S = 60.0
 
 
 def settings_for_test(redis_url: str, data_dir: Path, **overrides: Any) -> Settings:
     """Settings for a test instance: generous rate limits unless a test sets them; a short
     budget per daily candidate (a quick "unknown" moves on to the next candidate, so a day's
-    winnable deals are found sooner than with the 30 s default)."""
+    winnable deals are found sooner than with the 30 s default); hints bounded by nodes only."""
     base = Settings(redis_url=redis_url, data_dir=data_dir, token_secret="test-secret-0123456789abcdef",
                     rate_limit_per_s=10_000.0, rate_limit_burst=10_000, hello_timeout_s=5.0,
-                    daily_solve_s=DAILY_SOLVE_S)
+                    daily_solve_s=DAILY_SOLVE_S, hint_sample_s=HINT_SAMPLE_S)
     return dataclasses.replace(base, **overrides)
 
 
@@ -74,7 +77,7 @@ class ServiceProcess:
         self.env = {**os.environ, "SOLITAIRE_PORT": str(self.port), "SOLITAIRE_DATA_DIR": str(data_dir),
                     "SOLITAIRE_TOKEN_SECRET": "test-secret-0123456789abcdef",
                     "SOLITAIRE_RATE_LIMIT_PER_S": "10000", "SOLITAIRE_RATE_LIMIT_BURST": "10000",
-                    "SOLITAIRE_DAILY_SOLVE_S": str(DAILY_SOLVE_S),
+                    "SOLITAIRE_DAILY_SOLVE_S": str(DAILY_SOLVE_S), "SOLITAIRE_HINT_SAMPLE_S": str(HINT_SAMPLE_S),
                     "PYTHONPATH": str(ROOT), **env}
         if redis_url:
             self.env["REDIS_URL"] = redis_url
