@@ -126,3 +126,24 @@ class ServiceProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def wait_daily_chosen(url: str, timeout_s: float = 900.0) -> None:
+    """Block until the service has chosen today's and tomorrow's daily deals (503 until then)."""
+    import datetime as dt
+    import urllib.error
+
+    today = dt.datetime.now(dt.UTC).date()
+    deadline = time.monotonic() + timeout_s
+    for day in (today, today + dt.timedelta(days=1)):
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/v1/daily?date={day.isoformat()}", timeout=10) as r:
+                    if r.status == 200:
+                        break
+            except urllib.error.HTTPError as err:
+                if err.code != 503:
+                    raise
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the daily deals of {day} were not chosen in {timeout_s} s")
+            time.sleep(0.5)
