@@ -147,3 +147,26 @@ def wait_daily_chosen(url: str, timeout_s: float = 900.0) -> None:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the daily deals of {day} were not chosen in {timeout_s} s")
             time.sleep(0.5)
+
+
+async def daily_chosen(url: str, timeout_s: float = 900.0) -> None:
+    """As :func:`wait_daily_chosen`, without blocking the event loop (an in-process service
+    chooses its deals on this very loop)."""
+    import asyncio
+    import datetime as dt
+
+    import aiohttp
+
+    today = dt.datetime.now(dt.UTC).date()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    async with aiohttp.ClientSession() as session:
+        for day in (today, today + dt.timedelta(days=1)):
+            while True:
+                async with session.get(f"{url}/v1/daily", params={"date": day.isoformat()}) as r:
+                    if r.status == 200:
+                        break
+                    assert r.status == 503, (r.status, await r.text())
+                if loop.time() > deadline:
+                    raise RuntimeError(f"the daily deals of {day} were not chosen in {timeout_s} s")
+                await asyncio.sleep(0.5)
