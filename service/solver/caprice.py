@@ -102,7 +102,7 @@ class Caprice(Rules):
                 lst = list(tab)
                 lst[i] = rest
                 lst[j] = (c,)
-                out.append((TABLEAU, (T[i], T[j], 1), (found, tuple(lst), stock)))
+                out.append((prio, (T[i], T[j], 1), (found, tuple(lst), stock)))
         if stock:
             lst = [p + (stock[-1 - i],) for i, p in enumerate(tab)]
             out.append((DEAL, DRAW, (found, tuple(lst), stock[:-12])))
