@@ -22,6 +22,7 @@ import json
 import math
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -85,11 +86,15 @@ def run(args: argparse.Namespace) -> None:
     DATA.mkdir(parents=True, exist_ok=True)
     configs = args.configs or list(CONFIGS)
     meta_path = DATA / "winnability-budget.json"
-    meta = {"max_seconds": args.seconds, "max_nodes": args.nodes}
-    if meta_path.exists() and json.loads(meta_path.read_text()) != meta:
+    meta: dict[str, Any] = {"max_seconds": args.seconds, "max_nodes": args.nodes}
+    if meta_path.exists() and {k: json.loads(meta_path.read_text()).get(k) for k in meta} != meta:
         print(f"warning: the data files were made with {meta_path.read_text().strip()}; "
               f"resuming with {meta}", file=sys.stderr)
-    meta_path.write_text(json.dumps(meta) + "\n")
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    meta_path.write_text(json.dumps({**meta, "commit": commit, "workers": args.workers,
+                                     "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                                     "load_average_at_start": os.getloadavg()[0]}) + "\n")
     stop_at = None
     if args.stop_at:
         hh, mm = map(int, args.stop_at.split(":"))
@@ -170,7 +175,9 @@ def report(args: argparse.Namespace) -> None:
         "`python benchmarks/winnability.py run`. Each deal is the engine's deal of that seed (seeds",
         "1..N, default options; Gate also with `single_card_moves`), solved by `service/solver` with",
         f"every card known, within a budget of {meta.get('max_seconds', '?')} s and "
-        f"{meta.get('max_nodes', '?'):,} positions per deal."
+        f"{meta.get('max_nodes', '?'):,} positions per deal, solver at commit {meta.get('commit', '?')}, "
+        f"{meta.get('workers', '?')} worker processes on the shared 2-core machine (load average "
+        f"{meta.get('load_average_at_start', '?')} at the start; other work was running, so times are noisy)."
         if isinstance(meta.get("max_nodes"), int) else "every card known.",
         "",
         "- **won**: the solver found a winning line, and the line was replayed through the engine",
