@@ -51,10 +51,10 @@ def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
             continue
         stack[-1] = (steps, at + 1)
         _, cmds, child = steps[at]
-        k = key(child)
-        if k in seen:
+        size = len(seen)
+        seen.add(key(child))  # one hash per key: a tuple does not keep its hash
+        if len(seen) == size:
             continue
-        seen.add(k)
         nodes += 1
         if won(child):
             line.append(cmds)
