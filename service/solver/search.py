@@ -42,12 +42,14 @@ def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
         return done("unknown", [], nodes)
     stack: list[tuple[list[Step], int]] = [(successors(start), 0)]
     line: list[tuple[Cmd, ...]] = []
+    path: list[State] = [start]
     while stack:
         steps, at = stack[-1]
         if at == len(steps):
             stack.pop()
             if line:
                 line.pop()
+                path.pop()
             continue
         stack[-1] = (steps, at + 1)
         _, cmds, child = steps[at]
@@ -57,11 +59,11 @@ def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
             continue
         nodes += 1
         if won(child):
-            line.append(cmds)
-            return done("won", line, nodes)
+            return done("won", shortcut(rules, path + [child], line + [cmds], deadline), nodes)
         if nodes >= max_nodes or (nodes % _CHECK_CLOCK_EVERY == 0 and time.perf_counter() > deadline):
             return done("unknown", [], nodes)
         line.append(cmds)
+        path.append(child)
         stack.append((successors(child), 0))
     return done("lost", [], nodes)
 
@@ -98,3 +100,24 @@ def _best_first(rules: Rules, start: State, max_nodes: int, deadline: float, don
                 return done("unknown", [], nodes)
             heapq.heappush(heap, (-score(child), next(tick), child, k))
     return done("lost", [], nodes)
+
+
+def shortcut(rules: Rules, states: list[State], line: list[tuple[Cmd, ...]], deadline: float) -> list[tuple[Cmd, ...]]:
+    """A line no longer than ``line`` (which leads through ``states``, from the start to
+    a win): wherever one step from a position reaches a position further along,
+    the steps in between are left out. Stops shortening (not the line) at ``deadline``."""
+    # Exact positions, not keys: a key forgets which pile is which (and Gilbert's waste
+    # pointer), and the rest of the line names piles.
+    at = {s: i for i, s in enumerate(states)}
+    out: list[tuple[Cmd, ...]] = []
+    i = 0
+    while i < len(line):
+        best, via = i + 1, line[i]
+        if time.perf_counter() < deadline:
+            for _, cmds, child in rules.successors(states[i]):
+                j = at.get(child, -1)
+                if j > best:
+                    best, via = j, cmds
+        out.append(via)
+        i = best
+    return out
