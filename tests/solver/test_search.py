@@ -10,6 +10,7 @@ import pytest
 
 from service.engine import Game, Status
 from service.solver import Budget, solve_deal, solve_game
+from service.solver.search import CHECK_CLOCK_EVERY
 
 from .helpers import CONFIGS, brute_force_winnable, config_id, random_positions, replay, small_position
 
@@ -93,9 +94,9 @@ def test_a_spent_budget_answers_unknown() -> None:
         result = solve_deal(variant_id, options, 1, Budget(max_nodes=5, max_seconds=60.0))
         assert result.result == "unknown" and result.commands == () and result.nodes <= 5
     # Gilbert's deal 1 is not solved within 300,000 positions: no time, an unknown after
-    # the first look at the clock (every 512 positions).
+    # the first look at the clock.
     result = solve_deal("gilbert", {}, 1, Budget(max_nodes=10**9, max_seconds=0.0))
-    assert result.result == "unknown" and result.commands == () and result.nodes <= 512
+    assert result.result == "unknown" and result.commands == () and result.nodes <= CHECK_CLOCK_EVERY
 
 
 def test_a_won_game_is_won_with_no_command() -> None:
