@@ -107,3 +107,12 @@ def test_a_won_game_is_won_with_no_command() -> None:
     won = replay(game, line)
     again = solve_game(won, ROOMY)
     assert again.result == "won" and again.commands == () and again.nodes == 0
+
+
+def test_budgets_and_results_cross_a_process_pool() -> None:
+    import pickle
+
+    from service.solver import HintResult, SolveResult
+
+    for value in (ROOMY, SolveResult("won", ({"type": "draw"},), 3, 4), HintResult(None, 0, 0)):
+        assert pickle.loads(pickle.dumps(value)) == value
