@@ -1,5 +1,7 @@
-"""The search: depth-first over the positions a variant's :class:`Rules` lead to, with
-a transposition table of canonical keys, so each position is expanded once.
+"""The search: depth-first (or, for variants that ask, best-first by score) over the
+positions a variant's :class:`Rules` lead to, with a transposition table of canonical
+keys, so each position is expanded once. A won line is then shortened where one
+step reaches a position further along it.
 
 Winning from a position is reachability of a won position, so a position already
 in the table (expanded, or on the current path: a cycle) never needs a second
