@@ -15,7 +15,7 @@ from service.engine import Pile
 
 from .build import ADJ_SUIT
 from .cards import RANK_OF, SUIT_OF, card_of
-from .rules import (DRAW, FOUNDATION_IDS, FROM_FOUNDATION, REVEALS, TABLEAU, TABLEAU_IDS,
+from .rules import (DRAW, FOUNDATION_IDS, FROM_FOUNDATION, REVEALS, SETTLED, TABLEAU, TABLEAU_IDS,
                     TO_FOUNDATION, Cmd, Rules, State, Step, codes)
 
 F = FOUNDATION_IDS
@@ -54,6 +54,17 @@ class Caprice(Rules):
     def order(self, steps: list[Step]) -> list[Step]:
         steps.sort(key=lambda step: step[0])  # by priority alone
         return steps
+
+    def successors(self, s: State) -> list[Step]:
+        found, tab, stock = s
+        moves = self.moves(s)
+        if not stock:
+            # No deal to come: the empty piles are interchangeable, fill only the first.
+            empties = [T[j] for j, p in enumerate(tab) if not p]
+            if len(empties) > 1:
+                others = set(empties[1:])
+                moves = [m for m in moves if m[1][1] not in others]
+        return self.order([(p, (c,), t) for p, c, t in moves])
 
     def key(self, s: State) -> Hashable:
         found, tab, stock = s
@@ -98,11 +109,14 @@ class Caprice(Rules):
                     lst[i] = rest
                     lst[j] = lst[j] + (c,)
                     out.append((prio, (T[i], T[j], 1), (found, tuple(lst), stock)))
+            # A pile's only card into an empty pile changes only which cards later deals
+            # put on it: tried last.
+            empty_prio = TABLEAU if rest else SETTLED
             for j in empties:
                 lst = list(tab)
                 lst[i] = rest
                 lst[j] = (c,)
-                out.append((TABLEAU, (T[i], T[j], 1), (found, tuple(lst), stock)))
+                out.append((empty_prio, (T[i], T[j], 1), (found, tuple(lst), stock)))
         if stock:
             lst = [p + (stock[-1 - i],) for i, p in enumerate(tab)]
             out.append((DEAL, DRAW, (found, tuple(lst), stock[:-12])))

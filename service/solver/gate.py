@@ -17,7 +17,7 @@ from service.engine import Pile
 
 from .build import ALT_DOWN, alt_run
 from .cards import RANK_OF, RED_OF, SUIT_OF, card_of
-from .rules import (DRAW, DRAWS, FOUNDATION_IDS, FROM_FOUNDATION, FROM_WASTE, RESERVE_IDS, REVEALS,
+from .rules import (DRAW, DRAWS, FOUNDATION_IDS, FROM_FOUNDATION, FROM_WASTE, RESERVE_IDS, REVEALS, SETTLED,
                     TABLEAU, TABLEAU_IDS, TO_FOUNDATION, Cmd, Rules, State, Step, codes)
 
 F = FOUNDATION_IDS
@@ -142,7 +142,7 @@ class Gate(Rules):
                 if k == 1 and found[SUIT_OF[c]] == RANK_OF[c] - 1:
                     out.append((TO_FOUNDATION, (T[i], F[SUIT_OF[c]], 1),
                                 (_bump(found, SUIT_OF[c], 1), nbars, npillars, talon, w)))
-                prio = REVEALS if not rest else TABLEAU
+                prio = REVEALS if not rest else SETTLED if c in ALT_DOWN[rest[-1]] else TABLEAU
                 for j in targets.get(c, ()):
                     if j != i:
                         out.append((prio, (T[i], T[j], k), (found, _put(nbars, j, moved), npillars, talon, w)))

@@ -21,7 +21,7 @@ from service.engine import Pile
 
 from .build import ALT_DOWN, alt_run
 from .cards import RANK_OF, RED_OF, SUIT_OF, card_of
-from .rules import (DRAW, DRAWS, FOUNDATION_IDS, FROM_FOUNDATION, FROM_WASTE, REVEALS, TABLEAU,
+from .rules import (DRAW, DRAWS, FOUNDATION_IDS, FROM_FOUNDATION, FROM_WASTE, REVEALS, SETTLED, TABLEAU,
                     TABLEAU_IDS, TO_FOUNDATION, Cmd, Rules, State, Step, codes)
 
 F = FOUNDATION_IDS
@@ -132,7 +132,12 @@ class Gilbert(Rules):
                     dl = list(down)
                     dl[i] = d - 1
                     ndown = tuple(dl)
-                prio = REVEALS if len(rest) == d else TABLEAU
+                if len(rest) == d:
+                    prio = REVEALS
+                elif c in ALT_DOWN[rest[-1]]:
+                    prio = SETTLED
+                else:
+                    prio = TABLEAU
                 if k == 1:
                     for f in _accepts(found, c):
                         out.append((TO_FOUNDATION, (T[i], F[f], 1), (_bump(found, f, 1), left, ndown, talon, w)))

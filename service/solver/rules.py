@@ -31,6 +31,7 @@ FROM_WASTE = 20
 TABLEAU = 30
 FROM_FOUNDATION = 50
 DRAWS = 60
+SETTLED = 70  # moves a card (or run) off a card it is already built on: last
 
 FOUNDATION_IDS = tuple(f"foundation/{i}" for i in range(8))
 TABLEAU_IDS = tuple(f"tableau/{i}" for i in range(18))

@@ -1,5 +1,7 @@
-"""The search: depth-first over the positions a variant's :class:`Rules` lead to, with
-a transposition table of canonical keys, so each position is expanded once.
+"""The search: depth-first (or, for variants that ask, best-first by score) over the
+positions a variant's :class:`Rules` lead to, with a transposition table of canonical
+keys, so each position is expanded once. A won line is then shortened where one
+step reaches a position further along it.
 
 Winning from a position is reachability of a won position, so a position already
 in the table (expanded, or on the current path: a cycle) never needs a second
@@ -17,7 +19,7 @@ from collections.abc import Callable, Hashable
 from .result import Budget, SolveResult
 from .rules import Cmd, Rules, State, Step, command_dict
 
-_CHECK_CLOCK_EVERY = 512
+CHECK_CLOCK_EVERY = 64  # positions between looks at the clock (a look costs about 0.1 µs)
 
 
 def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
@@ -42,26 +44,28 @@ def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
         return done("unknown", [], nodes)
     stack: list[tuple[list[Step], int]] = [(successors(start), 0)]
     line: list[tuple[Cmd, ...]] = []
+    path: list[State] = [start]
     while stack:
         steps, at = stack[-1]
         if at == len(steps):
             stack.pop()
             if line:
                 line.pop()
+                path.pop()
             continue
         stack[-1] = (steps, at + 1)
         _, cmds, child = steps[at]
-        k = key(child)
-        if k in seen:
+        size = len(seen)
+        seen.add(key(child))  # one hash per key: a tuple does not keep its hash
+        if len(seen) == size:
             continue
-        seen.add(k)
         nodes += 1
         if won(child):
-            line.append(cmds)
-            return done("won", line, nodes)
-        if nodes >= max_nodes or (nodes % _CHECK_CLOCK_EVERY == 0 and time.perf_counter() > deadline):
+            return done("won", shortcut(rules, path + [child], line + [cmds], deadline), nodes)
+        if nodes >= max_nodes or (nodes % CHECK_CLOCK_EVERY == 0 and time.perf_counter() > deadline):
             return done("unknown", [], nodes)
         line.append(cmds)
+        path.append(child)
         stack.append((successors(child), 0))
     return done("lost", [], nodes)
 
@@ -94,7 +98,28 @@ def _best_first(rules: Rules, start: State, max_nodes: int, deadline: float, don
                     link = parent[link[0]]
                 line.reverse()
                 return done("won", line, nodes)
-            if nodes >= max_nodes or (nodes % _CHECK_CLOCK_EVERY == 0 and time.perf_counter() > deadline):
+            if nodes >= max_nodes or (nodes % CHECK_CLOCK_EVERY == 0 and time.perf_counter() > deadline):
                 return done("unknown", [], nodes)
             heapq.heappush(heap, (-score(child), next(tick), child, k))
     return done("lost", [], nodes)
+
+
+def shortcut(rules: Rules, states: list[State], line: list[tuple[Cmd, ...]], deadline: float) -> list[tuple[Cmd, ...]]:
+    """A line no longer than ``line`` (which leads through ``states``, from the start to
+    a win): wherever one step from a position reaches a position further along,
+    the steps in between are left out. Stops shortening (not the line) at ``deadline``."""
+    # Exact positions, not keys: a key forgets which pile is which (and Gilbert's waste
+    # pointer), and the rest of the line names piles.
+    at = {s: i for i, s in enumerate(states)}
+    out: list[tuple[Cmd, ...]] = []
+    i = 0
+    while i < len(line):
+        best, via = i + 1, line[i]
+        if time.perf_counter() < deadline:
+            for _, cmds, child in rules.successors(states[i]):
+                j = at.get(child, -1)
+                if j > best:
+                    best, via = j, cmds
+        out.append(via)
+        i = best
+    return out

@@ -13,7 +13,7 @@ from service.engine import Pile
 
 from .build import ADJ_ANY
 from .cards import RANK_OF, SUIT_OF, card_of
-from .rules import (FOUNDATION_IDS, FROM_FOUNDATION, REVEALS, TABLEAU, TABLEAU_IDS, TO_FOUNDATION, Cmd,
+from .rules import (FOUNDATION_IDS, FROM_FOUNDATION, REVEALS, SETTLED, TABLEAU, TABLEAU_IDS, TO_FOUNDATION, Cmd,
                     Rules, State, codes)
 
 F = FOUNDATION_IDS
@@ -67,5 +67,6 @@ class Shamrocks(Rules):
                     lst = list(fans)
                     lst[i] = p[:-1]
                     lst[j] = lst[j] + (c,)
-                    out.append((REVEALS if len(p) == 1 else TABLEAU, (T[i], T[j], 1), (found, tuple(lst))))
+                    prio = REVEALS if len(p) == 1 else SETTLED if c in ADJ_ANY[p[-2]] else TABLEAU
+                    out.append((prio, (T[i], T[j], 1), (found, tuple(lst))))
         return out
