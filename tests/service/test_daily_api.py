@@ -23,7 +23,7 @@ from service.settings import Settings
 from service.store import GameMeta, keys
 from service.store.connection import RedisConn
 from service.store.daily import DailyStore, Record
-from service.store.solver import SolverStore
+from service.store.solver import ChosenDeal, SolverStore
 from service.store.games import Games
 from tests.live import running_service, settings_for_test
 from tests.service.daily_helpers import (
@@ -47,14 +47,44 @@ def clock() -> FakeClock:
     return FakeClock(MORNING)
 
 
+# The deals the service chose for a date, kept across tests: every test starts on a
+# flushed store, and choosing again would cost each test most of a minute of solving.
+# Written back before the service starts, they are what it would have kept itself.
+_CHOSEN: dict[str, dict[str, ChosenDeal]] = {}
+
+
+async def _restore_chosen(url: str, tmp_path: Path) -> None:
+    redis = RedisConn(settings_for_test(url, tmp_path), url)
+    try:
+        store = SolverStore(redis)
+        for date, deals in _CHOSEN.items():
+            for variant, deal in deals.items():
+                await store.keep_chosen(date, variant, deal, 40 * 86400)
+    finally:
+        await redis.aclose()
+
+
+async def _remember_chosen(url: str, tmp_path: Path) -> None:
+    redis = RedisConn(settings_for_test(url, tmp_path), url)
+    try:
+        for date in (D, NEXT):
+            found = await SolverStore(redis).chosen_many(date, VARIANTS)
+            if all(found.values()):
+                _CHOSEN[date] = found  # type: ignore[assignment]
+    finally:
+        await redis.aclose()
+
+
 @pytest.fixture
 async def api(any_redis_url: str, tmp_path: Path, clock: FakeClock) -> AsyncIterator[Api]:
     """The service on a single server, then on a Redis Cluster (each test runs twice)."""
+    await _restore_chosen(any_redis_url, tmp_path)
     async with running_service(settings_for_test(any_redis_url, tmp_path), clock) as base, \
             aiohttp.ClientSession() as session:
         api = Api(session, base)
         await api.chosen()  # the day's deals are chosen at start-up (503 until then)
         yield api
+        await _remember_chosen(any_redis_url, tmp_path)
 
 
 def check_board(body: Any) -> Leaderboard:
