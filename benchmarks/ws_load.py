@@ -296,8 +296,72 @@ async def run_saturation(bases: list[str], clients: int, duration: float, warmup
     return stats
 
 
+@dataclass
+class HintStats:
+    latencies_ms: list[float] = field(default_factory=list)  # answered hints (200)
+    statuses: dict[int, int] = field(default_factory=dict)
+
+
+async def hint_stream(session: aiohttp.ClientSession, base: str, rate_per_s: float, stop: asyncio.Event,
+                      measuring: asyncio.Event, stats: HintStats, games: int = 40) -> None:
+    """About ``rate_per_s`` hints a second (open loop) over ``games`` fresh games of one player:
+    each hint is a real search (a game's view differs from every other's)."""
+    async with session.post(base + "/v1/players", json={"name": "hinter"}) as r:
+        token = (await r.json())["token"]
+    headers = {"Authorization": f"Bearer {token}"}
+    ids = []
+    for i in range(games):
+        variant = ("gilbert", "shamrocks", "gate", "caprice")[i % 4]
+        async with session.post(base + "/v1/games", json={"variant": variant, "seed": 10_000 + i},
+                                headers=headers) as r:
+            ids.append((await r.json())["game_id"])
+    rnd = random.Random(7)
+    pending: set[asyncio.Task[None]] = set()
+
+    async def one(game_id: str) -> None:
+        started = time.perf_counter()
+        async with session.post(f"{base}/v1/games/{game_id}/hint", headers=headers) as r:
+            await r.read()
+            if measuring.is_set():
+                stats.statuses[r.status] = stats.statuses.get(r.status, 0) + 1
+                if r.status == 200:
+                    stats.latencies_ms.append((time.perf_counter() - started) * 1000)
+
+    for n in itertools.count():
+        if stop.is_set():
+            break
+        task = asyncio.create_task(one(ids[n % len(ids)]))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), rnd.expovariate(rate_per_s))
+    await asyncio.gather(*pending, return_exceptions=True)
+
+
+async def wait_daily(base: str, timeout_s: float = 1800.0) -> float:
+    """Seconds until the service has chosen today's and tomorrow's daily deals (so its
+    chooser is idle while measuring)."""
+    import datetime as dt
+
+    started = time.perf_counter()
+    today = dt.datetime.now(dt.UTC).date()
+    async with aiohttp.ClientSession() as session:
+        for day in (today, today + dt.timedelta(days=1)):
+            while True:
+                async with session.get(base + "/v1/daily", params={"date": day.isoformat()}) as r:
+                    if r.status == 200:
+                        break
+                if time.perf_counter() - started > timeout_s:
+                    raise RuntimeError("the daily deals were not chosen in time")
+                await asyncio.sleep(0.2)
+            if day == today:
+                print(f"today's four daily deals chosen {time.perf_counter() - started:.1f} s after "
+                      f"start-up (load average {load_average()})", flush=True)
+    return time.perf_counter() - started
+
+
 async def run_players(bases: list[str], clients: int, duration: float, warmup: float, seed: int,
-                      rate_per_s: float, sample: Sampler = _no_sampler) -> Stats:
+                      rate_per_s: float, sample: Sampler = _no_sampler, hints_per_s: float = 0.0) -> Stats:
     stats = Stats()
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector) as session:
@@ -315,11 +379,23 @@ async def run_players(bases: list[str], clients: int, duration: float, warmup: f
                 await asyncio.sleep(max(0.0, due - time.perf_counter()))
 
         tasks = [asyncio.create_task(loop(p)) for p in players]
+        hints = HintStats()
+        measuring = asyncio.Event()
+        if hints_per_s > 0:
+            tasks.append(asyncio.create_task(hint_stream(session, bases[0], hints_per_s, stop, measuring,
+                                                         hints)))
+        asyncio.get_running_loop().call_later(warmup, measuring.set)
         await Window(stats, sample).measure(warmup, duration)
         stop.set()
         await asyncio.gather(*tasks, return_exceptions=True)
         for p in players:
             await p.close_sockets()
+        if hints_per_s > 0:
+            lat = sorted(hints.latencies_ms)
+            answered = (f"p50 {percentile(lat, 50):.0f} ms, p99 {percentile(lat, 99):.0f} ms" if lat
+                        else "none answered")
+            print(f"  hints at {hints_per_s:g}/s: {len(lat)} answered, {answered}; statuses {hints.statuses}",
+                  flush=True)
     return stats
 
 
@@ -393,6 +469,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--durability", choices=("memory", "local", "replicated"), default="local",
                         help="the service's --durability; local and replicated run the store with "
                              "appendfsync always (as the embedded store does), replicated needs --cluster")
+    parser.add_argument("--hints", type=float, default=0.0,
+                        help="players: also this many hint requests a second (POST /hint), open loop")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--plans", type=int, default=300,
                         help="distinct games the clients play (planned before measuring)")
@@ -461,12 +539,13 @@ def main(argv: list[str] | None = None) -> None:
                                     "redis": sum(process_cpu_s(pid) for pid in redis_url.pids),
                                     "loadgen": process_cpu_s(os.getpid())}
 
+                        run_loop(wait_daily(urls[0]))  # the daily chooser idle before measuring
                         if args.load == "saturation":
                             stats = run_loop(run_saturation(list(urls), clients, args.duration, args.warmup,
                                                             args.seed + run, sample, args.watch))
                         else:
                             stats = run_loop(run_players(list(urls), clients, args.duration, args.warmup,
-                                                         args.seed + run, args.rate, sample))
+                                                         args.seed + run, args.rate, sample, args.hints))
                         rows[label].append(report(f"{label} on {store_kind}, {clients} clients, run {run + 1} "
                                                   f"(load average {load_average()})", stats))
             for label, runs in rows.items():

@@ -59,6 +59,7 @@ from .rest import (
     PlayerCreated,
     UpdatePlayer,
 )
+from .solver import Hint, Solution
 from .variants import OptionInfo, PileInfo, VariantInfo, Variants
 from .ws import (
     CLOSE_POLICY_VIOLATION,
@@ -122,6 +123,7 @@ __all__ = [
     "GameState",
     "Health",
     "Hello",
+    "Hint",
     "Leaderboard",
     "LeaderboardEntry",
     "LeaderboardQuery",
@@ -141,6 +143,7 @@ __all__ = [
     "Resign",
     "ServerMessage",
     "Snapshot",
+    "Solution",
     "Stats",
     "Status",
     "Synced",

@@ -14,13 +14,19 @@ LEADERBOARD_LIMIT_MAX: Final = 100
 
 
 class Challenge(msgspec.Struct):
-    """One variant's challenge of a day; `seed` is null until the day is over."""
+    """One variant's challenge of a day; `seed` is null until the day is over.
+
+    `winnable`: the solver found a winning line from the deal (only such deals are
+    published). `par`: the length of the shortest winning line it found, in
+    commands; not proved optimal."""
 
     variant: VariantId
     date: Date
     starts_at: Timestamp
     ends_at: Timestamp
     seed: Seed | None
+    winnable: bool = True
+    par: Count | None = None
 
 
 class DailyDay(msgspec.Struct):

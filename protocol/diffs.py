@@ -55,13 +55,15 @@ class Pile(msgspec.Struct):
 
 
 class Stats(msgspec.Struct):
-    """A game's counters; `started_at` is null until the first command."""
+    """A game's counters; `started_at` is null until the first command; `hints`: hints
+    taken (`POST /v1/games/{id}/hint`)."""
 
     moves: Count
     foundation_cards: Count
     started_at: Timestamp | None
     finished_at: Timestamp | None
     duration_ms: Count
+    hints: Count = 0
 
 
 class Diff(msgspec.Struct):

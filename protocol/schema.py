@@ -35,6 +35,7 @@ from .rest import (
     Request,
     UpdatePlayer,
 )
+from .solver import Hint, Solution
 from .variants import Variants
 from .ws import BaseClientMessage, ClientMessage, ServerMessage
 
@@ -61,6 +62,8 @@ BODIES: Final[tuple[Any, ...]] = (
     Variants,
     DailyDay,
     Leaderboard,
+    Solution,
+    Hint,
     ErrorBody,
     Health,
 )

@@ -28,12 +28,16 @@ from service.games import GameService
 from service.metrics import Metrics
 from service.players import Players
 from service.ratelimit import Limiter
+from service.hints import Hints
 from service.settings import Settings
+from service.solutions import Solutions
+from service.solving import SolverPool
 from service.store.connection import RedisConn
 from service.store.errors import StoreError
 from service.store.fanout import Hub
 from service.store.games import Games
 from service.store.ratelimit import RateLimiter
+from service.store.solver import SolverStore
 
 log = logging.getLogger("service")
 WEB_ROOT = Path(__file__).resolve().parent.parent / "clients" / "web"
@@ -52,6 +56,9 @@ class Context:
     tokens: Tokens
     limiter: Limiter
     hub: Hub
+    pool: SolverPool  # the solver's worker processes
+    solutions: Solutions
+    hints: Hints
     sockets: set[web.WebSocketResponse] = field(default_factory=set)
     extensions: dict[str, object] = field(default_factory=dict)
     # Reads per client address (REST reads of a game and socket hellos).
@@ -107,7 +114,7 @@ def create_app(settings: Settings, clock: Clock | None = None,
     (``python -m service`` starts the embedded store and sets it)."""
     if not settings.redis_url:
         raise ValueError("create_app needs settings.redis_url (python -m service starts an embedded store)")
-    from service import daily, rest, ws
+    from service import daily, rest, solver_rest, ws
 
     json_protocol_errors()
     close_slow_requests()
@@ -120,6 +127,7 @@ def create_app(settings: Settings, clock: Clock | None = None,
     app[EXTENSIONS] = [*extensions, daily.setup]
     app.add_routes(rest.routes)
     app.add_routes(daily.routes)
+    app.add_routes(solver_rest.routes)
     app.router.add_get("/v1/games/{game_id}/ws", ws.websocket_handler)
     _add_web_client(app)
     app.cleanup_ctx.append(_resources(settings, clock or Clock()))
@@ -173,12 +181,14 @@ def _resources(settings: Settings, clock: Clock):  # type: ignore[no-untyped-def
         redis = RedisConn(settings, settings.redis_url)
         hub = Hub(redis)
         tokens = Tokens(load_secret(settings.token_secret, settings.data_dir), settings.token_ttl_s, clock)
+        pool = SolverPool(settings.solver_workers, settings.solver_queue)
         ctx = Context(
             settings=settings, clock=clock, metrics=metrics, redis=redis,
             games=GameService(Games(redis), settings, clock, metrics),
             players=Players(redis), tokens=tokens,
             limiter=Limiter(RateLimiter(redis), settings.rate_limit_per_s, settings.rate_limit_burst),
-            hub=hub,
+            hub=hub, pool=pool, solutions=Solutions(pool, SolverStore(redis), settings),
+            hints=Hints(pool, settings),
             read_limiter=Limiter(RateLimiter(redis), settings.read_rate_per_s, settings.read_burst,
                                  what="reads from this address"),
             create_limiter=Limiter(RateLimiter(redis), settings.create_rate_per_s, settings.create_burst,
@@ -194,6 +204,7 @@ def _resources(settings: Settings, clock: Clock):  # type: ignore[no-untyped-def
         try:
             yield
         finally:
+            await pool.aclose()
             await hub.aclose()
             await redis.aclose()
 

@@ -31,6 +31,7 @@ from service.eventhash import START, event_hash
 from service.metrics import Metrics
 from service.settings import Settings
 from service.store.errors import Conflict, Duplicate, NotFound
+from service.store import keys
 from service.store.games import GameMeta, Games
 
 log = logging.getLogger("service.games")
@@ -83,6 +84,7 @@ class Loaded:
     finished_at: datetime | None = None  # the command that made it won or resigned
     last_at: datetime | None = None  # the latest command
     hash: str = START  # the hash of the event at seq (START at seq 0): see eventhash.py
+    hints: int = 0  # hints taken (counted in the meta, beside the log)
 
     @property
     def owner(self) -> str:
@@ -142,7 +144,7 @@ class GameService:
         extra = meta.extra
         loaded = Loaded(game_id, meta, game, meta.seq, _time(extra.get("started_at")),
                         _time(extra.get("finished_at")), _time(extra.get("last_at")),
-                        extra.get("hash", START))
+                        extra.get("hash", START), int(extra.get(keys.GAME_HINTS, "0")))
         self._remember(loaded)
         return loaded
 
@@ -193,7 +195,8 @@ class GameService:
         duration = max(0, (end - started) // _MS) if started and end else 0
         return {"moves": loaded.game.moves, "foundation_cards": loaded.game.foundation_cards,
                 "started_at": rfc3339(started) if started else None,
-                "finished_at": rfc3339(finished) if finished else None, "duration_ms": duration}
+                "finished_at": rfc3339(finished) if finished else None, "duration_ms": duration,
+                "hints": loaded.hints}
 
     def state(self, loaded: Loaded) -> dict[str, Any]:
         """The redacted state of PROTOCOL.md."""
@@ -204,6 +207,13 @@ class GameService:
             "stats": self.stats(loaded), "public": loaded.meta.public,
             "seed": game.seed if self.seed_visible(loaded) else None, "owner": loaded.owner,
         }
+
+    def hint_taken(self, loaded: Loaded, count: int) -> None:
+        """Remember the game's new hint count (kept in the meta by the caller)."""
+        cached = self._cache.get(loaded.game_id)
+        for one in (loaded, cached):
+            if one is not None:
+                one.hints = max(one.hints, count)
 
     # --- commanding -------------------------------------------------------------------
     async def command(self, game_id: str, player: str | None, command: Command | dict[str, Any],
@@ -319,7 +329,8 @@ class GameService:
         command_dict = diff.command.to_dict()
         digest = event_hash(loaded.hash, seq, encode(command_dict), now)
         updates["hash"] = digest
-        nxt = Loaded(loaded.game_id, loaded.meta, game, seq, started, when if final else None, when, digest)
+        nxt = Loaded(loaded.game_id, loaded.meta, game, seq, started, when if final else None, when, digest,
+                     loaded.hints)
         event = encode({"type": "diff", "seq": seq, "hash": digest, "command": command_dict, "ops": diff.ops,
                         "status": diff.status.value, "stats": self.stats(nxt), "at": now})
         snapshot = None

@@ -71,6 +71,21 @@ class Settings:
     appendfsync: str = "everysec"
     daily_attempts: int = 1
     daily_keep_days: int = 30
+    # The solver (issue 10): a pool of worker processes, never the event loop.
+    # Jobs beyond the workers wait in a queue of this many; more get 503.
+    solver_workers: int = 2
+    solver_queue: int = 8
+    # A daily deal must be proved winnable within this budget (per candidate deal).
+    daily_solve_s: float = 30.0
+    daily_solve_nodes: int = 20_000_000
+    # A game's solution (GET /v1/games/{id}/solution): one search, kept in Redis.
+    solution_solve_s: float = 10.0
+    solution_solve_nodes: int = 5_000_000
+    # A hint: this many sampled completions of the face-down cards, each solved
+    # within the per-sample budget (the node budget decides; seconds only cap it).
+    hint_samples: int = 6
+    hint_sample_nodes: int = 500
+    hint_sample_s: float = 0.25
     log_level: str = "INFO"
     # Comma-separated addresses of the load balancers in front of the service:
     # only requests from these have their X-Forwarded-For believed (for the

@@ -36,8 +36,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+DAILY_SOLVE_S = 3.0
+# Hints are decided by their node budget; a time cap that a loaded machine could hit
+# would make two hints of one view differ.
+HINT_SAMPLE_S = 60.0
+
+
 def settings_for_test(redis_url: str, data_dir: Path, **overrides: Any) -> Settings:
-    """Settings for a test instance: generous rate limits unless a test sets them."""
+    """Settings for a test instance: generous rate limits unless a test sets them; a short
+    budget per daily candidate (a quick "unknown" moves on to the next candidate, so a day's
+    winnable deals are found sooner than with the 30 s default); hints bounded by nodes only."""
     # Every test client comes from 127.0.0.1: the per-address limits (and the per-player
     # ones, for tests that play many games as one player) are lifted like the rate limit;
     # the tests of those limits set them, and tests/web runs with their defaults.
@@ -48,7 +56,8 @@ def settings_for_test(redis_url: str, data_dir: Path, **overrides: Any) -> Setti
                     create_burst=10_000, create_per_address_rate_per_s=10_000.0,
                     create_per_address_burst=10_000, open_games_per_player=100_000,
                     ws_per_address=100_000, watchers_per_game=100_000, hello_rate_per_s=10_000.0,
-                    hello_burst=10_000, replay_max_diffs=1_000_000)
+                    hello_burst=10_000, replay_max_diffs=1_000_000,
+                    daily_solve_s=DAILY_SOLVE_S, hint_sample_s=HINT_SAMPLE_S)
     return dataclasses.replace(base, **overrides)
 
 
@@ -80,7 +89,9 @@ class ServiceProcess:
                     "SOLITAIRE_RATE_LIMIT_PER_S": "10000", "SOLITAIRE_RATE_LIMIT_BURST": "10000",
                     # one process (the tests kill, signal and read the log of this pid);
                     # tests/service/test_workers.py passes SOLITAIRE_WORKERS=2
-                    "SOLITAIRE_WORKERS": "1", "PYTHONPATH": str(ROOT), **env}
+                    "SOLITAIRE_WORKERS": "1",
+                    "SOLITAIRE_DAILY_SOLVE_S": str(DAILY_SOLVE_S), "SOLITAIRE_HINT_SAMPLE_S": str(HINT_SAMPLE_S),
+                    "PYTHONPATH": str(ROOT), **env}
         if redis_url:
             self.env["REDIS_URL"] = redis_url
         else:
@@ -128,3 +139,47 @@ class ServiceProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def wait_daily_chosen(url: str, timeout_s: float = 900.0) -> None:
+    """Block until the service has chosen today's and tomorrow's daily deals (503 until then)."""
+    import datetime as dt
+    import urllib.error
+
+    today = dt.datetime.now(dt.UTC).date()
+    deadline = time.monotonic() + timeout_s
+    for day in (today, today + dt.timedelta(days=1)):
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/v1/daily?date={day.isoformat()}", timeout=10) as r:
+                    if r.status == 200:
+                        break
+            except urllib.error.HTTPError as err:
+                if err.code != 503:
+                    raise
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the daily deals of {day} were not chosen in {timeout_s} s")
+            time.sleep(0.5)
+
+
+async def daily_chosen(url: str, timeout_s: float = 900.0) -> None:
+    """As :func:`wait_daily_chosen`, without blocking the event loop (an in-process service
+    chooses its deals on this very loop)."""
+    import asyncio
+    import datetime as dt
+
+    import aiohttp
+
+    today = dt.datetime.now(dt.UTC).date()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    async with aiohttp.ClientSession() as session:
+        for day in (today, today + dt.timedelta(days=1)):
+            while True:
+                async with session.get(f"{url}/v1/daily", params={"date": day.isoformat()}) as r:
+                    if r.status == 200:
+                        break
+                    assert r.status == 503, (r.status, await r.text())
+                if loop.time() > deadline:
+                    raise RuntimeError(f"the daily deals of {day} were not chosen in {timeout_s} s")
+                await asyncio.sleep(0.5)

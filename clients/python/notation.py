@@ -27,11 +27,12 @@ Piles: t0 t1 ... tableau, f0 f1 ... foundations, r0 r1 reserves, w waste, s stoc
   r0 f        a reserve's top card;  f1 t2  a foundation's top card back into play
   s t4        (Gate) a card from the stock into an empty space
   d  draw     u  undo     q / resign  give up     m  legal moves     h  this help
+  hint        the solver suggests a command (counted in the game's stats)
 Long pile ids work too: tableau/3 foundation/1."""
 
 _SHORT: Final = {"t": "tableau", "f": "foundation", "r": "reserve"}
 _LONG_TO_SHORT: Final = {long: short for short, long in _SHORT.items()}
-_WORDS: Final[dict[str, Literal["draw", "undo", "resign", "help", "moves"]]] = {
+_WORDS: Final[dict[str, Literal["draw", "undo", "resign", "help", "moves", "hint"]]] = {
     "d": "draw",
     "draw": "draw",
     "u": "undo",
@@ -44,6 +45,7 @@ _WORDS: Final[dict[str, Literal["draw", "undo", "resign", "help", "moves"]]] = {
     "?": "help",
     "m": "moves",
     "moves": "moves",
+    "hint": "hint",
 }
 _PILE: Final = re.compile(r"^(?:(t|f|r)(\d{1,3})|(tableau|foundation|reserve)/(\d{1,3}))$")
 
@@ -60,9 +62,9 @@ class ParseError(ValueError):
 @dataclass(frozen=True, slots=True)
 class Action:
     """What a line asks for: a command to send (``command`` its JSON form), or the
-    client's own ``help`` or ``moves`` (list the legal moves)."""
+    client's own ``help``, ``moves`` (list the legal moves) or ``hint`` (ask the solver)."""
 
-    kind: Literal["command", "help", "moves"]
+    kind: Literal["command", "help", "moves", "hint"]
     command: dict[str, Any] | None = None
 
 
@@ -76,7 +78,7 @@ def parse(text: str) -> Action:
     if word is not None:
         if rest:
             raise ParseError(text, f"{head!r} takes nothing after it")
-        if word in ("help", "moves"):
+        if word in ("help", "moves", "hint"):
             return Action(word)
         return Action("command", {"type": word})
     if len(words) == 1:

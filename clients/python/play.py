@@ -18,7 +18,7 @@ from protocol.fields import OptionValue
 
 from .errors import ApiError, ConnectionLost
 from .notation import HELP, ParseError, parse
-from .render import render, render_moves
+from .render import render, render_hint, render_moves
 from .rest import Client
 
 ReadLine = Callable[[str], Awaitable[str | None]]
@@ -118,6 +118,9 @@ async def play(
                 try:
                     if action.kind == "moves":
                         write(render_moves(await client.moves(created.game_id)))
+                        continue
+                    if action.kind == "hint":
+                        write(render_hint(await client.hint(created.game_id)))
                         continue
                     assert action.command is not None
                     await sock.send(action.command)

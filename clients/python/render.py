@@ -13,8 +13,11 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
+import msgspec
+
 from protocol.diffs import GameState, Pile
 from protocol.rest import LegalMoves
+from protocol.solver import Hint
 from protocol.variants import PileInfo, VariantInfo
 
 from .notation import format_command, pile_label
@@ -120,6 +123,14 @@ def _outcome(state: GameState) -> str:
     if state.status == "resigned":
         return "Resigned."
     return ""
+
+
+def render_hint(hint: Hint) -> str:
+    """A hint in the short notation, and how sure the solver is of it."""
+    if hint.command is None:
+        return "hint: no command is legal here"
+    return (f"hint: {format_command(msgspec.to_builtins(hint.command))}  "
+            f"(won {hint.wins} of {hint.samples} sampled deals of the face-down cards)")
 
 
 def render_moves(moves: LegalMoves) -> str:

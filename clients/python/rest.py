@@ -33,6 +33,7 @@ from protocol.rest import (
     PlayerCreated,
     UpdatePlayer,
 )
+from protocol.solver import Hint, Solution
 from protocol.variants import VariantInfo, Variants
 
 from .commands import CommandLike, as_command
@@ -177,6 +178,19 @@ class Client:
             if page.next_after is None:
                 return events
             after = page.next_after
+
+    # --- the solver ------------------------------------------------------------------
+    async def hint(self, game_id: str) -> Hint:
+        """``POST /v1/games/{id}/hint``: one suggested command from what the owner sees
+        (``command`` None when none is legal), won in ``wins`` of ``samples`` sampled
+        completions of the face-down cards. Counted in the game's ``stats.hints``."""
+        return await self._call("POST", f"/v1/games/{game_id}/hint", Hint)
+
+    async def solution(self, game_id: str) -> Solution:
+        """``GET /v1/games/{id}/solution``: once the game is won or resigned, the
+        solver's line from the deal (``result == "won"``: send ``commands`` in order to
+        a new game with the same seed and it is won)."""
+        return await self._call("GET", f"/v1/games/{game_id}/solution", Solution)
 
     # --- daily challenges ------------------------------------------------------------
     async def daily(self, date: DateLike | None = None) -> DailyDay:

@@ -90,6 +90,16 @@ export class Api {
     return this.request('POST', `/v1/games/${encodeURIComponent(id)}/commands`, { body });
   }
 
+  /** One suggested command from what the owner sees: {seq, command|null, samples, wins}. */
+  hint(id) {
+    return this.request('POST', `/v1/games/${encodeURIComponent(id)}/hint`);
+  }
+
+  /** A finished game's solution: {result, commands, nodes, elapsed_ms}. */
+  solution(id) {
+    return this.request('GET', `/v1/games/${encodeURIComponent(id)}/solution`);
+  }
+
   /** Today's challenges (the server's UTC day) when `date` is left out. */
   daily(date) {
     return this.request('GET', '/v1/daily', { query: { date } });

@@ -11,6 +11,7 @@ import { GameSocket, socketUrl } from './socket.js';
 import { applyDiff, DiffError, FINAL_STATUSES } from './state.js';
 
 const CACHE_PREFIX = 'solitaire.state.';
+const REPLAY_PREFIX = 'solitaire.replay.';
 const CONFIRM_MS = 4000;
 const CONNECTION_LABELS = {
   idle: '', connecting: 'connecting…', syncing: 'syncing…', live: 'live', offline: 'reconnecting…',
@@ -39,6 +40,31 @@ function writeCache(state) {
   }
 }
 
+/** A solution being replayed in game `gameId`: {commands, index, of}. */
+function readReplay(gameId) {
+  try {
+    const replay = JSON.parse(sessionStorage.getItem(REPLAY_PREFIX + gameId) || 'null');
+    return replay && Array.isArray(replay.commands) && Number.isInteger(replay.index) ? replay : null;
+  } catch {
+    return null;
+  }
+}
+
+function writeReplay(gameId, replay) {
+  try {
+    sessionStorage.setItem(REPLAY_PREFIX + gameId, JSON.stringify(replay));
+  } catch {
+    // storage disabled: the replay ends with the page
+  }
+}
+
+function describe(command) {
+  if (command.type === 'draw') return 'draw from the stock';
+  if (command.type !== 'move') return command.type;
+  const n = command.count && command.count > 1 ? `${command.count} cards` : 'the top card';
+  return `move ${n} of ${command.from} to ${command.to}`;
+}
+
 export class GameView {
   constructor({ api, gameId, identity, variants, onLeave }) {
     this.api = api;
@@ -57,6 +83,8 @@ export class GameView {
     this.movesBusy = false;
     this.movesDirty = false;
     this.confirmTimer = null;
+    this.hinted = null; // {seq, command}: the suggestion shown on the board
+    this.replay = readReplay(gameId); // stepping through a solution in this game
     this.socket = new GameSocket(socketUrl(gameId), {
       hello: () => this.hello(),
       onMessage: (msg) => this.onMessage(msg),
@@ -82,10 +110,12 @@ export class GameView {
       seq: counter('Seq', 'seq', '–'),
       status: h('span', { id: 'status', class: 'status', 'data-status': '' }),
       conn: h('span', { id: 'conn', class: 'conn', 'data-conn': 'idle' }),
+      hint: h('button', { id: 'hint', type: 'button', onclick: () => this.askHint() }, 'Hint'),
       undo: h('button', { id: 'undo', type: 'button', disabled: true, onclick: () => this.undo() }, 'Undo'),
       resign: h('button', { id: 'resign', type: 'button', onclick: () => this.resign() }, 'Resign'),
       message: h('div', { id: 'message', class: 'message', role: 'status', 'aria-live': 'polite' }),
       banner: h('div', { id: 'banner', class: 'banner', hidden: true }),
+      replay: h('div', { id: 'replay', class: 'replay', hidden: true }),
       board: h('div', { id: 'board', class: 'board', 'data-moves-seq': '-1' }),
     };
     const e = this.el;
@@ -93,9 +123,9 @@ export class GameView {
       h('div', { class: 'bar' },
         h('button', { id: 'back', type: 'button', class: 'link', onclick: () => this.onLeave() }, '← Lobby'),
         h('div', { class: 'heading' }, e.title, e.deal),
-        h('div', { class: 'actions' }, e.undo, e.resign)),
+        h('div', { class: 'actions' }, e.hint, e.undo, e.resign)),
       h('div', { class: 'counters' }, e.moves, e.home, e.timer, e.seq, e.status, e.conn),
-      e.message, e.banner, e.board));
+      e.message, e.replay, e.banner, e.board));
     e.board.addEventListener('click', (event) => this.onBoardClick(event));
     e.board.addEventListener('dblclick', (event) => this.onBoardDoubleClick(event));
     enableDrag(e.board, {
@@ -120,6 +150,11 @@ export class GameView {
 
   get watching() {
     return !!this.state && (!this.identity || this.state.owner !== this.identity.player_id);
+  }
+
+  /** No input from the board: watching someone's game, or stepping through a solution. */
+  get passive() {
+    return this.watching || !!this.replay;
   }
 
   // --- the socket ---------------------------------------------------------------------
@@ -216,7 +251,10 @@ export class GameView {
     writeCache(state);
     if (!this.board) this.buildBoard(state.variant);
     if (this.board) renderPiles(this.board, state.piles);
-    if (!before || before.seq !== state.seq) this.selection = null;
+    if (!before || before.seq !== state.seq) {
+      this.selection = null;
+      if (this.hinted && this.hinted.seq !== state.seq) this.hinted = null;
+    }
     this.renderCounters();
     this.renderHighlights();
     if (before && before.status !== state.status && FINAL_STATUSES.has(state.status) && state.seed == null) {
@@ -256,16 +294,22 @@ export class GameView {
     e.status.dataset.status = s.status;
     e.deal.textContent = s.seed != null ? `Deal #${s.seed}` : 'Secret deal';
     const final = FINAL_STATUSES.has(s.status);
-    e.resign.hidden = this.watching;
-    e.undo.hidden = this.watching;
+    e.resign.hidden = this.passive;
+    e.undo.hidden = this.passive;
+    e.hint.hidden = this.passive;
     e.resign.disabled = final;
-    const banner = STATUS_BANNERS[s.status];
+    e.hint.disabled = final;
+    const banner = this.replay ? null : STATUS_BANNERS[s.status];
+    const solvable = (s.status === 'won' || s.status === 'resigned') && !this.replay;
     e.banner.hidden = !banner && !this.watching;
     e.banner.dataset.status = s.status;
     fill(e.banner,
       banner ? h('p', {}, banner) : null,
       this.watching ? h('p', { class: 'watching' }, 'You are watching this game.') : null,
-      banner ? h('button', { type: 'button', id: 'new-game', onclick: () => this.onLeave() }, 'New game') : null);
+      banner ? h('button', { type: 'button', id: 'new-game', onclick: () => this.onLeave() }, 'New game') : null,
+      solvable ? h('button', { type: 'button', id: 'show-solution', onclick: () => this.showSolution() },
+        'Show a winning line') : null);
+    this.renderReplay();
     this.renderTimer();
   }
 
@@ -288,6 +332,13 @@ export class GameView {
       .filter((m) => m.type === 'move' && m.from === sel.pile && (m.count ?? 1) === sel.count)
       .map((m) => m.to) : []);
     setHighlights(this.board, sel, targets);
+    const hinted = this.hinted && this.hinted.seq === this.state.seq ? this.hinted.command : null;
+    for (const [id, el] of this.board.pileEls) {
+      el.classList.toggle('hint-source', !!hinted && (hinted.type === 'draw' ? this.kindOf(id) === 'stock'
+        : hinted.from === id));
+      el.classList.toggle('hint-target', !!hinted && hinted.type === 'move' && (hinted.to === id
+        || (hinted.to === 'foundation' && id.startsWith('foundation/'))));
+    }
     this.el.undo.disabled = !(this.canUndo && this.movesSeq === this.state.seq);
   }
 
@@ -342,7 +393,7 @@ export class GameView {
 
   /** A click on pile `pileId`, on its face-up card `index` (null: elsewhere on the pile). */
   clickPile(pileId, index) {
-    if (!this.state || this.watching) return;
+    if (!this.state || this.passive) return;
     const pile = this.state.piles[pileId] || { down: 0, up: [] };
     const count = index == null ? null : pile.up.length - index;
     const sel = this.selection;
@@ -378,7 +429,7 @@ export class GameView {
   onBoardDoubleClick(event) {
     const cardEl = event.target.closest('.card.face[data-index]');
     const pileEl = cardEl && cardEl.closest('[data-pile]');
-    if (!pileEl || !this.state || this.watching) return;
+    if (!pileEl || !this.state || this.passive) return;
     const pile = this.state.piles[pileEl.dataset.pile];
     if (!pile || Number(cardEl.dataset.index) !== pile.up.length - 1) return;
     this.select(null);
@@ -386,7 +437,7 @@ export class GameView {
   }
 
   dragStart(pileId, index) {
-    if (!this.state || this.watching) return false;
+    if (!this.state || this.passive) return false;
     const pile = this.state.piles[pileId];
     if (!pile || index >= pile.up.length) return false;
     this.select({ pile: pileId, count: pile.up.length - index });
@@ -421,6 +472,86 @@ export class GameView {
     clearTimeout(this.confirmTimer);
     this.el.resign.classList.remove('confirm');
     this.el.resign.textContent = 'Resign';
+  }
+
+  // --- the solver ----------------------------------------------------------------
+
+  /** Ask the server for a hint; highlight its card and target until the game moves on. */
+  async askHint() {
+    if (!this.state || this.passive) return;
+    const button = this.el.hint;
+    button.disabled = true;
+    this.say('Thinking…');
+    try {
+      const hint = await this.api.hint(this.gameId);
+      if (!this.state || hint.seq !== this.state.seq) {
+        this.say('');
+        return; // the game moved on meanwhile
+      }
+      this.hinted = { seq: hint.seq, command: hint.command };
+      this.renderHighlights();
+      if (!hint.command) this.say('No command to suggest here.', 'hint');
+      else this.say(`Hint: ${describe(hint.command)} (won ${hint.wins} of ${hint.samples} sampled deals of the face-down cards).`, 'hint');
+    } catch (err) {
+      this.sayError(err);
+    } finally {
+      button.disabled = FINAL_STATUSES.has(this.state?.status);
+    }
+  }
+
+  /** Fetch the solution and open a new game of the same deal to step through it. */
+  async showSolution() {
+    const s = this.state;
+    try {
+      const solution = await this.api.solution(this.gameId);
+      if (solution.result !== 'won') {
+        this.say(solution.result === 'lost' ? 'The solver proved this deal cannot be won.'
+          : 'The solver found no winning line within its budget.', 'info', solution.result);
+        return;
+      }
+      const seed = s.seed ?? (await this.api.game(this.gameId)).seed;
+      const created = await this.api.createGame({ variant: s.variant, seed, options: s.options });
+      writeReplay(created.game_id, { commands: solution.commands, index: 0, of: this.gameId });
+      location.hash = `g=${encodeURIComponent(created.game_id)}`;
+    } catch (err) {
+      this.sayError(err);
+    }
+  }
+
+  renderReplay() {
+    const r = this.replay;
+    const e = this.el.replay;
+    e.hidden = !r;
+    if (!r) return;
+    const next = r.commands[r.index];
+    fill(e,
+      h('span', { id: 'replay-step', 'data-index': String(r.index), 'data-total': String(r.commands.length) },
+        `Winning line: step ${r.index} of ${r.commands.length}`),
+      h('button', { type: 'button', id: 'replay-back', disabled: r.index === 0 || this.replayBusy,
+        onclick: () => this.stepReplay(-1) }, '◀ Back'),
+      h('button', { type: 'button', id: 'replay-next', disabled: !next || this.replayBusy,
+        onclick: () => this.stepReplay(1) }, 'Next ▶'),
+      h('span', { class: 'muted' }, next ? `next: ${describe(next)}` : 'won'));
+  }
+
+  /** One step forward (the line's next command) or back (undo) in the replay game. */
+  async stepReplay(direction) {
+    const r = this.replay;
+    if (!r || !this.state || this.replayBusy) return;
+    const command = direction > 0 ? r.commands[r.index] : { type: 'undo' };
+    if (!command || (direction < 0 && r.index === 0)) return;
+    this.replayBusy = true;
+    this.renderReplay();
+    try {
+      await this.commands.send(command, this.state.seq);
+      r.index += direction;
+      writeReplay(this.gameId, r);
+    } catch (err) {
+      this.sayError(err);
+    } finally {
+      this.replayBusy = false;
+      this.renderReplay();
+    }
   }
 
   // --- commands --------------------------------------------------------------------

@@ -134,6 +134,9 @@ async function loadDaily(section, ctx) {
       button.addEventListener('click', () => play(c, button));
       return h('li', { 'data-daily': c.variant },
         h('span', { class: 'variant-name' }, names[c.variant] ?? c.variant),
+        c.winnable ? h('span', { class: 'par muted', 'data-par': String(c.par),
+          title: 'The solver won this deal; par is its winning line\'s length (not proved the shortest).' },
+        `winnable · par ${c.par}`) : null,
         button,
         h('a', { href: `#lb=${encodeURIComponent(c.date)}/${encodeURIComponent(c.variant)}`,
           'data-daily-leaderboard': c.variant }, 'Leaderboard'));

@@ -13,23 +13,28 @@ from aiohttp import web
 
 from service.auth import load_secret
 from service.daily.challenge import Day, Seeds
+from service.daily.deals import DailyDeals
 from service.daily.rest import routes
 from service.daily.service import DailyService
 from service.store.daily import DailyStore
+from service.store.solver import SolverStore
 
 if TYPE_CHECKING:
     from service.app import Context
 
-__all__ = ["DailyService", "Day", "Seeds", "routes", "setup", "shutdown"]
+__all__ = ["DailyDeals", "DailyService", "Day", "Seeds", "routes", "setup", "shutdown"]
 
 
 async def setup(ctx: Context) -> None:
-    """Start-up extension: make the service, hook it to final games, start its task."""
+    """Start-up extension: make the service, hook it to final games, start its tasks
+    (choosing the deals ahead, ranking the days that end)."""
     settings = ctx.settings
-    service = DailyService(settings, ctx.clock, ctx.games, DailyStore(ctx.redis),
-                           Seeds(load_secret(settings.daily_secret, settings.data_dir, "daily_secret")))
+    seeds = Seeds(load_secret(settings.daily_secret, settings.data_dir, "daily_secret"))
+    deals = DailyDeals(settings, ctx.clock, SolverStore(ctx.redis), seeds, ctx.pool, ctx.solutions)
+    service = DailyService(settings, ctx.clock, ctx.games, DailyStore(ctx.redis), deals)
     ctx.extensions["daily"] = service
     ctx.games.on_final.append(service.on_final)
+    deals.start()
     service.start()
 
 
@@ -40,4 +45,5 @@ async def shutdown(app: web.Application) -> None:
     ctx = app[SLOT].ctx
     service = ctx.extensions.get("daily") if ctx is not None else None
     if isinstance(service, DailyService):
+        await service.deals.stop()
         await service.stop()

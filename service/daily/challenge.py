@@ -1,9 +1,11 @@
 """A daily challenge: one deal per variant per UTC date, the same for every player.
 
-Pure functions of the date, the variant and the server secret: the seed is an
-HMAC of ``(date, variant)`` under a key derived from the daily secret (its own
-setting, not the token secret's), so it cannot be predicted before the day and
-every instance derives the same one.
+Pure functions of the date, the variant and the daily secret: candidate ``k``
+of a day is an HMAC of ``(date, variant, k)`` under a key derived from the
+daily secret (its own setting, not the token secret's), so it cannot be
+predicted before the day and every instance derives the same one. Which ``k``
+is the day's deal is the solver's finding, kept in Redis
+(:mod:`service.daily.deals`).
 """
 
 from __future__ import annotations
@@ -87,21 +89,21 @@ class Seeds:
         # A key of its own, so a seed says nothing about the token signatures.
         self._key = hmac.new(secret, b"solitaire/daily-seed/v1", hashlib.sha256).digest()
 
-    def seed(self, day: date, variant: str) -> int:
-        """The day's seed: the first candidate whose deal is not lost before any move
-        (about 1 Shamrocks deal in 200 is), so every player gets a game to play."""
-        from service.engine import Game, Status
+    def seed(self, day: date, variant: str, k: int = 0) -> int:
+        """The ``k``-th candidate deal of the day's secret sequence, ``HMAC(secret, date, variant, k)``.
 
-        for attempt in range(64):
-            label = f"{day.isoformat()}/{variant}" + (f"/{attempt}" if attempt else "")
-            digest = hmac.new(self._key, label.encode(), hashlib.sha256).digest()
-            seed = int.from_bytes(digest[:8], "big") >> (64 - SEED_BITS)
-            if Game.deal(variant, seed).status is not Status.LOST:
-                return seed
-        return seed  # pragma: no cover - 64 dead deals in a row do not happen
+        The day's challenge is the first candidate the solver proves winnable
+        (:mod:`service.daily.deals` finds it and keeps its ``k``)."""
+        label = f"{day.isoformat()}/{variant}" + (f"/{k}" if k else "")
+        digest = hmac.new(self._key, label.encode(), hashlib.sha256).digest()
+        return int.from_bytes(digest[:8], "big") >> (64 - SEED_BITS)
 
 
-def challenge_body(day: Day, variant: str, seed: int, now: datetime) -> dict[str, object]:
-    """One ``Challenge`` of PROTOCOL.md; the seed is null until the day is over."""
+def challenge_body(day: Day, variant: str, seed: int, par: int, now: datetime) -> dict[str, object]:
+    """One ``Challenge`` of PROTOCOL.md; the seed is null until the day is over.
+
+    Only deals the solver proved winnable are published, so ``winnable`` is true;
+    ``par`` is the length of the winning line it found (not proved the shortest)."""
     return {"variant": variant, "date": day.iso, "starts_at": rfc3339(day.starts_at),
-            "ends_at": rfc3339(day.ends_at), "seed": seed if day.is_over(now) else None}
+            "ends_at": rfc3339(day.ends_at), "seed": seed if day.is_over(now) else None,
+            "winnable": True, "par": par}

@@ -40,8 +40,11 @@ async def get_daily(request: web.Request) -> web.Response:
     query: DailyQuery = decode_query(request.query, DailyQuery)
     now = daily.clock.now()
     day = Day(parse_date(query.date) if query.date is not None else today(now))
-    return json_response({"date": day.iso,
-                          "challenges": [challenge_body(day, v, daily.seed(day, v), now) for v in VARIANTS]})
+    challenges = []
+    for variant in VARIANTS:  # 503 until every deal of the day is chosen: never a challenge without par
+        seed, deal = await daily.deals.require(day, variant)
+        challenges.append(challenge_body(day, variant, seed, deal.par, now))
+    return json_response({"date": day.iso, "challenges": challenges})
 
 
 @routes.post("/v1/daily/{date}/{variant}/attempts")

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 
 from service.clock import Clock, rfc3339
-from service.daily.challenge import Day, Seeds, epoch_ms, today
+from service.daily.challenge import Day, epoch_ms, today
+from service.daily.deals import DailyDeals
 from service.daily.ranking import KEY_LEN, Standing
 from service.engine import VARIANTS, Game
 from service.errors import ApiError
@@ -45,7 +46,7 @@ class DailyService:
     clock: Clock
     games: GameService
     store: DailyStore
-    seeds: Seeds
+    deals: DailyDeals
     poll_s: float = 30.0
     lock_ms: int = 120_000
     wait_for_ranking_s: float = 20.0
@@ -58,19 +59,21 @@ class DailyService:
         self._deals: dict[tuple[str, str], Game] = {}
 
     # --- challenges ----------------------------------------------------------------
-    def seed(self, day: Day, variant: str) -> int:
-        return self.seeds.seed(day.date, variant)
+    async def seed(self, day: Day, variant: str) -> int:
+        """The seed of the day's chosen deal (503 while it is being chosen)."""
+        return (await self.deals.require(day, variant))[0]
 
     def keep_s(self, day: Day) -> int:
         return day.keep_s(self.clock.now(), self.settings.daily_keep_days)
 
-    def _deal(self, day: Day, variant: str) -> Game:
+    async def _deal(self, day: Day, variant: str) -> Game:
         key = (day.iso, variant)
         game = self._deals.get(key)
         if game is None:
+            seed = await self.seed(day, variant)
             if len(self._deals) > 64:
                 self._deals.clear()
-            game = self._deals[key] = Game.deal(variant, self.seed(day, variant))
+            game = self._deals[key] = Game.deal(variant, seed)
         return game
 
     # --- attempts ------------------------------------------------------------------
@@ -87,6 +90,7 @@ class DailyService:
             raise ApiError("forbidden", f"the challenge of {day.iso} {when}: only today's "
                            f"({current.isoformat()}) can be attempted",
                            {"date": day.iso, "today": current.isoformat()})
+        seed = await self.seed(day, variant)  # before reserving: 503 while the deal is being chosen
         game_id = "g_" + secrets.token_urlsafe(12)
         state, used = await self.store.reserve(day.iso, variant, player, game_id,
                                                self.settings.daily_attempts, self.keep_s(day))
@@ -100,7 +104,7 @@ class DailyService:
         ends = rfc3339(day.ends_at)
         try:
             return await self.games.create(
-                player, variant, self.seed(day, variant), None, public=False, seed_secret=True,
+                player, variant, seed, None, public=False, seed_secret=True,
                 game_id=game_id,
                 extra={"daily": f"{day.iso}/{variant}", "readable_from": ends, "seed_from": ends,
                        "closes_at": ends},
@@ -157,7 +161,7 @@ class DailyService:
         self._closed.add(key)
 
     async def _rank_open(self, day: Day, variant: str, attempts: dict[str, str], keep: int) -> None:
-        deal = self._deal(day, variant)
+        deal = await self._deal(day, variant)
         end_ms = epoch_ms(day.ends_at)
         ids = list(attempts)
         limit = asyncio.Semaphore(4)  # a few batches in flight: reads of one overlap writes of another

@@ -16,6 +16,7 @@ its pub/sub channel (published with SPUBLISH) is served by the same node.
 | ``p:{player_id}``     | hash   | the player's name; expires unused                  |
 | ``p:{pid}:open``      | zset   | the player's open games -> when each would expire  |
 | ``daily:{d:v}:...``   | (many) | a daily challenge: see the daily section below     |
+| ``sol:{v:seed}:r:o``  | string | a deal's solution (the solver's answer, JSON)      |
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ GAME_PREFIX = "g:"
 
 def game_meta(game_id: str) -> str:
     return f"g:{{{game_id}}}:meta"
+
+
+GAME_HINTS = "hints"  # meta field: hints taken (POST /v1/games/{id}/hint), kept beside the log
 
 
 def game_events(game_id: str) -> str:
@@ -103,6 +107,26 @@ def player_open_games(player_id: str) -> str:
 
 DAILY_PREFIX = "daily:"
 
+# The chosen deal of a challenge lives beside it, in the same slot:
+#
+# | key                     | type   | holds                                             |
+# |-------------------------|--------|---------------------------------------------------|
+# | ``daily:{d:v}:deal``    | hash   | ``k`` (which candidate of the day's sequence) and |
+# |                         |        | ``par`` (its winning line's length)               |
+# | ``daily:{d:v}:choosing``| string | the instance choosing the deal (token, PX)        |
+
+
+def daily_deal(date: str, variant: str) -> str:
+    return f"daily:{{{date}:{variant}}}:deal"
+
+
+def daily_choosing(date: str, variant: str) -> str:
+    return f"daily:{{{date}:{variant}}}:choosing"
+
+
+DAILY_DEAL_K = "k"
+DAILY_DEAL_PAR = "par"
+
 
 class DailyKeys(NamedTuple):
     board: str
@@ -120,6 +144,18 @@ def daily_keys(date: str, variant: str) -> DailyKeys:
     """The keys of the challenge of ``date`` (YYYY-MM-DD) and ``variant``, in one slot."""
     base = f"daily:{{{date}:{variant}}}:"
     return DailyKeys(*(base + name for name in DailyKeys._fields))
+
+
+# -- solutions ----------------------------------------------------------------
+# A deal's solution is a function of the rules version, the variant, its options
+# and the seed. Options go in as a digest of their JSON: braces in the key would
+# end the hash tag early.
+
+SOLUTION_PREFIX = "sol:"
+
+
+def solution(rules_version: str, variant: str, options_digest: str, seed: int) -> str:
+    return f"sol:{{{variant}:{seed}}}:r{rules_version}:o{options_digest}"
 
 
 # -- service ------------------------------------------------------------------

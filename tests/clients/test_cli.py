@@ -118,6 +118,13 @@ async def test_playing_in_the_terminal(service_url: str) -> None:
     assert "##x6" in out and "\x1b[" not in out
 
 
+async def test_the_terminal_client_asks_for_a_hint(service_url: str) -> None:
+    code, out, err = await _run("play", "gate", "--seed", "13", "--url", service_url, "--name", "hinted",
+                                "--no-color", stdin=b"hint\nq\n")
+    assert code == 0, err
+    assert "hint: " in out and "sampled deals of the face-down cards" in out
+
+
 async def test_a_refused_start_is_said_plainly(service_url: str) -> None:
     code, out, _ = await _run("play", "klondike", "--url", service_url, stdin=b"")
     assert code == 1 and "cannot start: unknown variant 'klondike'" in out

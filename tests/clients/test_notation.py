@@ -113,3 +113,9 @@ def test_pile_labels_are_what_the_player_types() -> None:
     assert [
         pile_label(p) for p in ("tableau/3", "foundation/7", "reserve/0", "waste", "stock")
     ] == ["t3", "f7", "r0", "w", "s"]
+
+
+def test_hint_is_the_clients_own_word() -> None:
+    from clients.python.notation import parse
+
+    assert parse("hint").kind == "hint"

@@ -23,3 +23,27 @@ async def test_the_readme_example_runs(service_url: str) -> None:
             change = await anext(changes)
             assert change.diff is not None and change.diff.command == Draw()
             assert change.state.seq == 2
+
+
+async def test_a_hint_and_a_solution_through_the_sdk(client: Client) -> None:
+    """hint() suggests a legal command; solution() of a resigned game, sent as commands to a
+    new game of the same seed, wins it."""
+    from protocol.solver import Hint, Solution
+
+    game = await client.create_game("gate", seed=13)
+    hint = await client.hint(game.game_id)
+    assert isinstance(hint, Hint) and hint.seq == 0 and hint.samples > 0
+    legal = (await client.moves(game.game_id)).moves
+    assert hint.command in legal
+    assert (await client.game(game.game_id)).stats.hints == 1
+    with pytest.raises(ApiError) as early:
+        await client.solution(game.game_id)
+    assert early.value.code == "conflict"
+    await client.command(game.game_id, {"type": "resign"})
+    solution = await client.solution(game.game_id)
+    assert isinstance(solution, Solution) and solution.result == "won"
+    fresh = await client.create_game("gate", seed=13)
+    status = "playing"
+    for command in solution.commands:
+        status = (await client.command(fresh.game_id, command)).diff.status
+    assert status == "won"

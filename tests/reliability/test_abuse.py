@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 
 from service.app import Context
 from service.clock import FakeClock
-from tests.live import settings_for_test
+from tests.live import daily_chosen, settings_for_test
 from tests.reliability.helpers import WAIT_S, RawClosed, RawSocket, StoredGame, stored_game
 from tests.service.helpers import Api, connect, new_command_id, running_app, wait_for, ws_url
 
@@ -96,6 +96,7 @@ async def test_no_one_but_the_owner_changes_a_game_through_any_door(live: tuple[
     _, other = await api.player("other")
     games = {"public": (await api.create(owner, "gilbert", seed=5, public=True))["game_id"],
              "private": (await api.create(owner, "gate", seed=5))["game_id"]}
+    await daily_chosen(api.base)  # attempts are a 503 until the day's deals are chosen
     attempt = await api.request("POST", f"/v1/daily/{datetime.now(UTC).date().isoformat()}/caprice/attempts",
                                 owner)
     if attempt.status == 201:

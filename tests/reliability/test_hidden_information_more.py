@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 from service.app import Context
 from service.engine import Game
 from service.store import keys
-from tests.live import settings_for_test
+from tests.live import daily_chosen, settings_for_test
 from tests.redis_servers import sync_client
 from tests.service.helpers import CONFIGS, Api, Socket, connect, new_command_id, running_app
 from tests.service.test_hidden_information import Truth
@@ -243,6 +243,7 @@ async def test_a_daily_attempts_seed_is_in_no_byte_before_the_day_is_over(
         live: tuple[Api, Context, str, str], redis_url: str) -> None:
     api, _, token, other = live
     today = datetime.now(UTC).date().isoformat()
+    await daily_chosen(api.base)  # attempts are a 503 until the day's deals are chosen
     attempt = await api.request("POST", f"/v1/daily/{today}/gilbert/attempts", token)
     if attempt.status == 404 and "no such endpoint" in attempt.error["message"]:
         pytest.skip("the daily endpoints are not there yet (POST /v1/daily/{date}/{variant}/attempts)")

@@ -8,6 +8,7 @@ search below in about 155 moves (checked when the line is built).
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from datetime import UTC, date, datetime
 from typing import Any
@@ -39,6 +40,18 @@ class Api:
             body = await r.json(content_type=None)
             assert r.status == expect, (method, path, r.status, body)
             return body
+
+    async def chosen(self, day: date = DAY, timeout_s: float = 900.0) -> Any:
+        """The day's challenges, once the service has chosen them (503 until then)."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while True:
+            async with self.session.get(self.base + "/v1/daily", params={"date": day.isoformat()}) as r:
+                body = await r.json(content_type=None)
+                if r.status == 200:
+                    return body
+                assert r.status == 503 and r.headers.get("Retry-After"), (r.status, body)
+            assert asyncio.get_running_loop().time() < deadline, f"the deals of {day} were never chosen"
+            await asyncio.sleep(0.2)
 
     async def player(self, name: str) -> tuple[str, str]:
         body = await self.call("POST", "/v1/players", json={"name": name}, expect=201)

@@ -23,6 +23,7 @@ from service.settings import Settings
 from service.store import GameMeta, keys
 from service.store.connection import RedisConn
 from service.store.daily import DailyStore, Record
+from service.store.solver import ChosenDeal, SolverStore
 from service.store.games import Games
 from tests.live import running_service, settings_for_test
 from tests.service.daily_helpers import (
@@ -30,14 +31,14 @@ from tests.service.daily_helpers import (
     DAY,
     MORNING,
     NEXT_DAY,
-    SECRET,
     VARIANT,
     Api,
     spec_order,
     winning_line,
 )
 
-SEED = Seeds(DAILY_SECRET.encode()).seed(DAY, VARIANT)
+SEED = Seeds(DAILY_SECRET.encode()).seed(DAY, VARIANT)  # candidate k = 0: checked below
+VARIANTS = ("gilbert", "shamrocks", "gate", "caprice")
 D, NEXT = DAY.isoformat(), (DAY + timedelta(days=1)).isoformat()
 
 
@@ -46,12 +47,44 @@ def clock() -> FakeClock:
     return FakeClock(MORNING)
 
 
+# The deals the service chose for a date, kept across tests: every test starts on a
+# flushed store, and choosing again would cost each test most of a minute of solving.
+# Written back before the service starts, they are what it would have kept itself.
+_CHOSEN: dict[str, dict[str, ChosenDeal]] = {}
+
+
+async def _restore_chosen(url: str, tmp_path: Path) -> None:
+    redis = RedisConn(settings_for_test(url, tmp_path), url)
+    try:
+        store = SolverStore(redis)
+        for date, deals in _CHOSEN.items():
+            for variant, deal in deals.items():
+                await store.keep_chosen(date, variant, deal, 40 * 86400)
+    finally:
+        await redis.aclose()
+
+
+async def _remember_chosen(url: str, tmp_path: Path) -> None:
+    redis = RedisConn(settings_for_test(url, tmp_path), url)
+    try:
+        for date in (D, NEXT):
+            found = await SolverStore(redis).chosen_many(date, VARIANTS)
+            if all(found.values()):
+                _CHOSEN[date] = found  # type: ignore[assignment]
+    finally:
+        await redis.aclose()
+
+
 @pytest.fixture
 async def api(any_redis_url: str, tmp_path: Path, clock: FakeClock) -> AsyncIterator[Api]:
     """The service on a single server, then on a Redis Cluster (each test runs twice)."""
+    await _restore_chosen(any_redis_url, tmp_path)
     async with running_service(settings_for_test(any_redis_url, tmp_path), clock) as base, \
             aiohttp.ClientSession() as session:
-        yield Api(session, base)
+        api = Api(session, base)
+        await api.chosen()  # the day's deals are chosen at start-up (503 until then)
+        yield api
+        await _remember_chosen(any_redis_url, tmp_path)
 
 
 def check_board(body: Any) -> Leaderboard:
@@ -69,17 +102,33 @@ async def test_the_daily_challenges_default_to_today_and_hide_their_seeds(api: A
     assert [c["variant"] for c in body["challenges"]] == ["gilbert", "shamrocks", "gate", "caprice"]
     for c in body["challenges"]:
         assert c == {"variant": c["variant"], "date": D, "starts_at": f"{D}T00:00:00.000Z",
-                     "ends_at": f"{NEXT}T00:00:00.000Z", "seed": None}
-    future = await api.call("GET", "/v1/daily", params={"date": NEXT})
+                     "ends_at": f"{NEXT}T00:00:00.000Z", "seed": None, "winnable": True, "par": c["par"]}
+        assert isinstance(c["par"], int) and c["par"] > 0
+    future = await api.chosen(DAY + timedelta(days=1))  # tomorrow's, chosen right after today's
     assert all(c["seed"] is None for c in future["challenges"])
     assert future["challenges"][0]["starts_at"] == body["challenges"][0]["ends_at"]
 
 
-async def test_a_past_challenge_shows_its_seed(api: Api) -> None:
-    body = await api.call("GET", "/v1/daily", params={"date": "2026-11-12"})
+async def test_a_past_challenge_shows_its_seed_the_chosen_candidate_of_its_day(
+        api: Api, clock: FakeClock, any_redis_url: str, tmp_path: Path) -> None:
+    clock.set(NEXT_DAY)
+    body = await api.call("GET", "/v1/daily", params={"date": D})
     seeds = Seeds(DAILY_SECRET.encode())
+    redis = RedisConn(settings_for_test(any_redis_url, tmp_path), any_redis_url)
+    try:
+        chosen = await SolverStore(redis).chosen_many(D, VARIANTS)
+    finally:
+        await redis.aclose()
     assert [c["seed"] for c in body["challenges"]] == [
-        seeds.seed(DAY - timedelta(days=1), v) for v in ("gilbert", "shamrocks", "gate", "caprice")]
+        seeds.seed(DAY, v, chosen[v].k) for v in VARIANTS]  # type: ignore[union-attr]
+    assert [c["par"] for c in body["challenges"]] == [chosen[v].par for v in VARIANTS]  # type: ignore[union-attr]
+    assert chosen[VARIANT].k == 0  # type: ignore[union-attr]  # SEED above; winning_line() proves it winnable
+
+
+async def test_a_day_never_chosen_is_not_found(api: Api) -> None:
+    for date in ("2026-10-01", "2026-11-20"):  # long past, and beyond tomorrow
+        err = await api.call("GET", "/v1/daily", params={"date": date}, expect=404)
+        assert err["error"]["code"] == "not_found" and date in err["error"]["message"]
 
 
 @pytest.mark.parametrize("date", ["2026-02-30", "2026-13-01", "yesterday", "2026-1-1", "9999-12-31"])
@@ -452,3 +501,30 @@ async def test_past_days_are_kept_daily_keep_days(api: Api, any_redis_url: str, 
         await conn.aclose()
     # MORNING is 15 h before the day's end; the board goes 30 days after it.
     assert 30 * 86400 + 15 * 3600 - 60 < ttl <= 30 * 86400 + 15 * 3600
+
+
+# --- the solver --------------------------------------------------------------------------------
+
+
+async def test_a_ranked_attempt_refuses_hints(api: Api) -> None:
+    _, token = await api.player("Ann")
+    game = (await api.attempt(token))["game_id"]
+    err = await api.call("POST", f"/v1/games/{game}/hint", token, 403)
+    assert err["error"]["code"] == "forbidden" and "daily" in err["error"]["message"]
+    assert (await api.call("GET", f"/v1/games/{game}", token))["stats"]["hints"] == 0
+
+
+async def test_an_attempts_solution_is_shown_once_the_day_is_over(api: Api, clock: FakeClock) -> None:
+    _, token = await api.player("Ann")
+    game = (await api.attempt(token))["game_id"]
+    await api.command(token, game, {"type": "resign"})
+    err = await api.call("GET", f"/v1/games/{game}/solution", token, 403)
+    assert err["error"]["code"] == "forbidden" and "day is over" in err["error"]["message"]
+    clock.set(NEXT_DAY)
+    solution = await api.call("GET", f"/v1/games/{game}/solution", token)
+    assert solution["result"] == "won"
+    fresh = (await api.call("POST", "/v1/games", token, 201, json={"variant": VARIANT, "seed": SEED}))["game_id"]
+    status = "playing"
+    for command in solution["commands"]:
+        status = (await api.command(token, fresh, command))["diff"]["status"]
+    assert status == "won"

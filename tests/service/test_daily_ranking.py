@@ -37,14 +37,14 @@ def test_a_day_ends_when_the_next_begins() -> None:
     day = Day(date(2026, 11, 29))
     assert day.starts_at == datetime(2026, 11, 29, tzinfo=UTC)
     assert day.ends_at == Day(date(2026, 11, 30)).starts_at
-    body = challenge_body(day, "gate", 42, datetime(2026, 11, 29, 23, 59, 59, tzinfo=UTC))
+    body = challenge_body(day, "gate", 42, 97, datetime(2026, 11, 29, 23, 59, 59, tzinfo=UTC))
     assert body == {"variant": "gate", "date": "2026-11-29", "starts_at": "2026-11-29T00:00:00.000Z",
-                    "ends_at": "2026-11-30T00:00:00.000Z", "seed": None}
+                    "ends_at": "2026-11-30T00:00:00.000Z", "seed": None, "winnable": True, "par": 97}
 
 
 def test_the_seed_is_shown_only_once_the_day_is_over() -> None:
     day = Day(date(2026, 11, 29))
-    assert challenge_body(day, "gate", 42, day.ends_at)["seed"] == 42
+    assert challenge_body(day, "gate", 42, 97, day.ends_at)["seed"] == 42
 
 
 @pytest.mark.parametrize("text", ["2026-02-30", "2026-13-01", "26-11-29", "2026-11-29x", "", "today",
@@ -144,3 +144,12 @@ def test_a_forged_cursor_is_a_bad_request(cursor: str) -> None:
     with pytest.raises(ApiError) as err:
         decode_cursor(cursor)
     assert err.value.code == "bad_request"
+
+
+def test_each_candidate_k_of_a_day_is_another_deal_and_k_0_is_the_first() -> None:
+    day = date(2026, 11, 29)
+    seeds = Seeds(SECRET)
+    candidates = [seeds.seed(day, "gate", k) for k in range(50)]
+    assert len(set(candidates)) == 50
+    assert candidates[0] == seeds.seed(day, "gate")
+    assert seeds.seed(day, "gilbert", 1) != seeds.seed(day, "gate", 1)

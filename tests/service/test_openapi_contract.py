@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, Phase, settings
 
 from protocol.schema import OPENAPI_PATH
 from service.store.embedded import EmbeddedServer
-from tests.live import ServiceProcess
+from tests.live import ServiceProcess, wait_daily_chosen
 
 MAX_EXAMPLES = 30
 
@@ -72,7 +72,11 @@ class Service:
 
 @pytest.fixture(scope="module")
 def service(redis_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    with ServiceProcess(redis_server.url, Path(tmp_path_factory.mktemp("contract"))) as process:
+    # A solution search waits at most its budget (+5 s) before a 503: below the 10 s the
+    # generated requests wait for an answer.
+    with ServiceProcess(redis_server.url, Path(tmp_path_factory.mktemp("contract")),
+                        SOLITAIRE_SOLUTION_SOLVE_S="2") as process:
+        wait_daily_chosen(process.url)  # GET /v1/daily is a 503 until then
         yield Service(process)
 
 

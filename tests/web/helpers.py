@@ -219,3 +219,17 @@ def play_by_clicking(page: GamePage, server: Service, plan: list[str]) -> list[d
         done.append(move)
         last = move
     return done
+
+
+def wait_daily(base: str, timeout_s: float = 900.0) -> dict[str, Any]:
+    """Today's challenges, once the service has chosen them (it answers 503 until then)."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        status, body = http("GET", f"{base}/v1/daily")
+        if status != 503:
+            assert status == 200, body
+            return dict(body)
+        assert time.monotonic() < deadline, "the day's deals were never chosen"
+        time.sleep(0.5)

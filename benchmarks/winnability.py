@@ -1,0 +1,286 @@
+"""Winnability tables: solve deals 1..N of every variant with every card known, and
+write the per-deal data files and docs/winnability.md.
+
+    python benchmarks/winnability.py run --deals 1000 --seconds 10 --workers 2
+    python benchmarks/winnability.py report
+
+``run`` solves the deals in rounds (seed 1 of every configuration, then seed 2, ...)
+so a run stopped early (Ctrl-C, or ``--stop-at HH:MM`` UTC) has the same number of
+deals for each; it appends one row per deal to ``benchmarks/data/winnability-<config>.csv``
+(``seed,result,nodes,ms,line_length``) and skips seeds already there, so it resumes.
+Every won line is replayed through the engine before its row is written. ``report``
+(also run at the end of ``run``) writes docs/winnability.md from the data files.
+Not a test: it prints figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from service.engine import Game, Status  # noqa: E402
+from service.solver import Budget, solve_deal  # noqa: E402
+
+DATA = ROOT / "benchmarks" / "data"
+DOC = ROOT / "docs" / "winnability.md"
+CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "gilbert": ("gilbert", {}),
+    "shamrocks": ("shamrocks", {}),
+    "gate": ("gate", {}),
+    "gate-single_card_moves": ("gate", {"single_card_moves": True}),
+    "caprice": ("caprice", {}),
+}
+COLUMNS = ["seed", "result", "nodes", "ms", "line_length"]
+
+
+def data_file(config: str) -> Path:
+    return DATA / f"winnability-{config}.csv"
+
+
+def read_rows(config: str) -> list[dict[str, Any]]:
+    path = data_file(config)
+    if not path.exists():
+        return []
+    with path.open() as f:
+        return [{"seed": int(r["seed"]), "result": r["result"], "nodes": int(r["nodes"]),
+                 "ms": int(r["ms"]), "line_length": int(r["line_length"])} for r in csv.DictReader(f)]
+
+
+def solve_one(config: str, seed: int, seconds: float, nodes: int) -> dict[str, Any]:
+    variant, options = CONFIGS[config]
+    result = solve_deal(variant, options, seed, Budget(max_nodes=nodes, max_seconds=seconds))
+    if result.result == "won":  # the claim is checked before it is written down
+        game = Game.deal(variant, seed, options)
+        for command in result.commands:
+            game = game.apply(command)[0]
+        if game.status is not Status.WON:
+            raise AssertionError(f"{config} seed {seed}: the solver's line does not win")
+    return {"seed": seed, "result": result.result, "nodes": result.nodes, "ms": result.elapsed_ms,
+            "line_length": len(result.commands)}
+
+
+def tasks(configs: list[str], deals: int) -> Iterator[tuple[str, int]]:
+    done = {c: {r["seed"] for r in read_rows(c)} for c in configs}
+    for seed in range(1, deals + 1):
+        for config in configs:
+            if seed not in done[config]:
+                yield config, seed
+
+
+def run(args: argparse.Namespace) -> None:
+    DATA.mkdir(parents=True, exist_ok=True)
+    configs = args.configs or list(CONFIGS)
+    meta_path = DATA / "winnability-budget.json"
+    meta: dict[str, Any] = {"max_seconds": args.seconds, "max_nodes": args.nodes}
+    if meta_path.exists() and {k: json.loads(meta_path.read_text()).get(k) for k in meta} != meta:
+        print(f"warning: the data files were made with {meta_path.read_text().strip()}; "
+              f"resuming with {meta}", file=sys.stderr)
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    meta_path.write_text(json.dumps({**meta, "commit": commit, "workers": args.workers,
+                                     "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                                     "load_average_at_start": os.getloadavg()[0]}) + "\n")
+    stop_at = None
+    if args.stop_at:
+        hh, mm = map(int, args.stop_at.split(":"))
+        now = dt.datetime.now(dt.timezone.utc)
+        stop_at = now.replace(hour=hh, minute=mm, second=0, microsecond=0)
+        if stop_at < now:
+            stop_at += dt.timedelta(days=1)
+    todo = tasks(configs, args.deals)
+    files = {}
+    for config in configs:
+        path = data_file(config)
+        new = not path.exists()
+        files[config] = path.open("a", newline="")
+        if new:
+            csv.writer(files[config]).writerow(COLUMNS)
+    started, count = time.time(), 0
+    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+        running: dict[Future[dict[str, Any]], str] = {}
+
+        def submit() -> bool:
+            if stop_at is not None and dt.datetime.now(dt.timezone.utc) >= stop_at:
+                return False
+            item = next(todo, None)
+            if item is None:
+                return False
+            running[pool.submit(solve_one, item[0], item[1], args.seconds, args.nodes)] = item[0]
+            return True
+
+        for _ in range(args.workers * 2):
+            submit()
+        while running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                config = running.pop(fut)
+                row = fut.result()
+                csv.writer(files[config]).writerow([row[c] for c in COLUMNS])
+                files[config].flush()
+                count += 1
+                print(f"{time.time() - started:7.0f}s {config:24s} seed {row['seed']:5d} {row['result']:8s} "
+                      f"{row['nodes']:9d} nodes {row['ms']:6d} ms  line {row['line_length']}", flush=True)
+                submit()
+    for f in files.values():
+        f.close()
+    print(f"{count} deals solved in {time.time() - started:.0f} s")
+    report(args)
+
+
+# --- the report ----------------------------------------------------------------------------
+
+
+def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """The 95% Wilson score interval of ``k`` successes in ``n`` trials."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def percentile(values: list[int], p: float) -> int:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))]
+
+
+def report(args: argparse.Namespace) -> None:
+    meta_path = DATA / "winnability-budget.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    lines = [
+        "# Winnability of the four games (full information)",
+        "",
+        "Generated by `python benchmarks/winnability.py report` from the per-deal data files in",
+        "`benchmarks/data/` (`winnability-<config>.csv`: `seed,result,nodes,ms,line_length`), made by",
+        "`python benchmarks/winnability.py run`. Each deal is the engine's deal of that seed (seeds",
+        "1..N, default options; Gate also with `single_card_moves`), solved by `service/solver` with",
+        f"every card known, within a budget of {meta.get('max_seconds', '?')} s and "
+        f"{meta.get('max_nodes', '?'):,} positions per deal, solver at commit {meta.get('commit', '?')}, "
+        f"{meta.get('workers', '?')} worker processes on the shared 2-core machine (load average "
+        f"{meta.get('load_average_at_start', 0):.1f} at the start: other work was running, so times "
+        "are noisy and nodes/s is a floor)."
+        if isinstance(meta.get("max_nodes"), int) else "every card known.",
+        "",
+        "- **won**: the solver found a winning line, and the line was replayed through the engine",
+        "  (a new game with the same seed) and won before the row was written.",
+        "- **lost**: proved: every position reachable from the deal was searched (the search prunes",
+        "  only by a transposition table and foundation moves proved safe).",
+        "- **unknown**: the budget ran out first. The win rate is therefore given as a range: the",
+        "  lower bound counts every unknown deal as lost, the upper bound as won; each bound with",
+        "  its 95% Wilson score interval.",
+        "- **winning line**: commands in the line found (a daily challenge's `par`); the first line",
+        "  the search finds, not a shortest one.",
+        "",
+        "| game | deals N | won | lost | unknown | win rate (unknown = lost) [95% CI] | "
+        "win rate (unknown = won) [95% CI] | time per deal median / p90 / max | nodes/s | "
+        "winning line median / max |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for config in CONFIGS:
+        rows = read_rows(config)
+        n = len(rows)
+        if not n:
+            lines.append(f"| {config} | 0 | | | | | | | | |")
+            continue
+        won = sum(r["result"] == "won" for r in rows)
+        lost = sum(r["result"] == "lost" for r in rows)
+        unknown = n - won - lost
+        lo, hi = won / n, (won + unknown) / n
+        lo_ci, hi_ci = wilson(won, n), wilson(won + unknown, n)
+        ms = [r["ms"] for r in rows]
+        rate = sum(r["nodes"] for r in rows) / max(1, sum(ms)) * 1000
+        won_lines = [r["line_length"] for r in rows if r["result"] == "won"]
+        median_line = f"{statistics.median(won_lines):.0f} / {max(won_lines)}" if won_lines else "-"
+        lines.append(
+            f"| {config} | {n} | {won} | {lost} | {unknown} ({pct(unknown / n)}) | "
+            f"{pct(lo)} [{pct(lo_ci[0])}, {pct(lo_ci[1])}] | {pct(hi)} [{pct(hi_ci[0])}, {pct(hi_ci[1])}] | "
+            f"{statistics.median(ms) / 1000:.2f} / {percentile(ms, 90) / 1000:.2f} / {max(ms) / 1000:.2f} s | "
+            f"{rate:,.0f} | {median_line} |")
+    missed = [c for c in CONFIGS if len(read_rows(c)) < 1000
+              or sum(r["result"] == "unknown" for r in read_rows(c)) > 0.02 * len(read_rows(c))]
+    lines += [
+        "",
+        "Goal (issue 10): at least 1,000 deals per game, at most 2% unknown, at most 10 s per deal. "
+        + ("Met for every game." if not missed else
+           f"Not met for {', '.join(missed)}: the table gives the N actually solved and the unknowns "
+           "as they are. The solver is pure Python (no native code): where it leaves many deals "
+           "unknown, the range between the two bounds is the honest answer."),
+        "",
+        *COMPARISON,
+    ]
+    DOC.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines[lines.index("") + 1:]))
+
+
+COMPARISON = [
+    "## What these compare with",
+    "",
+    "No published figure exists for these four games. The nearest published figures are",
+    "for related games, under the same full-information (\"thoughtful\") convention:",
+    "",
+    "- **Gilbert** is Klondike's tableau (seven piles, face-down cards, runs in alternating",
+    "  colours) with draw three and unlimited redeals, but with descending foundations too,",
+    "  foundation-to-foundation moves, and only Sevens in empty piles. Blake and Gent",
+    "  (\"The Winnability of Klondike Solitaire and Many Other Patience Games\", 2019,",
+    "  arXiv:1906.12314, the Solvitaire solver) report thoughtful Klondike (draw three) as",
+    "  81.956% ± 0.096% winnable. The extra foundations make Gilbert easier at the end, the",
+    "  Seven-only spaces harder in the middle: compare the ranges, not the digits.",
+    "- **Shamrocks** is a Fan game (fans of three, Kings sent to the bottom at the deal), with",
+    "  fans building up or down in any suit and no refilling of empty fans; Fan and its",
+    "  relatives (e.g. Shamrocks' cousin La Belle Lucie) are among the games tabulated by",
+    "  Blake and Gent. Compare direction, not the value: the any-suit building both ways",
+    "  makes these fans far more mobile than Fan's.",
+    "- **Gate** and **Caprice** have open tableaux like Beleaguered Castle (every tableau card",
+    "  face up, one suit-building or colour-building rule), also tabulated by Blake and Gent;",
+    "  Gate adds a stock and two pillars, Caprice two decks, both-way foundations and a stock",
+    "  dealt onto the piles. Those published figures bound what a full-information solver",
+    "  can do on open layouts; they are not the same games.",
+    "",
+    "How to compare: the published figures are full-information win rates of random deals,",
+    "as here; take this page's range (lower and upper bound) with its interval, and note that",
+    "a figure outside it says the games differ, not that either solver is wrong. The",
+    "published Fan and Beleaguered Castle values are in that paper's tables (not copied",
+    "here: they were not re-checked for this page).",
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="solve deals (resumable), then write the report")
+    r.add_argument("--deals", type=int, default=1000, help="solve seeds 1..N of each configuration")
+    r.add_argument("--seconds", type=float, default=10.0, help="time budget per deal (s)")
+    r.add_argument("--nodes", type=int, default=5_000_000, help="node budget per deal")
+    r.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="worker processes")
+    r.add_argument("--configs", nargs="*", choices=list(CONFIGS), help="only these configurations")
+    r.add_argument("--stop-at", help="HH:MM (UTC): submit no new deal after this time")
+    sub.add_parser("report", help="write docs/winnability.md from the data files")
+    args = parser.parse_args()
+    if args.command == "run":
+        run(args)
+    else:
+        report(args)
+
+
+if __name__ == "__main__":
+    main()

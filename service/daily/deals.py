@@ -1,0 +1,178 @@
+"""Choosing each day's deals: the first candidate of the day's sequence the solver wins.
+
+For a date and a variant, candidates ``k = 0, 1, …`` are the deals
+:meth:`Seeds.seed` derives; the day's challenge is the first one the solver
+proves winnable within ``daily_solve_s``. The choice is made ahead of time by a
+background task (today's at start-up if missing, tomorrow's as soon as today's
+is done, so long before midnight), never on a request's path; by one instance
+at a time (a Redis lock with an expiry, renewed between candidates); and kept
+in Redis as ``k`` and ``par``, so a restart finds it. Until a day's four deals
+are chosen, whatever needs them answers 503 with ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+from service.clock import Clock
+from service.daily.challenge import Day, Seeds, today
+from service.engine import VARIANTS
+from service.errors import ApiError
+from service.settings import Settings
+from service.solutions import Solutions
+from service.solver import Budget, SolveResult, solve_deal
+from service.solving import SolverPool
+from service.store.errors import StoreError
+from service.store.solver import ChosenDeal, SolverStore
+
+log = logging.getLogger("service.daily.deals")
+
+MAX_CANDIDATES = 1000  # no day needs this many; a bound on a broken solver
+RETRY_AFTER_S = 5
+
+
+@dataclass
+class DailyDeals:
+    settings: Settings
+    clock: Clock
+    store: SolverStore
+    seeds: Seeds
+    pool: SolverPool
+    solutions: Solutions
+    poll_s: float = 5.0
+
+    def __post_init__(self) -> None:
+        self._chosen: dict[tuple[str, str], ChosenDeal] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
+        # A held lock outlives one candidate's search with room to spare; it is renewed after each.
+        self.lock_ms = int((self.settings.daily_solve_s * 2 + 30) * 1000)
+
+    # --- reading ---------------------------------------------------------------------
+    async def chosen(self, day: Day, variant: str) -> ChosenDeal | None:
+        key = (day.iso, variant)
+        deal = self._chosen.get(key)
+        if deal is None:
+            deal = await self.store.chosen(day.iso, variant)
+            if deal is not None:
+                if len(self._chosen) > 256:
+                    self._chosen.clear()
+                self._chosen[key] = deal
+        return deal
+
+    async def require(self, day: Day, variant: str) -> tuple[int, ChosenDeal]:
+        """The day's seed and chosen deal; 503 while it is being chosen, 404 when never."""
+        deal = await self.chosen(day, variant)
+        if deal is None:
+            raise self.not_chosen(day)
+        return self.seeds.seed(day.date, variant, deal.k), deal
+
+    def not_chosen(self, day: Day) -> ApiError:
+        current = today(self.clock.now())
+        if current <= day.date <= current + timedelta(days=1):
+            return ApiError("unavailable", f"the challenges of {day.iso} are still being chosen (the solver "
+                            f"proves each deal winnable first); retry in {RETRY_AFTER_S} s",
+                            {"date": day.iso, "retry_after_s": RETRY_AFTER_S},
+                            headers={"Retry-After": str(RETRY_AFTER_S)})
+        if day.date > current:
+            return ApiError("not_found", f"the challenges of {day.iso} are not chosen yet: a day's "
+                            f"challenges are published from the day before (today is {current.isoformat()})",
+                            {"date": day.iso})
+        return ApiError("not_found", f"no challenge of {day.iso} is kept (challenges are kept "
+                        f"{self.settings.daily_keep_days} days after their day)", {"date": day.iso})
+
+    # --- choosing --------------------------------------------------------------------
+    def budget(self) -> Budget:
+        return Budget(max_nodes=self.settings.daily_solve_nodes, max_seconds=self.settings.daily_solve_s)
+
+    def keep_s(self, day: Day) -> int:
+        return day.keep_s(self.clock.now(), self.settings.daily_keep_days) + 24 * 3600
+
+    async def choose(self, day: Day, variant: str) -> ChosenDeal | None:
+        """Choose the deal of ``day`` and ``variant`` unless it is chosen, or another
+        instance is choosing it (then None: look again later)."""
+        deal = await self.chosen(day, variant)
+        if deal is not None:
+            return deal
+        token = secrets.token_hex(8)
+        if not await self.store.lock(day.iso, variant, token, self.lock_ms):
+            return None
+        try:
+            deal = await self.store.chosen(day.iso, variant)  # chosen while we took the lock?
+            if deal is None:
+                deal = await self._search(day, variant, token)
+            self._chosen[(day.iso, variant)] = deal
+            return deal
+        finally:
+            with contextlib.suppress(StoreError):
+                await self.store.release(day.iso, variant, token)
+
+    async def _search(self, day: Day, variant: str, token: str) -> ChosenDeal:
+        started = time.perf_counter()
+        for k in range(MAX_CANDIDATES):
+            seed = self.seeds.seed(day.date, variant, k)
+            result = await self._solve(variant, seed)
+            if not await self.store.extend(day.iso, variant, token, self.lock_ms):
+                log.warning("lost the lock choosing the %s deal of %s; the other chooser agrees", variant, day.iso)
+            if result.result == "won":
+                await self.solutions.keep(variant, {}, seed, result)
+                deal = await self.store.keep_chosen(day.iso, variant, ChosenDeal(k, len(result.commands)),
+                                                    self.keep_s(day))
+                log.info("chose the %s deal of %s: candidate %d, par %d (%d nodes, %d ms; %.1f s in all)",
+                         variant, day.iso, deal.k, deal.par, result.nodes, result.elapsed_ms,
+                         time.perf_counter() - started)
+                return deal
+            log.info("the %s candidate %d of %s is %s after %d nodes, %d ms: trying the next",
+                     variant, k, day.iso, result.result, result.nodes, result.elapsed_ms)
+        raise RuntimeError(f"no winnable {variant} deal among {MAX_CANDIDATES} candidates of {day.iso}")
+
+    async def _solve(self, variant: str, seed: int) -> SolveResult:
+        # Never refused for long: the pool's queue is shared with requests, so wait for room.
+        while True:
+            try:
+                search = self.pool.submit(solve_deal, variant, {}, seed, self.budget(),
+                                          what="a daily deal", retry_s=1)
+            except ApiError:
+                await asyncio.sleep(0.5)
+                continue
+            return await search
+
+    async def choose_ahead(self) -> bool:
+        """Today's deals, then tomorrow's; True when all are chosen."""
+        current = today(self.clock.now())
+        done = True
+        for day in (Day(current), Day(current + timedelta(days=1))):
+            for variant in VARIANTS:
+                if await self.choose(day, variant) is None:
+                    done = False
+        return done
+
+    async def _run(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                await self.choose_ahead()
+            except StoreError as exc:
+                log.info("choosing the daily deals: %s (will retry)", exc)
+            except Exception:  # the task must outlive one failure
+                log.exception("choosing the daily deals failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self.poll_s)
+
+    def start(self) -> None:
+        if self._task is None:
+            self._stopping = asyncio.Event()
+            self._task = asyncio.create_task(self._run(), name="daily-deals")
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            self._stopping.set()
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                await asyncio.wait_for(task, 5.0)

@@ -1,0 +1,49 @@
+"""Hints: one suggested command from what the player sees, the face-down cards unknown.
+
+The solver (in the pool) samples completions of the face-down cards from the
+cards not visible and suggests the command that wins the most samples. Its
+sampling seed is a digest of the visible view (variant, options, public piles)
+only, so two games that look the same get the same hint wherever their
+face-down cards really are; and the hidden cards never go into the search.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from service.engine import Game
+from service.settings import Settings
+from service.solver import Budget, HintResult, suggest
+from service.solving import SolverPool
+
+WAIT_MARGIN_S = 5.0  # a worker's start-up (spawned on first use) and the way back
+
+
+def view_seed(variant: str, options: Mapping[str, Any], piles: Mapping[str, Any]) -> int:
+    """The sampling seed of a visible position: a digest of exactly what the player sees."""
+    view = msgspec.json.encode({"variant": variant, "options": dict(options), "piles": dict(piles)},
+                               order="sorted")
+    return int.from_bytes(hashlib.sha256(b"solitaire/hint/v1\0" + view).digest()[:8], "big")
+
+
+class Hints:
+    def __init__(self, pool: SolverPool, settings: Settings) -> None:
+        self.pool = pool
+        self.settings = settings
+
+    def budget(self) -> Budget:
+        return Budget(max_nodes=self.settings.hint_sample_nodes, max_seconds=self.settings.hint_sample_s)
+
+    async def suggest(self, game: Game) -> HintResult:
+        """The hint for ``game``'s public view (503 when the pool is busy)."""
+        variant, options = game.variant.id, dict(game.variant.options)
+        piles = game.public_piles()
+        s = self.settings
+        return await self.pool.run(
+            suggest, variant, options, piles, samples=s.hint_samples, budget_per_sample=self.budget(),
+            rng_seed=view_seed(variant, options, piles), what="a hint",
+            wait_s=s.hint_samples * s.hint_sample_s + WAIT_MARGIN_S)

@@ -1,0 +1,101 @@
+"""A deal's solution: the solver's line from seq 0, computed once and kept in Redis.
+
+Kept by (rules version, variant, options, seed), so every game of one deal
+shares it, and the daily chooser's winning line serves the day's attempts.
+A request waits at most the solving budget (plus a margin); past that it gets
+503 with ``Retry-After`` while the search finishes and stores its answer for
+the retry. Concurrent requests for one deal on one instance share one search.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from service.engine import RULES_VERSION, get_variant
+from service.settings import Settings
+from service.solver import Budget, SolveResult, solve_deal
+from service.solving import SolverPool
+from service.store import keys
+from service.store.solver import SolverStore
+
+log = logging.getLogger("service.solutions")
+
+WAIT_MARGIN_S = 5.0  # a worker's start-up (spawned on first use) and the result's way back
+# Proved answers are kept long (a search can take seconds); an "unknown" only briefly,
+# since a later search on a quieter machine may finish.
+KEEP_PROVED_S = 90 * 24 * 3600
+KEEP_UNKNOWN_S = 3600
+
+
+def options_digest(options: Mapping[str, Any]) -> str:
+    """A short digest of a variant's options, for keys."""
+    return hashlib.sha256(msgspec.json.encode(dict(options), order="sorted")).hexdigest()[:16]
+
+
+def solution_body(result: SolveResult) -> bytes:
+    """The ``Solution`` body of PROTOCOL.md: the line only when won."""
+    return msgspec.json.encode({"result": result.result,
+                                "commands": list(result.commands) if result.result == "won" else [],
+                                "nodes": result.nodes, "elapsed_ms": result.elapsed_ms})
+
+
+class Solutions:
+    def __init__(self, pool: SolverPool, store: SolverStore, settings: Settings) -> None:
+        self.pool = pool
+        self.store = store
+        self.settings = settings
+        self._running: dict[str, asyncio.Future[bytes]] = {}
+
+    def budget(self) -> Budget:
+        return Budget(max_nodes=self.settings.solution_solve_nodes, max_seconds=self.settings.solution_solve_s)
+
+    @staticmethod
+    def key(variant: str, options: Mapping[str, Any], seed: int) -> str:
+        """The deal's key; options as the variant completes them (defaults filled in), so
+        ``{}`` and ``{"single_card_moves": false}`` are one deal."""
+        full = get_variant(variant)(dict(options)).options
+        return keys.solution(str(RULES_VERSION), variant, options_digest(full), seed)
+
+    async def body(self, variant: str, options: Mapping[str, Any], seed: int) -> bytes:
+        """The deal's ``Solution`` body: from Redis, or searched now (503 when the pool is busy)."""
+        key = self.key(variant, options, seed)
+        kept = await self.store.solution(key)
+        if kept is not None:
+            return kept
+        running = self._running.get(key)
+        if running is None:
+            search = self.pool.submit(solve_deal, variant, dict(options), seed, self.budget(),
+                                      what="the solution", retry_s=self.settings.solution_solve_s)
+            running = asyncio.ensure_future(self._keep_when_done(key, search))
+            self._running[key] = running
+            running.add_done_callback(lambda done: self._finished(key, done))
+        wait_s = self.settings.solution_solve_s + WAIT_MARGIN_S
+        try:
+            return await asyncio.wait_for(asyncio.shield(running), wait_s)
+        except TimeoutError:
+            raise self.pool.busy_error("the solution", self.settings.solution_solve_s) from None
+        except BrokenProcessPool:
+            raise self.pool.busy_error("the solution", 1) from None
+
+    def _finished(self, key: str, done: asyncio.Future[bytes]) -> None:
+        self._running.pop(key, None)
+        if not done.cancelled() and done.exception() is not None:  # retrieved: a waiter may be gone
+            log.warning("the solution search %s failed: %r", key, done.exception())
+
+    async def _keep_when_done(self, key: str, search: asyncio.Future[SolveResult]) -> bytes:
+        result = await search
+        body = solution_body(result)
+        await self.store.keep_solution(key, body, KEEP_PROVED_S if result.result != "unknown" else KEEP_UNKNOWN_S)
+        return body
+
+    async def keep(self, variant: str, options: Mapping[str, Any], seed: int, result: SolveResult) -> None:
+        """Keep a result found elsewhere (the daily chooser's winning line)."""
+        ttl = KEEP_PROVED_S if result.result != "unknown" else KEEP_UNKNOWN_S
+        await self.store.keep_solution(self.key(variant, options, seed), solution_body(result), ttl)

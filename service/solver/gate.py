@@ -1,0 +1,170 @@
+"""Gate for the search.
+
+Position: ``(found, bars, pillars, talon, w)``: ``found[s]`` counts the cards on
+``foundation/s``; ``bars[i]`` the cards of ``tableau/i`` bottom to top; ``pillars`` the
+cards of ``reserve/0`` and ``reserve/1``; ``talon`` the waste (bottom to top) then the
+stock in the order it deals, ``w`` of them in the waste. One pass: a draw is a plain
+move of the search. The bars are interchangeable (the key sorts them); the pillars
+are not (the left one refills on a tie).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+from service.engine import Pile
+
+from .build import ALT_DOWN, alt_run
+from .cards import RANK_OF, RED_OF, SUIT_OF, card_of
+from .rules import (DRAW, DRAWS, FOUNDATION_IDS, FROM_FOUNDATION, FROM_WASTE, RESERVE_IDS, REVEALS, SETTLED,
+                    TABLEAU, TABLEAU_IDS, TO_FOUNDATION, Cmd, Rules, State, Step, codes)
+
+F = FOUNDATION_IDS
+T = TABLEAU_IDS
+R = RESERVE_IDS
+Bars = tuple[tuple[int, ...], ...]
+
+
+def _bump(found: tuple[int, ...], f: int, d: int) -> tuple[int, ...]:
+    lst = list(found)
+    lst[f] += d
+    return tuple(lst)
+
+
+def _put(bars: Bars, j: int, cards: tuple[int, ...]) -> Bars:
+    lst = list(bars)
+    lst[j] = lst[j] + cards
+    return tuple(lst)
+
+
+def _low_enough(found: tuple[int, ...], c: int) -> bool:
+    """``c`` may go up for good: nothing still in play could be built on it (see gilbert)."""
+    r = RANK_OF[c]
+    if r <= 2:
+        return True
+    red = RED_OF[c]
+    for s in range(4):
+        need = r - 1 if RED_OF[card_of(s, 1)] != red else r - 2
+        if found[s] < need:
+            return False
+    return True
+
+
+class Gate(Rules):
+    variant_id = "gate"
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(options)
+        self.runs_move = not self.options["single_card_moves"]
+
+    def order(self, steps: list[Step]) -> list[Step]:
+        steps.sort(key=lambda step: step[0])  # by priority alone: measured better than by score
+        return steps
+
+    def from_piles(self, piles: Mapping[str, Pile]) -> State:
+        found = tuple(len(piles[f].up) for f in F[:4])
+        bars = tuple(codes(piles[t].up) for t in T[:8])
+        pillars = (codes(piles[R[0]].up), codes(piles[R[1]].up))
+        waste, stock = piles["waste"].up, piles["stock"].down
+        return (found, bars, pillars, codes(waste) + codes(stock[::-1]), len(waste))
+
+    def key(self, s: State) -> Hashable:
+        found, bars, pillars, talon, w = s
+        return (found, tuple(sorted(bars)), pillars, talon, w)
+
+    def _leave_bar(self, bars: Bars, pillars: tuple[tuple[int, ...], ...], i: int,
+                   rest: tuple[int, ...]) -> tuple[Bars, tuple[tuple[int, ...], ...]]:
+        """The bars and pillars once ``tableau/i`` is left holding ``rest`` (refilled if emptied)."""
+        lst = list(bars)
+        left, right = pillars
+        if not rest and (left or right):
+            if len(left) >= len(right):
+                rest, pillars = left[-1:], (left[:-1], right)
+            else:
+                rest, pillars = right[-1:], (left, right[:-1])
+        lst[i] = rest
+        return tuple(lst), pillars
+
+    def moves(self, s: State) -> list[tuple[int, Cmd, State]]:
+        found, bars, pillars, talon, w = s
+        out: list[tuple[int, Cmd, State]] = []
+        targets: dict[int, list[int]] = {}
+        empties = []
+        for j, p in enumerate(bars):
+            if p:
+                for c in ALT_DOWN[p[-1]]:
+                    targets.setdefault(c, []).append(j)
+            else:
+                empties.append(j)
+        if w:
+            c = talon[w - 1]
+            rest = talon[:w - 1] + talon[w:]
+            if found[SUIT_OF[c]] == RANK_OF[c] - 1:
+                out.append((TO_FOUNDATION, ("waste", F[SUIT_OF[c]], 1),
+                            (_bump(found, SUIT_OF[c], 1), bars, pillars, rest, w - 1)))
+            for j in targets.get(c, ()):
+                out.append((FROM_WASTE, ("waste", T[j], 1), (found, _put(bars, j, (c,)), pillars, rest, w - 1)))
+            for j in empties:
+                out.append((FROM_WASTE, ("waste", T[j], 1), (found, _put(bars, j, (c,)), pillars, rest, w - 1)))
+        elif empties and len(talon) > 0:
+            c = talon[0]
+            for j in empties:
+                out.append((FROM_WASTE, ("stock", T[j], 1), (found, _put(bars, j, (c,)), pillars, talon[1:], 0)))
+        for r in range(2):
+            pillar = pillars[r]
+            if not pillar:
+                continue
+            c = pillar[-1]
+            less = (pillar[:-1], pillars[1]) if r == 0 else (pillars[0], pillar[:-1])
+            if found[SUIT_OF[c]] == RANK_OF[c] - 1:
+                out.append((TO_FOUNDATION, (R[r], F[SUIT_OF[c]], 1),
+                            (_bump(found, SUIT_OF[c], 1), bars, less, talon, w)))
+            for j in targets.get(c, ()):
+                out.append((REVEALS, (R[r], T[j], 1), (found, _put(bars, j, (c,)), less, talon, w)))
+        for f in range(4):
+            n = found[f]
+            if not n:
+                continue
+            c = card_of(f, n)
+            less_found = _bump(found, f, -1)
+            for j in targets.get(c, ()):
+                out.append((FROM_FOUNDATION, (F[f], T[j], 1), (less_found, _put(bars, j, (c,)), pillars, talon, w)))
+        for i, p in enumerate(bars):
+            if not p:
+                continue
+            run = alt_run(p, 0) if self.runs_move else 1
+            for k in range(1, run + 1):
+                c = p[-k]
+                moved = p[-k:]
+                rest = p[:-k]
+                nbars, npillars = self._leave_bar(bars, pillars, i, rest)
+                if k == 1 and found[SUIT_OF[c]] == RANK_OF[c] - 1:
+                    out.append((TO_FOUNDATION, (T[i], F[SUIT_OF[c]], 1),
+                                (_bump(found, SUIT_OF[c], 1), nbars, npillars, talon, w)))
+                prio = REVEALS if not rest else SETTLED if c in ALT_DOWN[rest[-1]] else TABLEAU
+                for j in targets.get(c, ()):
+                    if j != i:
+                        out.append((prio, (T[i], T[j], k), (found, _put(nbars, j, moved), npillars, talon, w)))
+        if w < len(talon):
+            out.append((DRAWS, DRAW, (found, bars, pillars, talon, w + 1)))
+        return out
+
+    def safe(self, s: State) -> tuple[Cmd, State] | None:
+        # Not from a pillar, nor from a bar that a pillar would refill: either changes
+        # which pillar refills later spaces.
+        found, bars, pillars, talon, w = s
+        no_pillars = not pillars[0] and not pillars[1]
+        for i, p in enumerate(bars):
+            if p and (len(p) > 1 or no_pillars):
+                c = p[-1]
+                if found[SUIT_OF[c]] == RANK_OF[c] - 1 and _low_enough(found, c):
+                    lst = list(bars)
+                    lst[i] = p[:-1]
+                    return (T[i], F[SUIT_OF[c]], 1), (_bump(found, SUIT_OF[c], 1), tuple(lst), pillars, talon, w)
+        if w:
+            c = talon[w - 1]
+            if found[SUIT_OF[c]] == RANK_OF[c] - 1 and _low_enough(found, c):
+                return (("waste", F[SUIT_OF[c]], 1),
+                        (_bump(found, SUIT_OF[c], 1), bars, pillars, talon[:w - 1] + talon[w:], w - 1))
+        return None

@@ -1,0 +1,100 @@
+"""The solver's own fast copy of each variant's rules: a position as nested tuples of
+card integers, every legal command with the position it leads to, a canonical key for
+the transposition table, and the foundation moves that can never hurt.
+
+The engine (service.engine) stays the judge: tests check that :meth:`Rules.moves`
+lists exactly the engine's legal commands, leading to exactly the engine's positions,
+and every line the search returns is replayed through the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any, ClassVar
+
+from service.engine import Pile, get_variant
+
+from .cards import CODE
+
+State = tuple[Any, ...]
+# A command in the search: (from pile id, to pile id, count); DRAW is a draw.
+Cmd = tuple[str, str, int]
+DRAW: Cmd = ("stock", "", 0)
+# A step of the search: (priority, the commands it plays, the position after them).
+# Lower priorities are tried first.
+Step = tuple[int, tuple[Cmd, ...], State]
+
+# Priorities shared by the variants (move ordering).
+TO_FOUNDATION = 0
+REVEALS = 10  # turns a face-down card up, empties a pile, plays from a pillar
+FROM_WASTE = 20
+TABLEAU = 30
+FROM_FOUNDATION = 50
+DRAWS = 60
+SETTLED = 70  # moves a card (or run) off a card it is already built on: last
+
+FOUNDATION_IDS = tuple(f"foundation/{i}" for i in range(8))
+TABLEAU_IDS = tuple(f"tableau/{i}" for i in range(18))
+RESERVE_IDS = ("reserve/0", "reserve/1")
+
+
+def command_dict(cmd: Cmd) -> dict[str, Any]:
+    """The PROTOCOL.md command object of a search command."""
+    if cmd == DRAW:
+        return {"type": "draw"}
+    return {"type": "move", "from": cmd[0], "to": cmd[1], "count": cmd[2]}
+
+
+def codes(cards: tuple[str, ...]) -> tuple[int, ...]:
+    return tuple(CODE[c] for c in cards)
+
+
+class Rules:
+    """One variant with its options, as the search sees it."""
+
+    variant_id: ClassVar[str]
+    total_cards: ClassVar[int] = 52
+    # Best-first (always expand the position of highest :meth:`score`) instead of
+    # depth-first with the children ordered by score then priority.
+    best_first: ClassVar[bool] = False
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        self.options: dict[str, Any] = get_variant(self.variant_id).normalize_options(options)
+
+    def from_piles(self, piles: Mapping[str, Pile]) -> State:  # pragma: no cover - abstract
+        """The search's position for the engine's piles (every card known)."""
+        raise NotImplementedError
+
+    def moves(self, s: State) -> list[tuple[int, Cmd, State]]:  # pragma: no cover - abstract
+        """Every legal command (the engine's ``legal_moves``: moves with foundations by
+        index, and ``draw``), with its priority and the position it leads to."""
+        raise NotImplementedError
+
+    def key(self, s: State) -> Hashable:
+        """Equal for positions from which exactly the same can be won."""
+        return s
+
+    def score(self, s: State) -> int:
+        """How promising a position looks (higher is better): guides the search's order only."""
+        return int(sum(s[0]))
+
+    def won(self, s: State) -> bool:
+        return bool(sum(s[0]) == self.total_cards)
+
+    def safe(self, s: State) -> tuple[Cmd, State] | None:
+        """A move to a foundation that cannot turn a winnable position into an
+        unwinnable one, if there is one: the search plays it and nothing else."""
+        return None
+
+    def successors(self, s: State) -> list[Step]:
+        """What the search tries from ``s``, best first."""
+        safe = self.safe(s)
+        if safe is not None:
+            return [(TO_FOUNDATION, (safe[0],), safe[1])]
+        return self.order([(p, (c,), t) for p, c, t in self.moves(s)])
+
+    def order(self, steps: list[Step]) -> list[Step]:
+        """Best first: higher score of the position reached, then lower priority."""
+        score = self.score
+        steps.sort(key=lambda step: (-score(step[2]), step[0]))
+        return steps

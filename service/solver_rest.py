@@ -1,0 +1,67 @@
+"""The solver's endpoints (PROTOCOL.md "Solver, and later additions"): solutions and hints."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from protocol.codec import encode
+from service.errors import ApiError
+from service.games import Loaded
+from service.rest import ctx_of, player_of
+from service.store.solver import SolverStore
+
+routes = web.RouteTableDef()
+
+
+def _daily_end(loaded: Loaded) -> str | None:
+    """When a daily attempt's day ends (None for an ordinary game)."""
+    if not loaded.meta.extra.get("daily"):
+        return None
+    return loaded.meta.extra.get("closes_at") or loaded.meta.extra.get("readable_from")
+
+
+@routes.get("/v1/games/{game_id}/solution")
+async def get_solution(request: web.Request) -> web.Response:
+    """The solver's line from the deal, once the game is over (it would show face-down cards)."""
+    ctx = ctx_of(request)
+    player = player_of(request, required=False)
+    loaded = await ctx.games.load(request.match_info["game_id"])
+    ctx.games.check_read(loaded, player)
+    game = loaded.game
+    if not game.status.is_final:
+        raise ApiError("conflict", f"the game is {game.status.value}: its solution is shown once it is "
+                       f"won or resigned (it would show the face-down cards)",
+                       {"status": game.status.value})
+    ends = _daily_end(loaded)
+    if ends is not None and not ctx.games.seed_visible(loaded):
+        raise ApiError("forbidden", f"the solution of a daily challenge is shown once its day is over, "
+                       f"at {ends}: until then it would help the other players", {"available_at": ends})
+    body = await ctx.solutions.body(game.variant.id, game.variant.options, game.seed)
+    return web.Response(body=body, content_type="application/json")
+
+
+@routes.post("/v1/games/{game_id}/hint")
+async def post_hint(request: web.Request) -> web.Response:
+    """One suggested command from what the owner sees now; counted in ``stats.hints``."""
+    ctx = ctx_of(request)
+    player = player_of(request, required=True)
+    if (await request.read()).strip() not in (b"", b"{}"):
+        raise ApiError("bad_request", "a hint request takes no body")
+    loaded = await ctx.games.load(request.match_info["game_id"])
+    ctx.games.check_command(loaded, player)  # the owner only; a closed daily attempt is 403
+    if loaded.meta.extra.get("daily"):
+        raise ApiError("forbidden", "no hints in a ranked daily attempt: its leaderboard ranks unaided play",
+                       {"daily": loaded.meta.extra["daily"]})
+    status = loaded.game.status
+    if status.is_final:
+        raise ApiError("conflict", f"the game is {status.value}: there is no command to suggest",
+                       {"status": status.value})
+    assert player is not None
+    await ctx.limiter.check(player)
+    hint = await ctx.hints.suggest(loaded.game)
+    count = await SolverStore(ctx.redis).count_hint(loaded.game_id)
+    if count is None:
+        raise ApiError("not_found", f"no game {loaded.game_id!r}")
+    ctx.games.hint_taken(loaded, count)
+    return web.Response(body=encode({"seq": loaded.seq, "command": hint.command, "samples": hint.samples,
+                                     "wins": hint.wins}), content_type="application/json")

@@ -1,0 +1,131 @@
+"""The solver's worker pool: CPU-heavy searches in other processes, never on the event loop.
+
+One :class:`SolverPool` per instance, made and closed in the app's cleanup_ctx.
+It holds ``workers`` processes and lets at most ``queue`` more jobs wait; a job
+beyond that is refused at once with 503 ``unavailable`` and ``Retry-After``
+(:class:`ApiError`), so a burst of hints can never pile up unbounded work.
+A caller waits at most ``wait_s`` for its result; the job itself runs on (its
+budget bounds it), so whoever stores its result still gets it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import math
+import multiprocessing
+from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
+
+from service.errors import ApiError
+
+log = logging.getLogger("service.solving")
+
+T = TypeVar("T")
+
+
+# Workers run at a lower CPU priority than the event loop's process: on a busy machine a
+# search waits, a move does not (PROTOCOL latency over hint speed).
+WORKER_NICE = 10
+
+
+def _warm_up() -> None:
+    import os
+
+    import service.solver  # noqa: F401 - import once per worker, not on the first job
+
+    if hasattr(os, "nice"):
+        os.nice(WORKER_NICE)
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], None]) -> None:
+    try:
+        loop.call_soon_threadsafe(fn)
+    except RuntimeError:  # the loop closed first: nobody counts any more
+        pass
+
+
+class SolverPool:
+    """A bounded pool of solver processes."""
+
+    def __init__(self, workers: int, queue: int) -> None:
+        if workers < 1:
+            raise ValueError(f"solver_workers={workers}: at least one worker is needed")
+        if queue < 0:
+            raise ValueError(f"solver_queue={queue}: may not be negative")
+        self.workers = workers
+        self.queue = queue
+        self._pending = 0
+        self._executor = self._new_executor()
+
+    def _new_executor(self) -> concurrent.futures.ProcessPoolExecutor:
+        # spawn, not fork: forking a process that runs an event loop and threads copies
+        # their locks in whatever state they are.
+        return concurrent.futures.ProcessPoolExecutor(
+            max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_warm_up)
+
+    @property
+    def pending(self) -> int:
+        """Jobs running or waiting."""
+        return self._pending
+
+    @property
+    def capacity(self) -> int:
+        return self.workers + self.queue
+
+    def busy_error(self, what: str, retry_s: float) -> ApiError:
+        retry = max(1, math.ceil(retry_s))
+        return ApiError("unavailable", f"the solver is busy ({self._pending} searches running or queued, "
+                        f"at most {self.capacity}): {what} could not be computed now; retry in {retry} s",
+                        {"retry_after_s": retry}, headers={"Retry-After": str(retry)})
+
+    def submit(self, fn: Callable[..., T], *args: Any, what: str, retry_s: float,
+               **kwargs: Any) -> asyncio.Future[T]:
+        """Start ``fn(*args, **kwargs)`` in a worker; 503 when the queue is full."""
+        if self._pending >= self.capacity:
+            raise self.busy_error(what, retry_s)
+        try:
+            future = self._executor.submit(fn, *args, **kwargs)
+        except (BrokenProcessPool, RuntimeError):  # a dead worker broke the pool
+            log.warning("a solver worker died; starting a new pool")
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = self._new_executor()
+            future = self._executor.submit(fn, *args, **kwargs)
+        self._pending += 1
+        loop = asyncio.get_running_loop()
+        # The callback runs in the executor's thread: count down on the loop's thread.
+        future.add_done_callback(lambda _: _call_soon(loop, self._done))
+        return asyncio.wrap_future(future, loop=loop)
+
+    def _done(self) -> None:
+        self._pending -= 1
+
+    async def run(self, fn: Callable[..., T], *args: Any, what: str, wait_s: float, **kwargs: Any) -> T:
+        """Run ``fn`` in a worker and wait up to ``wait_s`` for it; 503 after that."""
+        future = self.submit(fn, *args, what=what, retry_s=wait_s, **kwargs)
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), wait_s)
+        except TimeoutError:
+            future.add_done_callback(_retrieve)  # nobody awaits it any more
+            raise self.busy_error(what, wait_s) from None
+        except BrokenProcessPool:  # a worker died (killed, out of memory): the next job gets a new pool
+            raise self.busy_error(what, 1) from None
+
+    async def aclose(self) -> None:
+        """Stop every worker now: a search in progress is abandoned (its caller is gone too)."""
+        executor = self._executor
+        processes = list(getattr(executor, "_processes", {}).values())
+        executor.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        loop = asyncio.get_running_loop()
+        for process in processes:
+            await loop.run_in_executor(None, process.join, 5.0)

@@ -1,0 +1,258 @@
+"""Solutions and hints through the running service (real Redis, real worker processes).
+
+Every solution the service returns is checked the way a client would use it:
+sent as commands, over REST, to a NEW game with the same seed, which it must win.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import msgspec
+import pytest
+
+from protocol.solver import Hint, Solution
+from service.app import Context
+from service.store import keys
+from tests.live import settings_for_test
+from tests.service.helpers import CONFIGS, Api, running_app, wait_for
+
+# Deals whose solutions the tests replay: fixed, so a run never depends on a drawn deal.
+SEEDS = {"gilbert": 6, "shamrocks": 4, "gate": 13, "caprice": 7}
+
+
+@pytest.fixture
+async def service(redis_url: str, tmp_path: Path) -> AsyncIterator[tuple[Api, Context]]:
+    settings = settings_for_test(redis_url, tmp_path, snapshot_every=1)
+    async with running_app(settings) as (base, ctx), aiohttp.ClientSession() as session:
+        yield Api(session, base), ctx
+
+
+async def replay_wins(api: Api, token: str, variant: str, options: dict[str, Any] | None, seed: int,
+                      commands: list[dict[str, Any]]) -> None:
+    """Send ``commands`` to a new game of the same deal: each accepted, the last one winning."""
+    game = (await api.create(token, variant, seed, options))["game_id"]
+    status = "playing"
+    for i, command in enumerate(commands):
+        assert status == "playing", f"{variant} {seed}: the game was {status} before command {i}"
+        reply = await api.command(token, game, command, expected_seq=i, expect=None)
+        assert reply.status == 200, (variant, seed, i, command, reply.body)
+        status = reply.body["diff"]["status"]
+    assert status == "won", f"{variant} {seed}: the solution's {len(commands)} commands end {status}"
+
+
+async def solution(api: Api, token: str | None, game: str) -> Any:
+    """GET the solution as a client does: after a 503 (the pool busy, on a shared machine),
+    wait what Retry-After says and ask again."""
+    for _ in range(10):
+        reply = await api.request("GET", f"/v1/games/{game}/solution", token)
+        if reply.status != 503:
+            assert reply.status == 200, reply.raw
+            return reply.body
+        await asyncio.sleep(int(reply.headers["Retry-After"]))
+    raise AssertionError("the solver stayed busy for ten tries")
+
+
+# --- solutions ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("variant", "options"), CONFIGS)
+async def test_the_solution_of_a_resigned_game_wins_a_new_game_with_the_same_seed(
+        service: tuple[Api, Context], variant: str, options: dict[str, Any]) -> None:
+    api, _ = service
+    _, token = await api.player()
+    seed = SEEDS[variant]
+    game = (await api.create(token, variant, seed, options or None))["game_id"]
+    await api.command(token, game, {"type": "resign"})
+    body = await solution(api, token, game)
+    answer = msgspec.convert(body, Solution)
+    assert set(body) == {"result", "commands", "nodes", "elapsed_ms"}
+    assert answer.result == "won", body
+    await replay_wins(api, token, variant, options or None, seed, body["commands"])
+
+
+async def test_the_solution_of_a_won_game_wins_too_and_is_kept(service: tuple[Api, Context]) -> None:
+    api, ctx = service
+    _, token = await api.player()
+    seed = SEEDS["gate"]
+    first = (await api.create(token, "gate", seed))["game_id"]
+    await api.command(token, first, {"type": "resign"})
+    line = await solution(api, token, first)
+    won = (await api.create(token, "gate", seed))["game_id"]
+    for command in line["commands"]:
+        await api.command(token, won, command)
+    assert (await api.state(won, token))["status"] == "won"
+    again = await solution(api, token, won)
+    assert again == line  # one search per deal: the kept answer
+    kept = await ctx.redis.execute("GET", ctx.solutions.key("gate", {}, seed))
+    assert json.loads(kept) == line
+    await replay_wins(api, token, "gate", None, seed, again["commands"])
+
+
+async def test_no_solution_before_the_game_is_over(service: tuple[Api, Context]) -> None:
+    api, _ = service
+    _, token = await api.player()
+    game = (await api.create(token, "gilbert", 5))["game_id"]
+    err = (await api.request("GET", f"/v1/games/{game}/solution", token, 409)).error
+    assert err["code"] == "conflict" and "playing" in err["message"]
+    await api.command(token, game, {"type": "draw"})
+    assert (await api.request("GET", f"/v1/games/{game}/solution", token, 409)).error["code"] == "conflict"
+
+
+async def test_a_solution_is_visible_to_whoever_may_read_the_game(service: tuple[Api, Context]) -> None:
+    api, _ = service
+    _, owner = await api.player("ann")
+    _, other = await api.player("bob")
+    private = (await api.create(owner, "gate", SEEDS["gate"]))["game_id"]
+    public = (await api.create(owner, "gate", SEEDS["gate"], public=True))["game_id"]
+    for game in (private, public):
+        await api.command(owner, game, {"type": "resign"})
+    assert (await api.request("GET", f"/v1/games/{private}/solution", other, 404)).error["code"] == "not_found"
+    await api.request("GET", f"/v1/games/{private}/solution", None, 404)
+    await solution(api, other, public)
+    await solution(api, None, public)
+
+
+# --- hints ------------------------------------------------------------------------------------
+
+
+async def hint(api: Api, token: str | None, game: str, expect: int = 200) -> Any:
+    return (await api.request("POST", f"/v1/games/{game}/hint", token, expect)).body
+
+
+async def test_a_hint_suggests_a_legal_command_and_is_counted_in_stats(service: tuple[Api, Context]) -> None:
+    api, _ = service
+    _, token = await api.player()
+    game = (await api.create(token, "gilbert", 21))["game_id"]
+    body = await hint(api, token, game)
+    msgspec.convert(body, Hint)
+    assert set(body) == {"seq", "command", "samples", "wins"}
+    assert body["seq"] == 0 and body["samples"] > 0 and 0 <= body["wins"] <= body["samples"]
+    if body["command"] is not None:
+        legal = (await api.moves(game, token))["moves"]
+        assert body["command"] in legal + [{"type": "draw"}], body
+    state = await api.state(game, token)
+    assert state["stats"]["hints"] == 1
+    await hint(api, token, game)
+    reply = await api.command(token, game, {"type": "draw"})
+    assert reply.body["diff"]["stats"]["hints"] == 2
+    assert (await api.state(game, token))["stats"]["hints"] == 2
+
+
+async def test_a_hint_does_not_depend_on_where_the_face_down_cards_are(
+        service: tuple[Api, Context]) -> None:
+    """Two games that differ only in their face-down cards, at the same visible position,
+    get the same hint. The second game's face-down stock is reordered in the store."""
+    api, ctx = service
+    _, token = await api.player()
+    a = (await api.create(token, "gilbert", 31))["game_id"]
+    b = (await api.create(token, "gilbert", 31))["game_id"]
+    for game in (a, b):  # one command each: a snapshot (snapshot_every=1) holds every pile
+        first = (await api.moves(game, token))["moves"][0]
+        await api.command(token, game, first)
+    snap_key = keys.game_snapshot(b)
+    data = json.loads(await ctx.redis.execute("HGET", snap_key, "data"))
+    stock_down = data["piles"]["stock"][0]
+    assert len(stock_down) >= 2
+    data["piles"]["stock"][0] = list(reversed(stock_down))
+    await ctx.redis.execute("HSET", snap_key, "data", json.dumps(data))
+    state_a, state_b = await api.state(a, token), await api.state(b, token)
+    assert state_a["piles"] == state_b["piles"]  # the same visible position
+    hint_a, hint_b = await hint(api, token, a), await hint(api, token, b)
+    assert hint_a == hint_b
+    # and the hidden cards really differ: the next stock card dealt is another one
+    da = (await api.command(token, a, {"type": "draw"})).body["diff"]
+    db = (await api.command(token, b, {"type": "draw"})).body["diff"]
+    assert da["ops"] != db["ops"]
+
+
+async def test_only_the_owner_may_ask_for_a_hint(service: tuple[Api, Context]) -> None:
+    api, _ = service
+    _, owner = await api.player("ann")
+    _, other = await api.player("bob")
+    game = (await api.create(owner, "gate", 3, public=True))["game_id"]
+    assert (await api.request("POST", f"/v1/games/{game}/hint", None, 401)).error["code"] == "unauthorized"
+    assert (await api.request("POST", f"/v1/games/{game}/hint", other, 403)).error["code"] == "forbidden"
+    assert (await api.state(game))["stats"]["hints"] == 0
+
+
+async def test_no_hint_for_a_finished_game(service: tuple[Api, Context]) -> None:
+    api, _ = service
+    _, token = await api.player()
+    game = (await api.create(token, "gate", 3))["game_id"]
+    await api.command(token, game, {"type": "resign"})
+    err = (await api.request("POST", f"/v1/games/{game}/hint", token, 409)).error
+    assert err["code"] == "conflict" and "resigned" in err["message"]
+
+
+async def test_a_hint_counts_against_the_rate_limit(redis_url: str, tmp_path: Path) -> None:
+    settings = settings_for_test(redis_url, tmp_path, rate_limit_per_s=0.001, rate_limit_burst=3)
+    async with running_app(settings) as (base, _), aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        _, token = await api.player()  # an address's request, not the player's
+        game = (await api.create(token, "gate", 3))["game_id"]  # 1
+        await hint(api, token, game)  # 2
+        await hint(api, token, game)  # 3
+        reply = await api.request("POST", f"/v1/games/{game}/hint", token, 429)
+        assert reply.error["code"] == "rate_limited" and reply.headers["Retry-After"]
+        assert (await api.state(game, token))["stats"]["hints"] == 2
+
+
+def wait_for_file(path: str) -> None:
+    """A job that holds a worker until ``path`` exists (runs in a worker process)."""
+    deadline = time.monotonic() + 120
+    while not Path(path).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+async def test_a_busy_solver_answers_503_with_retry_after(redis_url: str, tmp_path: Path) -> None:
+    settings = settings_for_test(redis_url, tmp_path, solver_workers=1, solver_queue=0, daily_solve_s=0.5)
+    async with running_app(settings) as (base, ctx), aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        await ctx.extensions["daily"].deals.stop()  # type: ignore[attr-defined]
+        await wait_for(lambda: ctx.pool.pending == 0, 60, "the daily chooser's last search")
+        _, token = await api.player()
+        game = (await api.create(token, "caprice", 17))["game_id"]
+        resigned = (await api.create(token, "caprice", 18))["game_id"]
+        await api.command(token, resigned, {"type": "resign"})
+        release = tmp_path / "release"
+        blocker = ctx.pool.submit(wait_for_file, str(release), what="a test's blocker", retry_s=1)
+        try:
+            for path, method in ((f"/v1/games/{game}/hint", "POST"), (f"/v1/games/{resigned}/solution", "GET")):
+                reply = await api.request(method, path, token, 503)
+                assert reply.error["code"] == "unavailable" and "busy" in reply.error["message"]
+                assert int(reply.headers["Retry-After"]) >= 1
+            assert (await api.state(game, token))["stats"]["hints"] == 0  # a refused hint is not counted
+            release.touch()
+            await blocker
+            await wait_for(lambda: ctx.pool.pending == 0, 60, "the pool to drain")
+            await hint(api, token, game)  # room again
+        finally:
+            release.touch()
+
+
+async def test_the_pool_runs_jobs_in_other_processes(tmp_path: Path) -> None:
+    import os
+
+    from service.solving import SolverPool
+
+    pool = SolverPool(1, 0)
+    try:
+        assert await pool.run(os.getpid, what="a pid", wait_s=60) != os.getpid()
+        release = tmp_path / "release"
+        first = pool.submit(wait_for_file, str(release), what="a blocker", retry_s=2)
+        with pytest.raises(Exception) as refused:
+            pool.submit(os.getpid, what="a second job", retry_s=2)
+        assert getattr(refused.value, "status", None) == 503
+        assert refused.value.headers == {"Retry-After": "2"}  # type: ignore[attr-defined]
+        release.touch()
+        await first
+    finally:
+        await pool.aclose()
+

@@ -1,0 +1,101 @@
+"""Hints: from the public view only, so the face-down cards never change them."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from service.engine import Game, Pile, Status, command_from_dict
+from service.solver import Budget, HintResult, suggest
+
+from .helpers import CONFIGS, config_id, game_at, random_positions, small_position
+
+SAMPLE = Budget(max_nodes=400, max_seconds=60.0)  # nodes, not seconds, end each sample: repeatable
+
+
+def hint(game: Game, rng_seed: int = 5, samples: int = 4) -> HintResult:
+    return suggest(game.variant.id, game.variant.options, game.public_piles(),
+                   samples=samples, budget_per_sample=SAMPLE, rng_seed=rng_seed)
+
+
+def with_face_down_cards_shuffled(game: Game, rng: random.Random, only: str = "") -> Game:
+    """The same visible position with the face-down cards (of the piles whose id starts
+    with ``only``) dealt differently."""
+    ids = [k for k in game.piles if k.startswith(only)]
+    hidden = [c for k in ids for c in game.piles[k].down]
+    rng.shuffle(hidden)
+    piles, at = dict(game.piles), 0
+    for pile_id in ids:
+        pile = game.piles[pile_id]
+        n = len(pile.down)
+        piles[pile_id] = Pile(tuple(hidden[at:at + n]), pile.up)
+        at += n
+    return game_at(game.variant.id, game.variant.options, piles)
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=config_id)
+def test_a_hint_depends_only_on_the_visible_position(config: tuple[str, dict[str, Any]]) -> None:
+    variant_id, options = config
+    rng = random.Random(3)
+    differed = 0
+    for seed in (1, 2):
+        game = random_positions(variant_id, options, seed, steps=15)[-1]
+        if game.status is not Status.PLAYING:
+            continue
+        other = with_face_down_cards_shuffled(game, rng)
+        differed += other.piles != game.piles
+        assert other.public_piles() == game.public_piles()
+        first = hint(game)
+        assert first == hint(other), f"seed {seed}: the face-down cards changed the hint"
+        assert first.command is not None and first.samples == 4 and 0 <= first.wins <= 4
+        assert command_from_dict(first.command) in game.legal_moves()
+        reordered = dict(reversed(list(game.public_piles().items())))
+        assert suggest(variant_id, options, reordered, samples=4, budget_per_sample=SAMPLE,
+                       rng_seed=5) == first
+    # Shamrocks has no face-down card: the two games are the same there.
+    assert differed or variant_id == "shamrocks"
+
+
+def test_two_deals_brought_to_the_same_visible_position_get_the_same_hint() -> None:
+    # Gilbert deals 21 cards face down on the tableau: two deals that differ only there,
+    # played the same way (the stock is the same, so draws show the same cards).
+    game = Game.deal("gilbert", 8, {})
+    twin = with_face_down_cards_shuffled(game, random.Random(1), only="tableau/")
+    assert twin.piles != game.piles and twin.public_piles() == game.public_piles()
+    for command in ({"type": "draw"}, {"type": "draw"}):
+        game, twin = game.apply(command)[0], twin.apply(command)[0]
+    assert twin.public_piles() == game.public_piles()
+    assert hint(game, samples=6) == hint(twin, samples=6)
+
+
+def test_a_hint_near_the_end_wins_its_samples() -> None:
+    rng = random.Random(4)
+    for _ in range(20):
+        game = small_position("gate", {}, rng, 6)
+        if game.status is Status.PLAYING and game.piles["stock"].down:
+            break
+    result = hint(game, samples=5)
+    assert result.command is not None and result.samples == 5 and result.wins >= 1
+    assert command_from_dict(result.command) in game.legal_moves()
+
+
+def test_no_legal_command_no_hint() -> None:
+    # Clubs up to the Four; the rest of the clubs in three full fans, the Five at a bottom.
+    piles = {f"foundation/{i}": Pile((), tuple(r + s for r in "A23456789TJQK")) for i, s in enumerate("CDHS")}
+    piles["foundation/0"] = Pile((), ("AC", "2C", "3C", "4C"))
+    for i, fan in enumerate(("5C 8C JC", "6C 9C QC", "7C TC KC")):
+        piles[f"tableau/{i}"] = Pile((), tuple(fan.split()))
+    game = game_at("shamrocks", {}, piles)
+    assert game.legal_moves() == []
+    result = suggest("shamrocks", {}, game.public_piles(), samples=3, budget_per_sample=SAMPLE, rng_seed=1)
+    assert result.command is None
+
+
+def test_a_view_with_impossible_cards_is_refused() -> None:
+    game = Game.deal("gate", 1, {})
+    view = game.public_piles()
+    view["waste"] = {"down": 0, "up": [view["tableau/0"]["up"][-1]]}
+    with pytest.raises(ValueError):
+        suggest("gate", {}, view, samples=1, budget_per_sample=SAMPLE, rng_seed=1)

@@ -1,0 +1,75 @@
+"""The solver in the browser: the Hint button, and a finished game's winning line replayed."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from tests.live import ServiceProcess
+from tests.web.helpers import GamePage, Service, expect, http
+
+if TYPE_CHECKING:
+    from playwright.sync_api import BrowserContext
+
+
+def _has(cls: str) -> re.Pattern[str]:
+    return re.compile(rf"(^|\s){re.escape(cls)}(\s|$)")
+
+
+def test_the_hint_button_highlights_the_suggested_card_and_target(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    page = GamePage(context.new_page(), service.url).open()
+    page.create_player("Hinted")
+    game_id = page.start_game("gate", 13)
+    server = Service(service.url, game_id, page.token)
+    page.page.click("#hint")
+    message = page.page.locator("#message")
+    expect(message).to_have_attribute("data-kind", "hint")
+    expect(message).to_contain_text("sampled deals of the face-down cards")
+    # The same visible position gets the same hint: ask the server what it was.
+    status, hint = http("POST", f"{service.url}/v1/games/{game_id}/hint", page.token)
+    assert status == 200 and hint["seq"] == 0 and hint["command"] is not None, hint
+    command = hint["command"]
+    if command["type"] == "move":
+        expect(page.pile(command["from"])).to_have_class(_has("hint-source"))
+        expect(page.pile(command["to"])).to_have_class(_has("hint-target"))
+    else:
+        expect(page.pile("stock")).to_have_class(_has("hint-source"))
+    assert server.state()["stats"]["hints"] == 2
+    page.perform(command)  # playing on clears the highlight
+    page.wait_live(1)
+    expect(page.page.locator(".hint-source")).to_have_count(0)
+    assert not page.errors
+
+
+def test_a_finished_games_winning_line_is_replayed_step_by_step(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    page = GamePage(context.new_page(), service.url).open()
+    page.create_player("Replayer")
+    first = page.start_game("gate", 12)
+    page.page.locator("#resign").click()
+    page.page.locator("#resign").click()
+    expect(page.page.locator("#status")).to_have_text("resigned")
+    page.page.click("#show-solution")
+    expect(page.page.locator("#replay")).to_be_visible()
+    replay = page.game_id
+    assert replay != first
+    step = page.page.locator("#replay-step")
+    total = int(step.get_attribute("data-total") or "0")
+    assert total > 0
+    expect(page.page.locator("#hint")).to_be_hidden()
+    page.wait_live(0)
+    for i in range(3):
+        page.page.click("#replay-next")
+        expect(step).to_have_attribute("data-index", str(i + 1))
+    page.page.click("#replay-back")  # an undo on the replay game
+    expect(step).to_have_attribute("data-index", "2")
+    page.screenshot("solution-replay")
+    for i in range(2, total):
+        page.page.click("#replay-next")
+        expect(step).to_have_attribute("data-index", str(i + 1))
+    expect(page.page.locator("#status")).to_have_text("won")
+    server = Service(service.url, replay, page.token)
+    assert server.state()["status"] == "won"
+    expect(page.page.locator("#replay-next")).to_be_disabled()
+    assert not page.errors
