@@ -36,16 +36,21 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-DAILY_SOLVE_S = 3.0
+# A daily candidate is decided by its node budget, as a hint is: which candidate k
+# becomes a day's deal must not depend on how loaded the machine is. The time cap
+# is only a backstop.
+DAILY_SOLVE_NODES = 150_000
+DAILY_SOLVE_S = 600.0
 # Hints are decided by their node budget; a time cap that a loaded machine could hit
 # would make two hints of one view differ.
 HINT_SAMPLE_S = 60.0
 
 
 def settings_for_test(redis_url: str, data_dir: Path, **overrides: Any) -> Settings:
-    """Settings for a test instance: generous rate limits unless a test sets them; a short
-    budget per daily candidate (a quick "unknown" moves on to the next candidate, so a day's
-    winnable deals are found sooner than with the 30 s default); hints bounded by nodes only."""
+    """Settings for a test instance: generous rate limits unless a test sets them; a small
+    node budget per daily candidate (a quick "unknown" moves on to the next candidate, so a
+    day's winnable deals are found sooner than with the default); daily candidates and hints
+    bounded by nodes only, so what they find does not depend on the machine's load."""
     # Every test client comes from 127.0.0.1: the per-address limits (and the per-player
     # ones, for tests that play many games as one player) are lifted like the rate limit;
     # the tests of those limits set them, and tests/web runs with their defaults.
@@ -57,7 +62,8 @@ def settings_for_test(redis_url: str, data_dir: Path, **overrides: Any) -> Setti
                     create_per_address_burst=10_000, open_games_per_player=100_000,
                     ws_per_address=100_000, watchers_per_game=100_000, hello_rate_per_s=10_000.0,
                     hello_burst=10_000, replay_max_diffs=1_000_000,
-                    daily_solve_s=DAILY_SOLVE_S, hint_sample_s=HINT_SAMPLE_S)
+                    daily_solve_s=DAILY_SOLVE_S, daily_solve_nodes=DAILY_SOLVE_NODES,
+                    hint_sample_s=HINT_SAMPLE_S)
     return dataclasses.replace(base, **overrides)
 
 
@@ -90,7 +96,9 @@ class ServiceProcess:
                     # one process (the tests kill, signal and read the log of this pid);
                     # tests/service/test_workers.py passes SOLITAIRE_WORKERS=2
                     "SOLITAIRE_WORKERS": "1",
-                    "SOLITAIRE_DAILY_SOLVE_S": str(DAILY_SOLVE_S), "SOLITAIRE_HINT_SAMPLE_S": str(HINT_SAMPLE_S),
+                    "SOLITAIRE_DAILY_SOLVE_S": str(DAILY_SOLVE_S),
+                    "SOLITAIRE_DAILY_SOLVE_NODES": str(DAILY_SOLVE_NODES),
+                    "SOLITAIRE_HINT_SAMPLE_S": str(HINT_SAMPLE_S),
                     "PYTHONPATH": str(ROOT), **env}
         if redis_url:
             self.env["REDIS_URL"] = redis_url

@@ -148,9 +148,9 @@ class DailyDeals:
         current = today(self.clock.now())
         done = True
         for day in (Day(current), Day(current + timedelta(days=1))):
-            for variant in VARIANTS:
-                if await self.choose(day, variant) is None:
-                    done = False
+            # The variants at once: the pool's workers search side by side.
+            chosen = await asyncio.gather(*(self.choose(day, variant) for variant in VARIANTS))
+            done = done and all(deal is not None for deal in chosen)
         return done
 
     async def _run(self) -> None:
