@@ -25,7 +25,7 @@ from service.settings import Settings
 from service.store.connection import RedisConn
 from service.store.solver import SolverStore
 from tests.live import running_service, settings_for_test
-from tests.service.daily_helpers import SECRET, Api
+from tests.service.daily_helpers import DAILY_SECRET, Api
 
 VARIANTS = ("gilbert", "shamrocks", "gate", "caprice")
 
@@ -79,7 +79,7 @@ async def test_a_days_four_challenges_are_winnable_and_their_solutions_win(
         clock.set(morning(day + timedelta(days=1)))
         past = await api.call("GET", "/v1/daily", params={"date": day.isoformat()})
         chosen = await chosen_in_store(redis_url, tmp_path, day)
-        seeds = Seeds(SECRET.encode())
+        seeds = Seeds(DAILY_SECRET.encode())
         for c in past["challenges"]:
             variant = c["variant"]
             assert c["seed"] == seeds.seed(day, variant, chosen[variant].k)
