@@ -39,7 +39,7 @@ def free_port() -> int:
 # A daily candidate is decided by its node budget, as a hint is: which candidate k
 # becomes a day's deal must not depend on how loaded the machine is. The time cap
 # is only a backstop.
-DAILY_SOLVE_NODES = 150_000
+DAILY_SOLVE_NODES = 15_000
 DAILY_SOLVE_S = 600.0
 # Hints are decided by their node budget; a time cap that a loaded machine could hit
 # would make two hints of one view differ.

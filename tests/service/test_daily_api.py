@@ -386,8 +386,10 @@ async def test_more_attempts_when_the_setting_allows_and_the_best_counts(
         any_redis_url: str, tmp_path: Path, clock: FakeClock) -> None:
     settings = settings_for_test(any_redis_url, tmp_path, daily_attempts=2)
     line = winning_line()
+    await _restore_chosen(any_redis_url, tmp_path)
     async with running_service(settings, clock) as base, aiohttp.ClientSession() as session:
         api = Api(session, base)
+        await api.chosen()
         _, token = await api.player("Ann")
         first = (await api.attempt(token))["game_id"]
         for command in line[:60]:
@@ -410,9 +412,11 @@ async def test_day_rollover_ranks_open_attempts_reveals_the_seed_and_opens_the_n
     """Two instances share the store; both are read at the moment the day is over."""
     settings = settings_for_test(any_redis_url, tmp_path)
     line = winning_line()
+    await _restore_chosen(any_redis_url, tmp_path)
     async with running_service(settings, clock) as one, running_service(settings, clock) as two, \
             aiohttp.ClientSession() as session:
         a, b = Api(session, one), Api(session, two)
+        await a.chosen()
         players = [await (a if i % 2 else b).player(f"P{i}") for i in range(12)]
         games = {}
         for i, (pid, token) in enumerate(players):
