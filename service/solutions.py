@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import math
 from concurrent.futures.process import BrokenProcessPool
 from collections.abc import Mapping
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 import msgspec
 
 from service.engine import RULES_VERSION, get_variant
+from service.errors import ApiError
 from service.settings import Settings
 from service.solver import Budget, SolveResult, solve_deal
 from service.solving import SolverPool
@@ -76,11 +78,17 @@ class Solutions:
             running = asyncio.ensure_future(self._keep_when_done(key, search))
             self._running[key] = running
             running.add_done_callback(lambda done: self._finished(key, done))
-        wait_s = self.settings.solution_solve_s + WAIT_MARGIN_S
+        # Within the request's deadline: past it the search goes on (and is kept), and the
+        # client is told to come back for it.
+        wait_s = min(self.settings.solution_solve_s + WAIT_MARGIN_S,
+                     max(0.5, self.settings.request_deadline_s - 1.0))
         try:
             return await asyncio.wait_for(asyncio.shield(running), wait_s)
         except TimeoutError:
-            raise self.pool.busy_error("the solution", self.settings.solution_solve_s) from None
+            retry = max(1, math.ceil(self.settings.solution_solve_s + WAIT_MARGIN_S - wait_s))
+            raise ApiError("unavailable", f"the solution of this deal is still being searched (up to "
+                           f"{self.settings.solution_solve_s:g} s); retry in {retry} s",
+                           {"retry_after_s": retry}, headers={"Retry-After": str(retry)}) from None
         except BrokenProcessPool:
             raise self.pool.busy_error("the solution", 1) from None
 
