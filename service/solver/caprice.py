@@ -14,28 +14,13 @@ from collections.abc import Hashable, Mapping
 from service.engine import Pile
 
 from .build import ADJ_SUIT
-from .cards import RANK_OF, SUIT_OF, card_of
+from .cards import card_of
+from .foundations import accepts, bump
 from .rules import (DRAW, FOUNDATION_IDS, FROM_FOUNDATION, REVEALS, SETTLED, TABLEAU, TABLEAU_IDS,
                     TO_FOUNDATION, Cmd, Rules, State, Step, codes)
 
 F = FOUNDATION_IDS
 T = TABLEAU_IDS
-
-
-def _bump(found: tuple[int, ...], f: int, d: int) -> tuple[int, ...]:
-    lst = list(found)
-    lst[f] += d
-    return tuple(lst)
-
-
-def _accepts(found: tuple[int, ...], c: int) -> list[int]:
-    s, r = SUIT_OF[c], RANK_OF[c]
-    out = []
-    if found[s] == r - 1:
-        out.append(s)
-    if found[4 + s] == 13 - r:
-        out.append(4 + s)
-    return out
 
 
 # Dealing comes before moves between piles: measured, it finds wins in fewer positions.
@@ -88,7 +73,7 @@ class Caprice(Rules):
             if not n:
                 continue
             c = card_of(f, n) if f < 4 else card_of(f - 4, 14 - n)
-            less = _bump(found, f, -1)
+            less = bump(found, f, -1)
             for j in [*targets.get(c, ()), *empties]:
                 lst = list(tab)
                 lst[j] = lst[j] + (c,)
@@ -98,10 +83,10 @@ class Caprice(Rules):
                 continue
             c = p[-1]
             rest = p[:-1]
-            for f in _accepts(found, c):
+            for f in accepts(found, c):
                 lst = list(tab)
                 lst[i] = rest
-                out.append((TO_FOUNDATION, (T[i], F[f], 1), (_bump(found, f, 1), tuple(lst), stock)))
+                out.append((TO_FOUNDATION, (T[i], F[f], 1), (bump(found, f, 1), tuple(lst), stock)))
             prio = REVEALS if not rest else TABLEAU
             for j in targets.get(c, ()):
                 if j != i:

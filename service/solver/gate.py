@@ -17,6 +17,7 @@ from service.engine import Pile
 
 from .build import ALT_DOWN, alt_run
 from .cards import RANK_OF, RED_OF, SUIT_OF, card_of
+from .foundations import bump
 from .rules import (DRAW, DRAWS, FOUNDATION_IDS, FROM_FOUNDATION, FROM_WASTE, RESERVE_IDS, REVEALS, SETTLED,
                     TABLEAU, TABLEAU_IDS, TO_FOUNDATION, Cmd, Rules, State, Step, codes)
 
@@ -24,12 +25,6 @@ F = FOUNDATION_IDS
 T = TABLEAU_IDS
 R = RESERVE_IDS
 Bars = tuple[tuple[int, ...], ...]
-
-
-def _bump(found: tuple[int, ...], f: int, d: int) -> tuple[int, ...]:
-    lst = list(found)
-    lst[f] += d
-    return tuple(lst)
 
 
 def _put(bars: Bars, j: int, cards: tuple[int, ...]) -> Bars:
@@ -102,7 +97,7 @@ class Gate(Rules):
             rest = talon[:w - 1] + talon[w:]
             if found[SUIT_OF[c]] == RANK_OF[c] - 1:
                 out.append((TO_FOUNDATION, ("waste", F[SUIT_OF[c]], 1),
-                            (_bump(found, SUIT_OF[c], 1), bars, pillars, rest, w - 1)))
+                            (bump(found, SUIT_OF[c], 1), bars, pillars, rest, w - 1)))
             for j in targets.get(c, ()):
                 out.append((FROM_WASTE, ("waste", T[j], 1), (found, _put(bars, j, (c,)), pillars, rest, w - 1)))
             for j in empties:
@@ -119,7 +114,7 @@ class Gate(Rules):
             less = (pillar[:-1], pillars[1]) if r == 0 else (pillars[0], pillar[:-1])
             if found[SUIT_OF[c]] == RANK_OF[c] - 1:
                 out.append((TO_FOUNDATION, (R[r], F[SUIT_OF[c]], 1),
-                            (_bump(found, SUIT_OF[c], 1), bars, less, talon, w)))
+                            (bump(found, SUIT_OF[c], 1), bars, less, talon, w)))
             for j in targets.get(c, ()):
                 out.append((REVEALS, (R[r], T[j], 1), (found, _put(bars, j, (c,)), less, talon, w)))
         for f in range(4):
@@ -127,7 +122,7 @@ class Gate(Rules):
             if not n:
                 continue
             c = card_of(f, n)
-            less_found = _bump(found, f, -1)
+            less_found = bump(found, f, -1)
             for j in targets.get(c, ()):
                 out.append((FROM_FOUNDATION, (F[f], T[j], 1), (less_found, _put(bars, j, (c,)), pillars, talon, w)))
         for i, p in enumerate(bars):
@@ -141,7 +136,7 @@ class Gate(Rules):
                 nbars, npillars = self._leave_bar(bars, pillars, i, rest)
                 if k == 1 and found[SUIT_OF[c]] == RANK_OF[c] - 1:
                     out.append((TO_FOUNDATION, (T[i], F[SUIT_OF[c]], 1),
-                                (_bump(found, SUIT_OF[c], 1), nbars, npillars, talon, w)))
+                                (bump(found, SUIT_OF[c], 1), nbars, npillars, talon, w)))
                 prio = REVEALS if not rest else SETTLED if c in ALT_DOWN[rest[-1]] else TABLEAU
                 for j in targets.get(c, ()):
                     if j != i:
@@ -161,10 +156,10 @@ class Gate(Rules):
                 if found[SUIT_OF[c]] == RANK_OF[c] - 1 and _low_enough(found, c):
                     lst = list(bars)
                     lst[i] = p[:-1]
-                    return (T[i], F[SUIT_OF[c]], 1), (_bump(found, SUIT_OF[c], 1), tuple(lst), pillars, talon, w)
+                    return (T[i], F[SUIT_OF[c]], 1), (bump(found, SUIT_OF[c], 1), tuple(lst), pillars, talon, w)
         if w:
             c = talon[w - 1]
             if found[SUIT_OF[c]] == RANK_OF[c] - 1 and _low_enough(found, c):
                 return (("waste", F[SUIT_OF[c]], 1),
-                        (_bump(found, SUIT_OF[c], 1), bars, pillars, talon[:w - 1] + talon[w:], w - 1))
+                        (bump(found, SUIT_OF[c], 1), bars, pillars, talon[:w - 1] + talon[w:], w - 1))
         return None

@@ -20,7 +20,8 @@ from collections.abc import Hashable, Mapping
 from service.engine import Pile
 
 from .build import ALT_DOWN, alt_run
-from .cards import RANK_OF, RED_OF, SUIT_OF, card_of
+from .cards import RANK_OF, RED_OF, card_of
+from .foundations import accepts, bump
 from .rules import (DRAW, DRAWS, FOUNDATION_IDS, FROM_FOUNDATION, FROM_WASTE, REVEALS, SETTLED, TABLEAU,
                     TABLEAU_IDS, TO_FOUNDATION, Cmd, Rules, State, Step, codes)
 
@@ -28,24 +29,8 @@ F = FOUNDATION_IDS
 T = TABLEAU_IDS
 
 
-def _accepts(found: tuple[int, ...], c: int) -> list[int]:
-    s, r = SUIT_OF[c], RANK_OF[c]
-    out = []
-    if found[s] == r - 1:
-        out.append(s)
-    if found[4 + s] == 13 - r:
-        out.append(4 + s)
-    return out
-
-
 def _top(f: int, n: int) -> int:
     return card_of(f, n) if f < 4 else card_of(f - 4, 14 - n)
-
-
-def _bump(found: tuple[int, ...], f: int, d: int) -> tuple[int, ...]:
-    lst = list(found)
-    lst[f] += d
-    return tuple(lst)
 
 
 def _targets(tab: tuple[tuple[int, ...], ...]) -> tuple[dict[int, list[int]], list[int]]:
@@ -89,9 +74,9 @@ class Gilbert(Rules):
         c = talon[p - 1]
         rest = talon[:p - 1] + talon[p:]
         prio = FROM_WASTE + len(prefix)
-        for f in _accepts(found, c):
+        for f in accepts(found, c):
             out.append((TO_FOUNDATION + len(prefix), prefix + (("waste", F[f], 1),),
-                        (_bump(found, f, 1), tab, down, rest, p - 1)))
+                        (bump(found, f, 1), tab, down, rest, p - 1)))
         for j in targets.get(c, ()):
             out.append((prio, prefix + (("waste", T[j], 1),), (found, _put(tab, j, (c,)), down, rest, p - 1)))
         if RANK_OF[c] == 7:
@@ -107,10 +92,10 @@ class Gilbert(Rules):
             if not n:
                 continue
             c = _top(f, n)
-            less = _bump(found, f, -1)
-            for g in _accepts(found, c):
+            less = bump(found, f, -1)
+            for g in accepts(found, c):
                 if g != f:
-                    out.append((FROM_FOUNDATION, (F[f], F[g], 1), (_bump(less, g, 1), tab, down, talon, w)))
+                    out.append((FROM_FOUNDATION, (F[f], F[g], 1), (bump(less, g, 1), tab, down, talon, w)))
             for j in targets.get(c, ()):
                 out.append((FROM_FOUNDATION, (F[f], T[j], 1), (less, _put(tab, j, (c,)), down, talon, w)))
             if RANK_OF[c] == 7:
@@ -139,8 +124,8 @@ class Gilbert(Rules):
                 else:
                     prio = TABLEAU
                 if k == 1:
-                    for f in _accepts(found, c):
-                        out.append((TO_FOUNDATION, (T[i], F[f], 1), (_bump(found, f, 1), left, ndown, talon, w)))
+                    for f in accepts(found, c):
+                        out.append((TO_FOUNDATION, (T[i], F[f], 1), (bump(found, f, 1), left, ndown, talon, w)))
                 for j in targets.get(c, ()):
                     if j != i:
                         out.append((prio, (T[i], T[j], k), (found, _put(left, j, moved), ndown, talon, w)))
@@ -170,7 +155,7 @@ class Gilbert(Rules):
             if not p:
                 continue
             c = p[-1]
-            fs = _accepts(found, c)
+            fs = accepts(found, c)
             if not fs or not _needs_no_base(found, c):
                 continue
             rest = p[:-1]
@@ -181,7 +166,7 @@ class Gilbert(Rules):
                 ndown = tuple(dl)
             lst = list(tab)
             lst[i] = rest
-            return (T[i], F[fs[0]], 1), (_bump(found, fs[0], 1), tuple(lst), ndown, talon, w)
+            return (T[i], F[fs[0]], 1), (bump(found, fs[0], 1), tuple(lst), ndown, talon, w)
         return None
 
     def successors(self, s: State) -> list[Step]:

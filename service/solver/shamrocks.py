@@ -13,17 +13,12 @@ from service.engine import Pile
 
 from .build import ADJ_ANY
 from .cards import RANK_OF, SUIT_OF, card_of
+from .foundations import bump
 from .rules import (FOUNDATION_IDS, FROM_FOUNDATION, REVEALS, SETTLED, TABLEAU, TABLEAU_IDS, TO_FOUNDATION, Cmd,
                     Rules, State, codes)
 
 F = FOUNDATION_IDS
 T = TABLEAU_IDS
-
-
-def _bump(found: tuple[int, ...], f: int, d: int) -> tuple[int, ...]:
-    lst = list(found)
-    lst[f] += d
-    return tuple(lst)
 
 
 class Shamrocks(Rules):
@@ -48,7 +43,7 @@ class Shamrocks(Rules):
             n = found[f]
             if n:
                 c = card_of(f, n)
-                less = _bump(found, f, -1)
+                less = bump(found, f, -1)
                 for j in targets.get(c, ()):
                     lst = list(fans)
                     lst[j] = lst[j] + (c,)
@@ -61,7 +56,7 @@ class Shamrocks(Rules):
             if found[s_] == RANK_OF[c] - 1:
                 lst = list(fans)
                 lst[i] = p[:-1]
-                out.append((TO_FOUNDATION, (T[i], F[s_], 1), (_bump(found, s_, 1), tuple(lst))))
+                out.append((TO_FOUNDATION, (T[i], F[s_], 1), (bump(found, s_, 1), tuple(lst))))
             for j in targets.get(c, ()):
                 if j != i:
                     lst = list(fans)
