@@ -9,19 +9,7 @@ from typing import Any
 
 from service.engine import Game, Pile, Position, Status, get_variant
 from service.engine.cards import RANKS, SUITS
-
-CONFIGS: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("gilbert", {}),
-    ("shamrocks", {}),
-    ("gate", {}),
-    ("gate", {"single_card_moves": True}),
-    ("caprice", {}),
-)
-
-
-def config_id(config: tuple[str, Mapping[str, Any]]) -> str:
-    variant_id, options = config
-    return variant_id + "".join(f"-{k}" for k, v in sorted(options.items()) if v)
+from tests.engine.helpers import CONFIGS, config_id  # noqa: F401 - the solver tests' too
 
 
 def replay(game: Game, commands: Iterable[Mapping[str, Any]]) -> Game:
