@@ -22,6 +22,7 @@ from datetime import timedelta
 
 from service.clock import Clock
 from service.daily.challenge import Day, Seeds, today
+from service.daily.periodic import Periodic
 from service.engine import VARIANTS
 from service.errors import ApiError
 from service.settings import Settings
@@ -49,8 +50,7 @@ class DailyDeals:
 
     def __post_init__(self) -> None:
         self._chosen: dict[tuple[str, str], ChosenDeal] = {}
-        self._task: asyncio.Task[None] | None = None
-        self._stopping = asyncio.Event()
+        self._job = Periodic("daily-deals", "choosing the daily deals", self.choose_ahead, self.poll_s, log)
         # A held lock outlives one candidate's search with room to spare; it is renewed after each.
         self.lock_ms = int((self.settings.daily_solve_s * 2 + 30) * 1000)
 
@@ -153,26 +153,8 @@ class DailyDeals:
             done = done and all(deal is not None for deal in chosen)
         return done
 
-    async def _run(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                await self.choose_ahead()
-            except StoreError as exc:
-                log.info("choosing the daily deals: %s (will retry)", exc)
-            except Exception:  # the task must outlive one failure
-                log.exception("choosing the daily deals failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), self.poll_s)
-
     def start(self) -> None:
-        if self._task is None:
-            self._stopping = asyncio.Event()
-            self._task = asyncio.create_task(self._run(), name="daily-deals")
+        self._job.start()
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            self._stopping.set()
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-                await asyncio.wait_for(task, 5.0)
+        await self._job.stop()

@@ -28,6 +28,7 @@ from service.clock import Clock, rfc3339
 from service.daily.challenge import Day, epoch_ms, today
 from service.daily.deals import DailyDeals
 from service.daily.ranking import KEY_LEN, Standing
+from service.daily.periodic import Periodic
 from service.engine import VARIANTS, Game
 from service.errors import ApiError
 from service.games import GameService, Loaded
@@ -54,8 +55,8 @@ class DailyService:
 
     def __post_init__(self) -> None:
         self._closed: set[tuple[str, str]] = set()  # (date, variant) known ranked
-        self._task: asyncio.Task[None] | None = None
-        self._stopping = asyncio.Event()
+        self._job = Periodic("daily-ranking", "ranking yesterday's attempts", self._rank_yesterday,
+                             self.poll_s, log)
         self._deals: dict[tuple[str, str], Game] = {}
 
     # --- challenges ----------------------------------------------------------------
@@ -188,33 +189,16 @@ class DailyService:
             records.append(_record(standing, names[f["owner"]]))
         await self.store.record(day.iso, variant, records, keep, batch=self.batch)
 
-    async def _poll(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                yesterday = Day(today(self.clock.now()) - timedelta(days=1))
-                for variant in VARIANTS:
-                    await self.ensure_ranked(yesterday, variant)
-            except (StoreError, ApiError) as exc:
-                log.info("ranking yesterday's attempts: %s (will retry)", exc)
-            except Exception:  # the task must outlive one bad day
-                log.exception("ranking yesterday's attempts failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), self.poll_s)
+    async def _rank_yesterday(self) -> None:
+        yesterday = Day(today(self.clock.now()) - timedelta(days=1))
+        for variant in VARIANTS:
+            await self.ensure_ranked(yesterday, variant)
 
     def start(self) -> None:
-        if self._task is None:
-            self._stopping = asyncio.Event()
-            self._task = asyncio.create_task(self._poll(), name="daily-ranking")
+        self._job.start()
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            # The event ends the loop even if a store call swallowed the cancellation
-            # (redis-py's Cluster client can), which would otherwise leave it asleep.
-            self._stopping.set()
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-                await asyncio.wait_for(task, 5.0)
+        await self._job.stop()
 
     # --- the leaderboard --------------------------------------------------------------
     async def leaderboard(self, day: Day, variant: str, after: bytes | None, limit: int,
