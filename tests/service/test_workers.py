@@ -89,13 +89,20 @@ def service(tmp_path: Path) -> Iterator[ServiceProcess]:
         yield process
 
 
+async def both_workers_listening(service: ServiceProcess) -> list[int]:
+    """The two workers' pids, once both listen: the supervisor starts them one after the other."""
+    assert service.process is not None
+    supervisor = service.process.pid
+    return await wait_for(lambda: (lambda now: now if len(now) == 2
+                                   and all(listening(p, service.port) for p in now) else None)(
+                              workers(supervisor)), what="both workers listening")  # type: ignore[no-any-return]
+
+
 async def _socket_on_each_worker(session: aiohttp.ClientSession, service: ServiceProcess, game_id: str,
                                  token: str) -> dict[int, tuple[Socket, list[dict[str, Any]]]]:
     """A socket past its hello on each worker (by pid), with the messages of its hello."""
     assert service.process is not None
-    pids = workers(service.process.pid)
-    assert len(pids) == 2
-    await wait_for(lambda: all(listening(pid, service.port) for pid in pids), what="both workers listening")
+    pids = await both_workers_listening(service)
     found: dict[int, tuple[Socket, list[dict[str, Any]]]] = {}
     for _ in range(40):
         ws = await session.ws_connect(ws_url(service.url, game_id), max_msg_size=0)
@@ -152,8 +159,7 @@ async def test_a_worker_that_dies_is_reported_and_replaced_and_sigterm_stops_the
         service: ServiceProcess) -> None:
     assert service.process is not None
     supervisor = service.process.pid
-    pids = workers(supervisor)
-    await wait_for(lambda: all(listening(pid, service.port) for pid in pids), what="both workers listening")
+    pids = await both_workers_listening(service)
     os.kill(pids[0], signal.SIGKILL)
     replaced = await wait_for(lambda: (lambda now: now if len(now) == 2 and pids[0] not in now
                                        and all(listening(p, service.port) for p in now) else None)(
