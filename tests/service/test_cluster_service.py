@@ -83,6 +83,7 @@ class Follower:
     _pending: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
     _task: asyncio.Task[None] | None = None
     _stopping: bool = False
+    phase: str = "new"  # where the follower is: what a failure report shows
 
     async def start(self) -> None:
         self._stopping = False
@@ -94,8 +95,8 @@ class Follower:
             raise AssertionError(f"{self.name} not synced within {WAIT_S:g} s: {self}") from None
 
     def __str__(self) -> str:
-        return (f"{self.name}: last seq {self.last}, {self.reconnects} reconnects, close codes "
-                f"{self.close_codes[-10:]}, problems {self.problems[:5]}")
+        return (f"{self.name}: {self.phase}, last seq {self.last}, {self.reconnects} reconnects, "
+                f"close codes {self.close_codes[-10:]}, problems {self.problems[:5]}")
 
     async def stop(self) -> None:
         """Close the socket and stop following (``start`` again resumes with since)."""
@@ -112,10 +113,12 @@ class Follower:
     async def _run(self) -> None:
         delay = 0.05
         while not self._stopping:
+            self.phase = "connecting"
             try:
                 ws = await self.session.ws_connect(ws_url(self.base, self.game_id), max_msg_size=0,
                                                    autoping=True)
-            except aiohttp.ClientError:
+            except aiohttp.ClientError as exc:
+                self.phase = f"connect failed: {exc!r}"
                 await asyncio.sleep(delay)
                 continue
             self._ws = ws
@@ -125,10 +128,14 @@ class Follower:
             if self.last >= 0:
                 hello["since"] = self.last
             await ws.send_str(json.dumps(hello))
+            self.phase = f"hello sent ({hello.get('since')=})"
             async for msg in ws:
                 if msg.type is not aiohttp.WSMsgType.TEXT:
+                    self.phase = f"got {msg.type!r}"
                     break
-                self._on_message(json.loads(msg.data))
+                message = json.loads(msg.data)
+                self.phase = f"last message {message['type']}"
+                self._on_message(message)
                 delay = 0.05
             self.close_codes.append(ws.close_code)
             self._ws = None
@@ -332,7 +339,7 @@ async def two_instances(url: str, tmp_path: Path) -> AsyncIterator[tuple[list[Ap
         yield [Api(session, base) for base, _ in apps], [ctx for _, ctx in apps]
 
 
-async def describe(contexts: list[Context], games: list[Played]) -> str:
+def describe(contexts: list[Context], games: list[Played]) -> str:
     """What the instances' fan-out and the games' sockets look like (printed when a test fails)."""
     lines = []
     for ctx in contexts:
@@ -343,7 +350,7 @@ async def describe(contexts: list[Context], games: list[Played]) -> str:
                      f"channels (live, link, listeners) {channels}")
     for g in games:
         lines.append(f"game {g.game_id} on node {g.node}: {len(g.acked)} acked, failures {g.failures}")
-        lines += [f"  {sock}" for sock in g.followers]
+        lines += [f"  {sock}" for sock in [*g.followers, *([g.late] if g.late else [])]]
     return "\n".join(lines)
 
 
