@@ -35,13 +35,15 @@ def median(values: Sequence[float]) -> float:
 
 @contextlib.contextmanager
 def store_server(url: str | None = None) -> Iterator[str]:
-    """A store for the run: ``url`` if given, else a fresh valkey-server on a loopback port (AOF on)."""
+    """A store for the run: ``url`` if given, else a fresh valkey-server on a loopback port
+    (AOF on)."""
     if url:
         yield url
         return
     with tempfile.TemporaryDirectory(prefix="bench-redis-") as tmp:
-        server = ServerProcess(Path(tmp), port=0, config={"appendonly": "yes", "appendfsync": "everysec",
-                                                          "save": ""})
+        server = ServerProcess(
+            Path(tmp), port=0, config={"appendonly": "yes", "appendfsync": "everysec", "save": ""}
+        )
         server.start()
         try:
             yield server.url
@@ -56,8 +58,9 @@ class Store(str):
 
 
 @contextlib.contextmanager
-def store(url: str | None = None, cluster: bool = False, appendfsync: str = "everysec",
-          replicas: int = 0) -> Iterator[Store]:
+def store(
+    url: str | None = None, cluster: bool = False, appendfsync: str = "everysec", replicas: int = 0
+) -> Iterator[Store]:
     """:func:`store_server`, or with ``cluster`` a three-master Redis Cluster on
     loopback (``tests.redis_servers.LocalCluster``, as in the tests; AOF on,
     ``appendfsync everysec``, like the single server, and like the deployment's
@@ -67,8 +70,11 @@ def store(url: str | None = None, cluster: bool = False, appendfsync: str = "eve
         return
     if not cluster:
         with tempfile.TemporaryDirectory(prefix="bench-redis-") as tmp:
-            server = ServerProcess(Path(tmp), port=0, config={"appendonly": "yes", "appendfsync": appendfsync,
-                                                              "save": ""})
+            server = ServerProcess(
+                Path(tmp),
+                port=0,
+                config={"appendonly": "yes", "appendfsync": appendfsync, "save": ""},
+            )
             server.start()
             try:
                 yield _store(server.url, [server.pid or 0])
@@ -95,10 +101,14 @@ def _store(url: str, pids: list[int]) -> Store:
 # Every benchmark client comes from 127.0.0.1: the per-address limits (and the
 # per-player creation limits) would measure the limits, not the service.
 LIFTED_PER_ADDRESS_LIMITS = {
-    "SOLITAIRE_READ_RATE_PER_S": "1000000", "SOLITAIRE_READ_BURST": "1000000",
-    "SOLITAIRE_CREATE_RATE_PER_S": "1000000", "SOLITAIRE_CREATE_BURST": "1000000",
-    "SOLITAIRE_CREATE_PER_ADDRESS_RATE_PER_S": "1000000", "SOLITAIRE_CREATE_PER_ADDRESS_BURST": "1000000",
-    "SOLITAIRE_OPEN_GAMES_PER_PLAYER": "1000000", "SOLITAIRE_WS_PER_ADDRESS": "1000000",
+    "SOLITAIRE_READ_RATE_PER_S": "1000000",
+    "SOLITAIRE_READ_BURST": "1000000",
+    "SOLITAIRE_CREATE_RATE_PER_S": "1000000",
+    "SOLITAIRE_CREATE_BURST": "1000000",
+    "SOLITAIRE_CREATE_PER_ADDRESS_RATE_PER_S": "1000000",
+    "SOLITAIRE_CREATE_PER_ADDRESS_BURST": "1000000",
+    "SOLITAIRE_OPEN_GAMES_PER_PLAYER": "1000000",
+    "SOLITAIRE_WS_PER_ADDRESS": "1000000",
     "SOLITAIRE_WATCHERS_PER_GAME": "1000000",
 }
 
@@ -118,8 +128,15 @@ def python_path(accel: bool = True, root: Path = ROOT) -> str:
 
 
 @contextlib.contextmanager
-def service_processes(redis_url: str, count: int = 1, accel: bool = True, workers: int = 1,
-                      profile: Path | None = None, root: Path = ROOT, **env: str) -> Iterator[Instances]:
+def service_processes(
+    redis_url: str,
+    count: int = 1,
+    accel: bool = True,
+    workers: int = 1,
+    profile: Path | None = None,
+    root: Path = ROOT,
+    **env: str,
+) -> Iterator[Instances]:
     """``count`` service processes (``python -m service``, each with ``workers`` worker
     processes) on one store; yields their base URLs (with their ``pids``: the parents; see
     :func:`tree_cpu_s` for the CPU of all of a parent's workers). With ``profile`` (one
@@ -133,12 +150,20 @@ def service_processes(redis_url: str, count: int = 1, accel: bool = True, worker
         try:
             for i in range(count):
                 port = free_port()
-                proc_env = {**os.environ, "REDIS_URL": redis_url, "SOLITAIRE_PORT": str(port),
-                            "SOLITAIRE_DATA_DIR": tmp, "SOLITAIRE_TOKEN_SECRET": "bench-secret-0123456789abcdef",
-                            "SOLITAIRE_DAILY_SECRET": "bench-secret-0123456789abcdef",
-                            "SOLITAIRE_LOG_LEVEL": "WARNING", "SOLITAIRE_INSTANCE_ID": f"bench{i}",
-                            "SOLITAIRE_WORKERS": str(workers), "PYTHONPATH": python_path(accel, root),
-                            **LIFTED_PER_ADDRESS_LIMITS, **env}
+                proc_env = {
+                    **os.environ,
+                    "REDIS_URL": redis_url,
+                    "SOLITAIRE_PORT": str(port),
+                    "SOLITAIRE_DATA_DIR": tmp,
+                    "SOLITAIRE_TOKEN_SECRET": "bench-secret-0123456789abcdef",
+                    "SOLITAIRE_DAILY_SECRET": "bench-secret-0123456789abcdef",
+                    "SOLITAIRE_LOG_LEVEL": "WARNING",
+                    "SOLITAIRE_INSTANCE_ID": f"bench{i}",
+                    "SOLITAIRE_WORKERS": str(workers),
+                    "PYTHONPATH": python_path(accel, root),
+                    **LIFTED_PER_ADDRESS_LIMITS,
+                    **env,
+                }
                 command = [sys.executable, "-m", "service"]
                 if profile is not None:
                     command[1:] = [str(ROOT / "benchmarks" / "profiled_service.py")]
@@ -205,8 +230,18 @@ def bare_server(redis_url: str, accel: bool = True) -> Iterator[Instances]:
     """``benchmarks/bare_server.py`` (the minimal durable path) on a free port."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": python_path(accel)}
-    proc = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "bare_server.py"), "--redis-url", redis_url,
-                             "--port", str(port)], cwd=ROOT, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "bare_server.py"),
+            "--redis-url",
+            redis_url,
+            "--port",
+            str(port),
+        ],
+        cwd=ROOT,
+        env=env,
+    )
     urls = Instances([f"http://127.0.0.1:{port}"])
     urls.pids = [proc.pid]
     try:

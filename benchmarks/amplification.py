@@ -24,8 +24,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._harness import load_average, service_processes, store  # noqa: E402
 
-LIFTED = {"SOLITAIRE_HELLO_RATE_PER_S": "1000000", "SOLITAIRE_HELLO_BURST": "1000000",
-          "SOLITAIRE_REPLAY_MAX_DIFFS": "1000000000"}
+LIFTED = {
+    "SOLITAIRE_HELLO_RATE_PER_S": "1000000",
+    "SOLITAIRE_HELLO_BURST": "1000000",
+    "SOLITAIRE_REPLAY_MAX_DIFFS": "1000000000",
+}
 
 
 async def measure(base: str, events: int, hellos: int) -> dict[str, float]:
@@ -33,13 +36,15 @@ async def measure(base: str, events: int, hellos: int) -> dict[str, float]:
         async with s.post(base + "/v1/players", json={"name": "owner"}) as r:
             token = (await r.json())["token"]
         auth = {"Authorization": f"Bearer {token}"}
-        async with s.post(base + "/v1/games", json={"variant": "gilbert", "seed": 3, "public": True},
-                          headers=auth) as r:
+        async with s.post(
+            base + "/v1/games", json={"variant": "gilbert", "seed": 3, "public": True}, headers=auth
+        ) as r:
             game_id = (await r.json())["game_id"]
         for i in range(events):
             command = {"type": "undo"} if i % 2 else {"type": "draw"}
-            async with s.post(base + f"/v1/games/{game_id}/commands", json={"command": command},
-                              headers=auth) as r:
+            async with s.post(
+                base + f"/v1/games/{game_id}/commands", json={"command": command}, headers=auth
+            ) as r:
                 assert r.status == 200, await r.text()
         ws_url = base.replace("http", "ws") + f"/v1/games/{game_id}/ws"
         sent = received = messages = refused = 0
@@ -61,8 +66,13 @@ async def measure(base: str, events: int, hellos: int) -> dict[str, float]:
                 elif body["type"] == "error":
                     refused += 1
                     answered += 1
-    return {"in_bytes": sent, "out_bytes": received, "messages": messages, "refused": refused,
-            "ratio": received / sent}
+    return {
+        "in_bytes": sent,
+        "out_bytes": received,
+        "messages": messages,
+        "refused": refused,
+        "ratio": received / sent,
+    }
 
 
 def main() -> None:
@@ -72,12 +82,18 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average before: {load_average()}")
     with store() as redis_url:
-        setup = {"SOLITAIRE_RATE_LIMIT_PER_S": "100000", "SOLITAIRE_RATE_LIMIT_BURST": "100000"}  # the owner's moves
+        setup = {
+            "SOLITAIRE_RATE_LIMIT_PER_S": "100000",
+            "SOLITAIRE_RATE_LIMIT_BURST": "100000",
+        }  # the owner's moves
         for name, env in (("defaults", {}), ("hardening lifted", LIFTED)):
             with service_processes(redis_url, 1, **setup, **env) as urls:
                 m = asyncio.run(measure(urls[0], args.events, args.hellos))
-            print(f"{name:17s} in {m['in_bytes']:>7,} B  out {m['out_bytes']:>11,} B in {m['messages']:>7,} "
-                  f"messages  refused hellos {m['refused']:>4}  out/in {m['ratio']:,.0f}")
+            print(
+                f"{name:17s} in {m['in_bytes']:>7,} B  out {m['out_bytes']:>11,} B "
+                f"in {m['messages']:>7,} "
+                f"messages  refused hellos {m['refused']:>4}  out/in {m['ratio']:,.0f}"
+            )
     print(f"load average after: {load_average()}  (pid {os.getpid()})")
 
 

@@ -88,12 +88,25 @@ def make_app(redis_url: str) -> web.Application:
             async with slots:
                 seq = await script(keys=keys, args=[data["expected_seq"], event, _PUBLISH_EXTRA])
             if seq < 0:
-                await ws.send_frame(_encode({"type": "error", "command_id": data["command_id"],
-                                             "error": {"code": "conflict", "message": "stale seq",
-                                                       "details": {"seq": -1 - seq}}}), WSMsgType.TEXT)
+                await ws.send_frame(
+                    _encode(
+                        {
+                            "type": "error",
+                            "command_id": data["command_id"],
+                            "error": {
+                                "code": "conflict",
+                                "message": "stale seq",
+                                "details": {"seq": -1 - seq},
+                            },
+                        }
+                    ),
+                    WSMsgType.TEXT,
+                )
             else:
-                await ws.send_frame(_encode({"type": "ack", "command_id": data["command_id"], "seq": seq}),
-                                    WSMsgType.TEXT)
+                await ws.send_frame(
+                    _encode({"type": "ack", "command_id": data["command_id"], "seq": seq}),
+                    WSMsgType.TEXT,
+                )
         return ws
 
     app = web.Application()
@@ -121,7 +134,9 @@ async def serve(redis_url: str, host: str, port: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--redis-url", required=True)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)

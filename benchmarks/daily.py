@@ -70,7 +70,9 @@ class Board:
     date: str
     members: list[bytes]  # in ranking order
     players: list[str]
-    tokens: dict[str, str] = field(default_factory=dict)  # made once per player, as a client keeps its own
+    tokens: dict[str, str] = field(
+        default_factory=dict
+    )  # made once per player, as a client keeps its own
 
 
 async def build_board(conn: RedisConn, date: str, n: int) -> Board:
@@ -81,24 +83,38 @@ async def build_board(conn: RedisConn, date: str, n: int) -> Board:
     standings = []
     for i in range(n):
         won = rng.random() < 0.25
-        standings.append(Standing(
-            player_id=f"p_bench{i:07d}", game_id=f"g_bench{i:07d}", seq=rng.randrange(1, 400),
-            status="won" if won else "resigned", foundation_cards=52 if won else rng.randrange(53),
-            moves=rng.randrange(50, 400), duration_ms=rng.randrange(60_000, 3_600_000),
-            finished_at=rfc3339(datetime.now(UTC)), finish_ms=day_end - rng.randrange(86_400_000)))
+        standings.append(
+            Standing(
+                player_id=f"p_bench{i:07d}",
+                game_id=f"g_bench{i:07d}",
+                seq=rng.randrange(1, 400),
+                status="won" if won else "resigned",
+                foundation_cards=52 if won else rng.randrange(53),
+                moves=rng.randrange(50, 400),
+                duration_ms=rng.randrange(60_000, 3_600_000),
+                finished_at=rfc3339(datetime.now(UTC)),
+                finish_ms=day_end - rng.randrange(86_400_000),
+            )
+        )
+
     def name(s: Standing) -> str:
         return f"Player {s.player_id[7:]}"
 
-    records = [Record(s.player_id, s.game_id, s.seq, s.sort_key(), s.entry_json(), name(s)) for s in standings]
+    records = [
+        Record(s.player_id, s.game_id, s.seq, s.sort_key(), s.entry_json(), name(s))
+        for s in standings
+    ]
     await store.record(date, VARIANT, records, 3 * 86400, batch=1000)
     for i in range(0, n, 2000):
-        await store.pipeline([("HSET", keys.player(s.player_id), "name", name(s)) for s in standings[i:i + 2000]])
+        await store.pipeline(
+            [("HSET", keys.player(s.player_id), "name", name(s)) for s in standings[i : i + 2000]]
+        )
     assert await store.size(date, VARIANT) == n
     ordered = sorted(standings, key=lambda s: s.member())
     return Board(date, [s.member().encode() for s in ordered], [s.player_id for s in standings])
 
 
-# --- the load --------------------------------------------------------------------------------------
+# --- the load ------------------------------------------------------------------------
 
 
 @dataclass
@@ -108,7 +124,9 @@ class Load:
     done: int = 0
 
 
-async def _reader(host: str, port: int, requests: Any, until: float, record_from: float, load: Load) -> None:
+async def _reader(
+    host: str, port: int, requests: Any, until: float, record_from: float, load: Load
+) -> None:
     reader, writer = await asyncio.open_connection(host, port)
     try:
         while True:
@@ -148,7 +166,8 @@ def _requests(kind: str, board: Board, tokens: Tokens, rng: random.Random) -> An
         token = board.tokens.get(player)
         if token is None:
             token = board.tokens[player] = tokens.issue(player)
-        return f"GET {base}?limit=20 HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer {token}\r\n\r\n".encode()
+        return (f"GET {base}?limit=20 HTTP/1.1\r\nHost: bench\r\n"
+                f"Authorization: Bearer {token}\r\n\r\n").encode()
 
     while True:
         if kind == "page" or (kind == "mixed" and rng.random() < 0.5):
@@ -164,8 +183,16 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def run_load(url: str, kind: str, board: Board, readers: int, duration_s: float, service_pid: int,
-                   store_pid: int | None, warmup_s: float = 2.0) -> dict[str, float]:
+async def run_load(
+    url: str,
+    kind: str,
+    board: Board,
+    readers: int,
+    duration_s: float,
+    service_pid: int,
+    store_pid: int | None,
+    warmup_s: float = 2.0,
+) -> dict[str, float]:
     split = urlsplit(url)
     tokens = Tokens(SECRET.encode(), 3600, Clock())
     load = Load()
@@ -174,27 +201,52 @@ async def run_load(url: str, kind: str, board: Board, readers: int, duration_s: 
 
     async def measure_cpu() -> tuple[float, float, float]:
         await asyncio.sleep(record_from - time.perf_counter())
-        svc, store, me = cpu_s(service_pid), cpu_s(store_pid) if store_pid else 0.0, cpu_s(os.getpid())
+        svc, store, me = (
+            cpu_s(service_pid),
+            cpu_s(store_pid) if store_pid else 0.0,
+            cpu_s(os.getpid()),
+        )
         await asyncio.sleep(until - time.perf_counter())
-        return (cpu_s(service_pid) - svc, (cpu_s(store_pid) - store) if store_pid else float("nan"),
-                cpu_s(os.getpid()) - me)
+        return (
+            cpu_s(service_pid) - svc,
+            (cpu_s(store_pid) - store) if store_pid else float("nan"),
+            cpu_s(os.getpid()) - me,
+        )
 
-    cpu, *_ = await asyncio.gather(measure_cpu(), *(
-        _reader(split.hostname or "127.0.0.1", split.port or 80,
-                _requests(kind, board, tokens, random.Random(i)), until, record_from, load)
-        for i in range(readers)))
+    cpu, *_ = await asyncio.gather(
+        measure_cpu(),
+        *(
+            _reader(
+                split.hostname or "127.0.0.1",
+                split.port or 80,
+                _requests(kind, board, tokens, random.Random(i)),
+                until,
+                record_from,
+                load,
+            )
+            for i in range(readers)
+        ),
+    )
     lat = load.latencies
-    return {"reads_per_s": load.done / duration_s, "p50_ms": percentile(lat, 50) * 1000,
-            "p99_ms": percentile(lat, 99) * 1000, "errors": load.errors,
-            "service_cpu_us": cpu[0] / max(1, load.done) * 1e6, "service_cpu_pct": cpu[0] / duration_s * 100,
-            "store_cpu_us": cpu[1] / max(1, load.done) * 1e6, "client_cpu_us": cpu[2] / max(1, load.done) * 1e6,
-            "loadavg": os.getloadavg()[0]}
+    return {
+        "reads_per_s": load.done / duration_s,
+        "p50_ms": percentile(lat, 50) * 1000,
+        "p99_ms": percentile(lat, 99) * 1000,
+        "errors": load.errors,
+        "service_cpu_us": cpu[0] / max(1, load.done) * 1e6,
+        "service_cpu_pct": cpu[0] / duration_s * 100,
+        "store_cpu_us": cpu[1] / max(1, load.done) * 1e6,
+        "client_cpu_us": cpu[2] / max(1, load.done) * 1e6,
+        "loadavg": os.getloadavg()[0],
+    }
 
 
 # --- the day's end --------------------------------------------------------------------------------
 
 
-async def rank_day_end(conn: RedisConn, settings: Settings, date: str, attempts: int) -> dict[str, float]:
+async def rank_day_end(
+    conn: RedisConn, settings: Settings, date: str, attempts: int
+) -> dict[str, float]:
     """``attempts`` open attempts of one challenge, ranked when their day is over."""
     clock = Clock()
     metrics = Metrics()
@@ -211,15 +263,37 @@ async def rank_day_end(conn: RedisConn, settings: Settings, date: str, attempts:
         async with limit:
             player, gid = f"p_rank{i:06d}", f"g_rank{date}_{i:06d}"
             await store.reserve(date, VARIANT, player, gid, 1, 86400)
-            await games.create(player, VARIANT, seed, None, False, game_id=gid, seed_secret=True,
-                               extra={"daily": f"{date}/{VARIANT}", "readable_from": rfc3339(day.ends_at),
-                                      "seed_from": rfc3339(day.ends_at), "closes_at": rfc3339(day.ends_at)})
+            await games.create(
+                player,
+                VARIANT,
+                seed,
+                None,
+                False,
+                game_id=gid,
+                seed_secret=True,
+                extra={
+                    "daily": f"{date}/{VARIANT}",
+                    "readable_from": rfc3339(day.ends_at),
+                    "seed_from": rfc3339(day.ends_at),
+                    "closes_at": rfc3339(day.ends_at),
+                },
+            )
             # What the service writes with a command: the game's stats, beside its event.
             moves = rng.randrange(1, 300)
-            await games.store.append(gid, 0, None, b'{"type":"diff"}', {
-                "status": rng.choice(["playing", "playing", "lost"]), "moves": str(moves),
-                "foundation_cards": str(rng.randrange(40)), "started_at": rfc3339(started),
-                "last_at": rfc3339(started + timedelta(seconds=moves * 3))}, settings.game_ttl_s)
+            await games.store.append(
+                gid,
+                0,
+                None,
+                b'{"type":"diff"}',
+                {
+                    "status": rng.choice(["playing", "playing", "lost"]),
+                    "moves": str(moves),
+                    "foundation_cards": str(rng.randrange(40)),
+                    "started_at": rfc3339(started),
+                    "last_at": rfc3339(started + timedelta(seconds=moves * 3)),
+                },
+                settings.game_ttl_s,
+            )
 
     t0 = time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(attempts)))
@@ -236,12 +310,24 @@ async def rank_day_end(conn: RedisConn, settings: Settings, date: str, attempts:
     end_ms = epoch_ms(day.ends_at)
 
     async def final(i: int) -> None:
-        s = Standing(player_id=f"p_fin{i:06d}", game_id=f"g_fin{i:06d}", seq=100, status="resigned",
-                     foundation_cards=rng.randrange(52), moves=100, duration_ms=rng.randrange(10**6),
-                     finished_at=None, finish_ms=end_ms)
+        s = Standing(
+            player_id=f"p_fin{i:06d}",
+            game_id=f"g_fin{i:06d}",
+            seq=100,
+            status="resigned",
+            foundation_cards=rng.randrange(52),
+            moves=100,
+            duration_ms=rng.randrange(10**6),
+            finished_at=None,
+            finish_ms=end_ms,
+        )
         async with limit:
-            await store.record(final_date, VARIANT, [Record(s.player_id, s.game_id, s.seq, s.sort_key(),
-                                                            s.entry_json())], 86400)
+            await store.record(
+                final_date,
+                VARIANT,
+                [Record(s.player_id, s.game_id, s.seq, s.sort_key(), s.entry_json())],
+                86400,
+            )
 
     t0 = time.perf_counter()
     await asyncio.gather(*(final(i) for i in range(attempts)))
@@ -249,18 +335,20 @@ async def rank_day_end(conn: RedisConn, settings: Settings, date: str, attempts:
     return {"setup_s": setup_s, "rank_s": rank_s, "final_s": final_s}
 
 
-# --- main -------------------------------------------------------------------------------------------
+# --- main ----------------------------------------------------------------------------
 
 
 @contextlib.contextmanager
 def store_server(url: str | None) -> Iterator[tuple[str, int | None]]:
-    """``url`` if given, else a fresh valkey-server on a loopback port (AOF everysec); and its pid."""
+    """``url`` if given, else a fresh valkey-server on a loopback port (AOF everysec);
+    and its pid."""
     if url:
         yield url, None
         return
     with tempfile.TemporaryDirectory(prefix="bench-redis-") as tmp:
-        server = ServerProcess(Path(tmp), port=0, config={"appendonly": "yes", "appendfsync": "everysec",
-                                                          "save": ""})
+        server = ServerProcess(
+            Path(tmp), port=0, config={"appendonly": "yes", "appendfsync": "everysec", "save": ""}
+        )
         server.start()
         try:
             yield server.url, server.pid
@@ -273,9 +361,18 @@ def service_process(redis_url: str) -> Iterator[tuple[str, int]]:
     """One ``python -m service`` on the store; its base URL and pid."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="bench-svc-") as tmp:
-        env = {**os.environ, "REDIS_URL": redis_url, "SOLITAIRE_PORT": str(port), "SOLITAIRE_DATA_DIR": tmp,
-               "SOLITAIRE_TOKEN_SECRET": SECRET, "SOLITAIRE_DAILY_SECRET": SECRET, "SOLITAIRE_LOG_LEVEL": "WARNING",
-               "SOLITAIRE_INSTANCE_ID": "bench-daily", "SOLITAIRE_WORKERS": "1", "PYTHONPATH": str(ROOT)}
+        env = {
+            **os.environ,
+            "REDIS_URL": redis_url,
+            "SOLITAIRE_PORT": str(port),
+            "SOLITAIRE_DATA_DIR": tmp,
+            "SOLITAIRE_TOKEN_SECRET": SECRET,
+            "SOLITAIRE_DAILY_SECRET": SECRET,
+            "SOLITAIRE_LOG_LEVEL": "WARNING",
+            "SOLITAIRE_INSTANCE_ID": "bench-daily",
+            "SOLITAIRE_WORKERS": "1",
+            "PYTHONPATH": str(ROOT),
+        }
         proc = subprocess.Popen([sys.executable, "-m", "service"], cwd=ROOT, env=env)
         try:
             url = f"http://127.0.0.1:{port}"
@@ -292,56 +389,87 @@ def service_process(redis_url: str) -> Iterator[tuple[str, int]]:
 async def main_async(args: argparse.Namespace) -> None:
     today = datetime.now(UTC).date()
     with store_server(args.redis_url) as (redis_url, store_pid):
-        settings = Settings(redis_url=redis_url, data_dir=Path("/tmp"), instance_id="bench",
-                            redis_pool_size=256)
+        settings = Settings(
+            redis_url=redis_url, data_dir=Path("/tmp"), instance_id="bench", redis_pool_size=256
+        )
         conn = RedisConn(settings, redis_url)
         try:
             t0 = time.perf_counter()
             board = await build_board(conn, today.isoformat(), args.entries)
-            print(f"board: {args.entries:,} entries written in {time.perf_counter() - t0:.1f} s", flush=True)
+            print(
+                f"board: {args.entries:,} entries written in {time.perf_counter() - t0:.1f} s",
+                flush=True,
+            )
             results: dict[str, list[dict[str, float]]] = {k: [] for k in args.loads.split(",")}
             ranks: list[dict[str, float]] = []
             with service_process(redis_url) as (url, service_pid):
                 for run in range(args.runs):
                     for kind, runs in results.items():
-                        r = await run_load(url, kind, board, args.readers, args.duration, service_pid, store_pid)
+                        r = await run_load(
+                            url, kind, board, args.readers, args.duration, service_pid, store_pid
+                        )
                         runs.append(r)
-                        print(f"run {run + 1} {kind:5s}: {r['reads_per_s']:6.0f} reads/s  "
-                              f"p50 {r['p50_ms']:5.1f} ms  p99 {r['p99_ms']:5.1f} ms  errors {r['errors']:.0f}  "
-                              f"service {r['service_cpu_pct']:3.0f}% CPU, {r['service_cpu_us']:3.0f} µs/read; "
-                              f"store {r['store_cpu_us']:3.0f}, load generator {r['client_cpu_us']:3.0f} µs/read; load avg {r['loadavg']:.1f}",
-                              flush=True)
+                        print(
+                            f"run {run + 1} {kind:5s}: {r['reads_per_s']:6.0f} reads/s  "
+                            f"p50 {r['p50_ms']:5.1f} ms  p99 {r['p99_ms']:5.1f} ms  "
+                            f"errors {r['errors']:.0f}  service {r['service_cpu_pct']:3.0f}% CPU, "
+                            f"{r['service_cpu_us']:3.0f} µs/read; store {r['store_cpu_us']:3.0f}, "
+                            f"load generator {r['client_cpu_us']:3.0f} µs/read; "
+                            f"load avg {r['loadavg']:.1f}",
+                            flush=True,
+                        )
             for run in range(args.runs if args.attempts else 0):
-                date = (today - timedelta(days=3 + run)).isoformat()  # not yesterday: no background task
+                date = (
+                    today - timedelta(days=3 + run)
+                ).isoformat()  # not yesterday: no background task
                 r = await rank_day_end(conn, settings, date, args.attempts)
                 ranks.append(r)
-                print(f"run {run + 1} ranking: {args.attempts:,} open attempts ranked in {r['rank_s']:.2f} s "
-                      f"(set up in {r['setup_s']:.1f} s); {args.attempts:,} final at once: "
-                      f"{r['final_s']:.2f} s", flush=True)
+                print(
+                    f"run {run + 1} ranking: {args.attempts:,} open attempts ranked in "
+                    f"{r['rank_s']:.2f} s "
+                    f"(set up in {r['setup_s']:.1f} s); {args.attempts:,} final at once: "
+                    f"{r['final_s']:.2f} s",
+                    flush=True,
+                )
         finally:
             await conn.aclose()
-    print(f"\nmedians of {args.runs} runs, {args.entries:,} entries, {args.readers} readers, "
-          f"{args.duration:g} s each:")
+    print(
+        f"\nmedians of {args.runs} runs, {args.entries:,} entries, {args.readers} readers, "
+        f"{args.duration:g} s each:"
+    )
     for kind, rs in results.items():
-        print(f"  {kind:5s}: {median([r['reads_per_s'] for r in rs]):6.0f} reads/s  "
-              f"p50 {median([r['p50_ms'] for r in rs]):5.1f} ms  p99 {median([r['p99_ms'] for r in rs]):5.1f} ms  "
-              f"service {median([r['service_cpu_us'] for r in rs]):3.0f} µs/read")
+        print(
+            f"  {kind:5s}: {median([r['reads_per_s'] for r in rs]):6.0f} reads/s  "
+            f"p50 {median([r['p50_ms'] for r in rs]):5.1f} ms  "
+            f"p99 {median([r['p99_ms'] for r in rs]):5.1f} ms  "
+            f"service {median([r['service_cpu_us'] for r in rs]):3.0f} µs/read"
+        )
     if ranks:
-        print(f"  ranking {args.attempts:,} open attempts at the day's end: "
-              f"{median([r['rank_s'] for r in ranks]):.2f} s")
-        print(f"  {args.attempts:,} attempts final at once (one entry write each): "
-              f"{median([r['final_s'] for r in ranks]):.2f} s")
+        print(
+            f"  ranking {args.attempts:,} open attempts at the day's end: "
+            f"{median([r['rank_s'] for r in ranks]):.2f} s"
+        )
+        print(
+            f"  {args.attempts:,} attempts final at once (one entry write each): "
+            f"{median([r['final_s'] for r in ranks]):.2f} s"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--entries", type=int, default=100_000)
     parser.add_argument("--readers", type=int, default=50)
-    parser.add_argument("--duration", type=float, default=10.0, help="seconds of each measured load")
+    parser.add_argument(
+        "--duration", type=float, default=10.0, help="seconds of each measured load"
+    )
     parser.add_argument("--attempts", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--loads", default="page,me,mixed", help="which read loads, comma-separated")
-    parser.add_argument("--redis-url", default=None, help="default: a fresh valkey-server for the run")
+    parser.add_argument(
+        "--loads", default="page,me,mixed", help="which read loads, comma-separated"
+    )
+    parser.add_argument(
+        "--redis-url", default=None, help="default: a fresh valkey-server for the run"
+    )
     args = parser.parse_args()
     try:
         import uvloop

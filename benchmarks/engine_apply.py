@@ -23,22 +23,31 @@ HERE = Path(__file__).resolve().parent
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--undos", type=float, default=0.5)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--profile", action="store_true")
-    parser.add_argument("--root", type=Path, default=HERE.parent,
-                        help="the checkout whose engine is measured (e.g. a worktree of an older commit)")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=HERE.parent,
+        help="the checkout whose engine is measured (e.g. a worktree of an older commit)",
+    )
     args = parser.parse_args()
     sys.path[:0] = [str(args.root.resolve()), str(HERE)]
-    from service.engine import Game, command_from_dict  # this checkout's engine, imported first
     from ws_load import make_plans
 
+    from service.engine import Game, command_from_dict  # this checkout's engine, imported first
+
     print(f"engine: {sys.modules['service.engine'].__file__}")
-    games = [(v, s, [command_from_dict(msgspec.json.decode(c)) for c in cs])
-             for v, s, cs in make_plans(args.games, args.seed, args.undos)]
+    games = [
+        (v, s, [command_from_dict(msgspec.json.decode(c)) for c in cs])
+        for v, s, cs in make_plans(args.games, args.seed, args.undos)
+    ]
     n = sum(len(cs) for _, _, cs in games)
 
     def replay() -> float:
@@ -51,7 +60,10 @@ def main() -> None:
 
     replay()
     best = min(replay() for _ in range(args.repeat))
-    print(f"{n} commands of {len(games)} games: {best / n * 1e6:.2f} µs per apply (best of {args.repeat}, CPU)")
+    print(
+        f"{n} commands of {len(games)} games: {best / n * 1e6:.2f} µs per apply "
+        f"(best of {args.repeat}, CPU)"
+    )
     if args.profile:
         profiler = cProfile.Profile()
         profiler.runcall(replay)

@@ -79,9 +79,15 @@ async def make_games(base: str, count: int) -> list[tuple[str, str]]:
 
         async def one(i: int) -> tuple[str, str]:
             token = tokens[i // 50]
-            async with session.post(f"{base}/v1/games", headers={"Authorization": f"Bearer {token}"},
-                                    json={"variant": ("gilbert", "shamrocks", "gate", "caprice")[i % 4],
-                                          "seed": i, "public": True}) as r:
+            async with session.post(
+                f"{base}/v1/games",
+                headers={"Authorization": f"Bearer {token}"},
+                json={
+                    "variant": ("gilbert", "shamrocks", "gate", "caprice")[i % 4],
+                    "seed": i,
+                    "public": True,
+                },
+            ) as r:
                 assert r.status == 201, await r.text()
                 return (await r.json())["game_id"], token
 
@@ -100,8 +106,10 @@ async def hold(base: str, game_ids: list[str], conn: Any) -> None:
     the games in the sample got the diff with that seq), "count" (open sockets), "close"."""
     raise_nofile()
     ws_base = base.replace("http://", "ws://", 1)
-    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, force_close=False),
-                                    timeout=aiohttp.ClientTimeout(total=None))
+    session = aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=0, force_close=False),
+        timeout=aiohttp.ClientTimeout(total=None),
+    )
     sockets: list[aiohttp.ClientWebSocketResponse] = []
     last_seq: list[int] = []
     closed: list[Any] = []
@@ -111,13 +119,16 @@ async def hold(base: str, game_ids: list[str], conn: Any) -> None:
 
     async def open_one(i: int, game_id: str) -> None:
         started = time.perf_counter()
-        ws = await session.ws_connect(f"{ws_base}/v1/games/{game_id}/ws", autoping=True, max_msg_size=0,
-                                      heartbeat=None)
+        ws = await session.ws_connect(
+            f"{ws_base}/v1/games/{game_id}/ws", autoping=True, max_msg_size=0, heartbeat=None
+        )
         await ws.send_str(hello)
         while True:
             msg = await ws.receive()
             if msg.type is not aiohttp.WSMsgType.TEXT:
-                raise RuntimeError(f"socket {i} closed before synced: {msg.type} {msg.data} {msg.extra}")
+                raise RuntimeError(
+                    f"socket {i} closed before synced: {msg.type} {msg.data} {msg.extra}"
+                )
             m = json.loads(msg.data)
             if m["type"] == "synced":
                 last_seq[i] = m["seq"]
@@ -144,7 +155,9 @@ async def hold(base: str, game_ids: list[str], conn: Any) -> None:
     readers: list[asyncio.Task[None]] = []
     started = time.perf_counter()
     for start in range(0, len(game_ids), 250):
-        await asyncio.gather(*(open_one(i, game_ids[i]) for i in range(start, min(len(game_ids), start + 250))))
+        await asyncio.gather(
+            *(open_one(i, game_ids[i]) for i in range(start, min(len(game_ids), start + 250)))
+        )
     opened_s = time.perf_counter() - started
     conn.send(("synced", len(sockets), opened_s, median(synced_in), percentile(synced_in, 99)))
     loop = asyncio.get_running_loop()
@@ -155,7 +168,10 @@ async def hold(base: str, game_ids: list[str], conn: Any) -> None:
             sample = [i for i, g in enumerate(game_ids) if g in wanted]
             t0 = time.perf_counter()
             deadline = t0 + 30
-            while any(last_seq[i] < wanted[game_ids[i]] for i in sample) and time.perf_counter() < deadline:
+            while (
+                any(last_seq[i] < wanted[game_ids[i]] for i in sample)
+                and time.perf_counter() < deadline
+            ):
                 changed.clear()
                 try:
                     await asyncio.wait_for(changed.wait(), 1.0)
@@ -178,6 +194,7 @@ async def hold(base: str, game_ids: list[str], conn: Any) -> None:
 def client_process(base: str, game_ids: list[str], conn: Any) -> None:
     try:
         import uvloop
+
         uvloop.run(hold(base, game_ids, conn))
     except ImportError:
         asyncio.run(hold(base, game_ids, conn))
@@ -186,7 +203,9 @@ def client_process(base: str, game_ids: list[str], conn: Any) -> None:
 # --- the run --------------------------------------------------------------------------------
 
 
-async def command_all(base: str, games: list[tuple[str, str]]) -> tuple[dict[str, int], list[float]]:
+async def command_all(
+    base: str, games: list[tuple[str, str]]
+) -> tuple[dict[str, int], list[float]]:
     """One legal command per game (from GET /moves; resign if none); the seq each
     game reached and the command latencies."""
     seqs: dict[str, int] = {}
@@ -198,8 +217,11 @@ async def command_all(base: str, games: list[tuple[str, str]]) -> tuple[dict[str
                 moves = await r.json()
             command = moves["moves"][0] if moves["moves"] else {"type": "resign"}
             started = time.perf_counter()
-            async with session.post(f"{base}/v1/games/{game_id}/commands", headers=auth,
-                                    json={"command": command, "expected_seq": moves["seq"]}) as r:
+            async with session.post(
+                f"{base}/v1/games/{game_id}/commands",
+                headers=auth,
+                json={"command": command, "expected_seq": moves["seq"]},
+            ) as r:
                 body = await r.json()
                 assert r.status == 200, body
             took.append(time.perf_counter() - started)
@@ -208,14 +230,22 @@ async def command_all(base: str, games: list[tuple[str, str]]) -> tuple[dict[str
 
 
 def run_once(args: argparse.Namespace, redis_url: str, run: int) -> dict[str, float]:
-    with service_processes(redis_url, 1, root=args.root, SOLITAIRE_RATE_LIMIT_PER_S="100000",
-                           SOLITAIRE_RATE_LIMIT_BURST="100000", SOLITAIRE_WS_SEND_QUEUE="512") as urls:
+    with service_processes(
+        redis_url,
+        1,
+        root=args.root,
+        SOLITAIRE_RATE_LIMIT_PER_S="100000",
+        SOLITAIRE_RATE_LIMIT_BURST="100000",
+        SOLITAIRE_WS_SEND_QUEUE="512",
+    ) as urls:
         base, pid = urls[0], urls.pids[0]
         games = asyncio.run(make_games(base, args.games))
         game_ids = [g for g, _ in games]
         # Warm up: a few sockets opened and closed, so lazy imports and caches are in place.
         warm = mp.get_context("spawn").Pipe()
-        proc = mp.get_context("spawn").Process(target=client_process, args=(base, game_ids[:20], warm[1]))
+        proc = mp.get_context("spawn").Process(
+            target=client_process, args=(base, game_ids[:20], warm[1])
+        )
         proc.start()
         warm[0].recv()
         warm[0].send(("close",))
@@ -231,7 +261,9 @@ def run_once(args: argparse.Namespace, redis_url: str, run: int) -> dict[str, fl
         pipes, procs = [], []
         for share in per_proc:
             parent, child = mp.get_context("spawn").Pipe()
-            p = mp.get_context("spawn").Process(target=client_process, args=(base, share, child), daemon=True)
+            p = mp.get_context("spawn").Process(
+                target=client_process, args=(base, share, child), daemon=True
+            )
             p.start()
             pipes.append(parent)
             procs.append(p)
@@ -254,7 +286,12 @@ def run_once(args: argparse.Namespace, redis_url: str, run: int) -> dict[str, fl
             for pipe in pipes:
                 pipe.send(("diffs", seqs))
             answers = [pipe.recv() for pipe in pipes]
-            return sum(a[1] for a in answers), sum(a[2] for a in answers), max(a[3] for a in answers), took
+            return (
+                sum(a[1] for a in answers),
+                sum(a[2] for a in answers),
+                max(a[3] for a in answers),
+                took,
+            )
 
         reached, missing, diffs_s, took = diffs_reach_the_sample()
         assert missing == 0, f"{missing} of {reached} sockets of the sample missed a diff"
@@ -277,39 +314,61 @@ def run_once(args: argparse.Namespace, redis_url: str, run: int) -> dict[str, fl
         for p in procs:
             p.join(60)
         per_socket = (rss_after - rss_before) * 1024 / args.sockets
-        print(f"run {run + 1}: {args.sockets} sockets on {args.games} games synced in {open_s:.1f} s "
-              f"(hello->synced p50 {median([r[3] for r in replies]) * 1000:.1f} ms, "
-              f"p99 {max(r[4] for r in replies) * 1000:.0f} ms; service CPU {cpu_connect:.1f} s); "
-              f"RSS {rss_before / 1024:.1f} -> {rss_after / 1024:.1f} MiB = {per_socket / 1024:.1f} KiB "
-              f"per socket ({rss_end / 1024:.1f} MiB after the hold); /healthz {healthz_s * 1000:.1f} ms, "
-              f"p50 of 20 {median(healthz) * 1000:.1f} ms; a command on {len(sample)} games "
-              f"(p50 {median(took) * 1000:.1f} ms) reached all {reached} of their sockets "
-              f"(all there {diffs_s * 1000:.0f} ms after the last command's answer); after {args.hold:g} s idle ({idle_cores:.3f} cores) "
-              f"{open_now} open, the next commands' diffs reached all {reached2} again, "
-              f"/healthz {status2} in {healthz2_s * 1000:.1f} ms", flush=True)
-        return {"kib_per_socket": per_socket / 1024, "rss_after_mib": rss_after / 1024,
-                "rss_before_mib": rss_before / 1024, "open_s": open_s,
-                "healthz_ms": median(healthz) * 1000, "diffs_ms": diffs_s * 1000,
-                "idle_cores": idle_cores}
+        print(
+            f"run {run + 1}: {args.sockets} sockets on {args.games} games synced in {open_s:.1f} s "
+            f"(hello->synced p50 {median([r[3] for r in replies]) * 1000:.1f} ms, "
+            f"p99 {max(r[4] for r in replies) * 1000:.0f} ms; service CPU {cpu_connect:.1f} s); "
+            f"RSS {rss_before / 1024:.1f} -> {rss_after / 1024:.1f} MiB = "
+            f"{per_socket / 1024:.1f} KiB per socket ({rss_end / 1024:.1f} MiB after the hold); "
+            f"/healthz {healthz_s * 1000:.1f} ms, "
+            f"p50 of 20 {median(healthz) * 1000:.1f} ms; a command on {len(sample)} games "
+            f"(p50 {median(took) * 1000:.1f} ms) reached all {reached} of their sockets "
+            f"(all there {diffs_s * 1000:.0f} ms after the last command's answer); "
+            f"after {args.hold:g} s idle ({idle_cores:.3f} cores) "
+            f"{open_now} open, the next commands' diffs reached all {reached2} again, "
+            f"/healthz {status2} in {healthz2_s * 1000:.1f} ms",
+            flush=True,
+        )
+        return {
+            "kib_per_socket": per_socket / 1024,
+            "rss_after_mib": rss_after / 1024,
+            "rss_before_mib": rss_before / 1024,
+            "open_s": open_s,
+            "healthz_ms": median(healthz) * 1000,
+            "diffs_ms": diffs_s * 1000,
+            "idle_cores": idle_cores,
+        }
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sockets", type=int, default=10_000)
-    parser.add_argument("--games", type=int, default=1_000, help="the sockets are spread evenly over these")
+    parser.add_argument(
+        "--games", type=int, default=1_000, help="the sockets are spread evenly over these"
+    )
     parser.add_argument("--procs", type=int, default=1, help="client processes holding the sockets")
-    parser.add_argument("--sample", type=int, default=50, help="games sent a command while all are open")
+    parser.add_argument(
+        "--sample", type=int, default=50, help="games sent a command while all are open"
+    )
     parser.add_argument("--hold", type=float, default=35.0, help="seconds to hold the sockets idle")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--cluster", action="store_true", help="a three-master Redis Cluster")
     parser.add_argument("--redis-url", default=None)
-    parser.add_argument("--root", type=Path, default=ROOT,
-                        help="the checkout whose service runs (e.g. a worktree of an older commit)")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=ROOT,
+        help="the checkout whose service runs (e.g. a worktree of an older commit)",
+    )
     args = parser.parse_args(argv)
     args.root = args.root.resolve()
     limit = raise_nofile()
-    print(f"open-file limit {limit}; load average before: {load_average()} ({os.cpu_count()} cores)",
-          flush=True)
+    print(
+        f"open-file limit {limit}; load average before: {load_average()} ({os.cpu_count()} cores)",
+        flush=True,
+    )
     if limit < args.sockets + 300:  # the service's own: its store connections, listener, log
         sys.exit(f"the open-file limit {limit} is too low for {args.sockets} sockets")
     rows = []
@@ -318,8 +377,10 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(run_once(args, redis_url, run))
     print(f"load average after: {load_average()}")
     med = {k: median([r[k] for r in rows]) for k in rows[0]}
-    print(f"\n== summary (median of {len(rows)}) ==\n{args.sockets} sockets, {args.games} games: "
-          + ", ".join(f"{k} {v:,.2f}" for k, v in med.items()))
+    print(
+        f"\n== summary (median of {len(rows)}) ==\n{args.sockets} sockets, {args.games} games: "
+        + ", ".join(f"{k} {v:,.2f}" for k, v in med.items())
+    )
 
 
 if __name__ == "__main__":

@@ -53,7 +53,14 @@ from typing import Any
 import aiohttp
 import msgspec
 from _harness import (
-    bare_server, load_average, median, percentile, process_cpu_s, service_processes, store, tree_cpu_s,
+    bare_server,
+    load_average,
+    median,
+    percentile,
+    process_cpu_s,
+    service_processes,
+    store,
+    tree_cpu_s,
 )
 
 from service.engine import DRAW, RESIGN, UNDO, Game, Move, Status
@@ -67,8 +74,12 @@ _encode = msgspec.json.Encoder().encode
 @dataclass
 class Stats:
     acks: list[float] = field(default_factory=list)  # seconds, command sent -> ack
-    fanout: list[float] = field(default_factory=list)  # seconds, command sent -> diff on the watcher
-    fanout_after_ack: list[float] = field(default_factory=list)  # seconds, ack -> diff on the watcher
+    fanout: list[float] = field(
+        default_factory=list
+    )  # seconds, command sent -> diff on the watcher
+    fanout_after_ack: list[float] = field(
+        default_factory=list
+    )  # seconds, ack -> diff on the watcher
     errors: dict[str, int] = field(default_factory=dict)
     commands: int = 0
     recording: bool = False
@@ -80,14 +91,20 @@ class Stats:
 
 
 def choose(game: Game, rnd: random.Random) -> Any:
-    """A legal command: mostly moves (foundation first), else draw; resign at the cap or when stuck."""
+    """A legal command: mostly moves (foundation first), else draw; resign at the cap or
+    when stuck."""
     if game.status is not Status.PLAYING or game.moves >= MAX_COMMANDS_PER_GAME:
         return RESIGN
     moves = game.legal_moves()
     if not moves:
         return RESIGN
-    to_foundation = [m for m in moves if isinstance(m, Move) and m.to.startswith("foundation")
-                     and not m.from_.startswith("foundation")]
+    to_foundation = [
+        m
+        for m in moves
+        if isinstance(m, Move)
+        and m.to.startswith("foundation")
+        and not m.from_.startswith("foundation")
+    ]
     if to_foundation and rnd.random() < 0.8:
         return rnd.choice(to_foundation)
     return rnd.choice(moves) if rnd.random() < 0.9 or DRAW not in moves else DRAW
@@ -123,8 +140,16 @@ class Player:
 
     ids = itertools.count()
 
-    def __init__(self, session: aiohttp.ClientSession, base: str, stats: Stats, rnd: random.Random,
-                 watch: bool, watch_base: str | None = None, plans: list[Plan] | None = None) -> None:
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        base: str,
+        stats: Stats,
+        rnd: random.Random,
+        watch: bool,
+        watch_base: str | None = None,
+        plans: list[Plan] | None = None,
+    ) -> None:
         self.plans = plans or PLANS
         self.plan: list[bytes] = []
         self.session = session
@@ -144,16 +169,20 @@ class Player:
         self.diff_at: dict[int, float] = {}  # seq -> when the watcher got it, until the ack comes
 
     async def setup(self) -> None:
-        async with self.session.post(self.base + "/v1/players", json={"name": f"bench{next(self.ids)}"}) as r:
+        async with self.session.post(
+            self.base + "/v1/players", json={"name": f"bench{next(self.ids)}"}
+        ) as r:
             self.token = (await r.json())["token"]
         await self.new_game()
 
     async def new_game(self) -> None:
         await self.close_sockets()
         variant, seed, self.plan = self.rnd.choice(self.plans)
-        async with self.session.post(self.base + "/v1/games", json={"variant": variant, "seed": seed,
-                                                                   "public": self.watch},
-                                     headers={"Authorization": f"Bearer {self.token}"}) as r:
+        async with self.session.post(
+            self.base + "/v1/games",
+            json={"variant": variant, "seed": seed, "public": self.watch},
+            headers={"Authorization": f"Bearer {self.token}"},
+        ) as r:
             body = await r.json()
         self.game_id = body["game_id"]
         self.seq = 0
@@ -163,8 +192,9 @@ class Player:
             self.watch_task = asyncio.create_task(self.watch_loop(self.watcher))
 
     async def connect(self, token: str | None, base: str) -> aiohttp.ClientWebSocketResponse:
-        ws = await self.session.ws_connect(f"{base}/v1/games/{self.game_id}/ws", compress=0,
-                                           autoping=True, max_msg_size=0)
+        ws = await self.session.ws_connect(
+            f"{base}/v1/games/{self.game_id}/ws", compress=0, autoping=True, max_msg_size=0
+        )
         hello: dict[str, Any] = {"type": "hello"}
         if token:
             hello["token"] = token
@@ -197,7 +227,10 @@ class Player:
         """Send one command and wait for its ack."""
         assert self.ws is not None
         message = b'{"type":"command","command_id":"c%d","expected_seq":%d,"command":%s}' % (
-            self.seq, self.seq, self.plan[self.seq])
+            self.seq,
+            self.seq,
+            self.plan[self.seq],
+        )
         started = time.perf_counter()
         self.sent_at[self.seq + 1] = started
         await self.ws.send_str(message.decode())
@@ -272,14 +305,29 @@ class Window:
         self.stats.cores = {k: (after[k] - before[k]) / self.stats.elapsed for k in after}
 
 
-async def run_saturation(bases: list[str], clients: int, duration: float, warmup: float, seed: int,
-                         sample: Sampler = _no_sampler, watch: bool = False) -> Stats:
+async def run_saturation(
+    bases: list[str],
+    clients: int,
+    duration: float,
+    warmup: float,
+    seed: int,
+    sample: Sampler = _no_sampler,
+    watch: bool = False,
+) -> Stats:
     stats = Stats()
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(base_url=None, connector=connector) as session:
-        players = [Player(session, spread(bases, i)[0], stats, random.Random(seed * 100_003 + i), watch=watch,
-                          watch_base=spread(bases, i)[1])
-                   for i in range(clients)]
+        players = [
+            Player(
+                session,
+                spread(bases, i)[0],
+                stats,
+                random.Random(seed * 100_003 + i),
+                watch=watch,
+                watch_base=spread(bases, i)[1],
+            )
+            for i in range(clients)
+        ]
         await gather_in_batches([p.setup() for p in players])
         stop = asyncio.Event()
 
@@ -302,8 +350,15 @@ class HintStats:
     statuses: dict[int, int] = field(default_factory=dict)
 
 
-async def hint_stream(session: aiohttp.ClientSession, base: str, rate_per_s: float, stop: asyncio.Event,
-                      measuring: asyncio.Event, stats: HintStats, games: int = 40) -> None:
+async def hint_stream(
+    session: aiohttp.ClientSession,
+    base: str,
+    rate_per_s: float,
+    stop: asyncio.Event,
+    measuring: asyncio.Event,
+    stats: HintStats,
+    games: int = 40,
+) -> None:
     """About ``rate_per_s`` hints a second (open loop) over ``games`` fresh games of one player:
     each hint is a real search (a game's view differs from every other's)."""
     async with session.post(base + "/v1/players", json={"name": "hinter"}) as r:
@@ -312,8 +367,9 @@ async def hint_stream(session: aiohttp.ClientSession, base: str, rate_per_s: flo
     ids = []
     for i in range(games):
         variant = ("gilbert", "shamrocks", "gate", "caprice")[i % 4]
-        async with session.post(base + "/v1/games", json={"variant": variant, "seed": 10_000 + i},
-                                headers=headers) as r:
+        async with session.post(
+            base + "/v1/games", json={"variant": variant, "seed": 10_000 + i}, headers=headers
+        ) as r:
             ids.append((await r.json())["game_id"])
     rnd = random.Random(7)
     pending: set[asyncio.Task[None]] = set()
@@ -355,19 +411,38 @@ async def wait_daily(base: str, timeout_s: float = 1800.0) -> float:
                     raise RuntimeError("the daily deals were not chosen in time")
                 await asyncio.sleep(0.2)
             if day == today:
-                print(f"today's four daily deals chosen {time.perf_counter() - started:.1f} s after "
-                      f"start-up (load average {load_average()})", flush=True)
+                print(
+                    f"today's four daily deals chosen {time.perf_counter() - started:.1f} s after "
+                    f"start-up (load average {load_average()})",
+                    flush=True,
+                )
     return time.perf_counter() - started
 
 
-async def run_players(bases: list[str], clients: int, duration: float, warmup: float, seed: int,
-                      rate_per_s: float, sample: Sampler = _no_sampler, hints_per_s: float = 0.0) -> Stats:
+async def run_players(
+    bases: list[str],
+    clients: int,
+    duration: float,
+    warmup: float,
+    seed: int,
+    rate_per_s: float,
+    sample: Sampler = _no_sampler,
+    hints_per_s: float = 0.0,
+) -> Stats:
     stats = Stats()
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector) as session:
-        players = [Player(session, spread(bases, i)[0], stats, random.Random(seed * 100_003 + i), watch=True,
-                          watch_base=spread(bases, i)[1])
-                   for i in range(clients)]
+        players = [
+            Player(
+                session,
+                spread(bases, i)[0],
+                stats,
+                random.Random(seed * 100_003 + i),
+                watch=True,
+                watch_base=spread(bases, i)[1],
+            )
+            for i in range(clients)
+        ]
         await gather_in_batches([p.setup() for p in players])
         stop = asyncio.Event()
 
@@ -382,8 +457,11 @@ async def run_players(bases: list[str], clients: int, duration: float, warmup: f
         hints = HintStats()
         measuring = asyncio.Event()
         if hints_per_s > 0:
-            tasks.append(asyncio.create_task(hint_stream(session, bases[0], hints_per_s, stop, measuring,
-                                                         hints)))
+            tasks.append(
+                asyncio.create_task(
+                    hint_stream(session, bases[0], hints_per_s, stop, measuring, hints)
+                )
+            )
         asyncio.get_running_loop().call_later(warmup, measuring.set)
         await Window(stats, sample).measure(warmup, duration)
         stop.set()
@@ -392,16 +470,22 @@ async def run_players(bases: list[str], clients: int, duration: float, warmup: f
             await p.close_sockets()
         if hints_per_s > 0:
             lat = sorted(hints.latencies_ms)
-            answered = (f"p50 {percentile(lat, 50):.0f} ms, p99 {percentile(lat, 99):.0f} ms" if lat
-                        else "none answered")
-            print(f"  hints at {hints_per_s:g}/s: {len(lat)} answered, {answered}; statuses {hints.statuses}",
-                  flush=True)
+            answered = (
+                f"p50 {percentile(lat, 50):.0f} ms, p99 {percentile(lat, 99):.0f} ms"
+                if lat
+                else "none answered"
+            )
+            print(
+                f"  hints at {hints_per_s:g}/s: {len(lat)} answered, {answered}; "
+                f"statuses {hints.statuses}",
+                flush=True,
+            )
     return stats
 
 
 async def gather_in_batches(coros: list[Any], batch: int = 50) -> None:
     for i in range(0, len(coros), batch):
-        await asyncio.gather(*coros[i:i + batch])
+        await asyncio.gather(*coros[i : i + batch])
 
 
 # --- reporting ----------------------------------------------------------------------------
@@ -410,20 +494,29 @@ async def gather_in_batches(coros: list[Any], batch: int = 50) -> None:
 def report(label: str, stats: Stats) -> dict[str, float]:
     elapsed = stats.elapsed
     rate = stats.commands / elapsed
-    row = {"commands_per_s": rate, "ack_p50_ms": percentile(stats.acks, 50) * 1000,
-           "ack_p99_ms": percentile(stats.acks, 99) * 1000}
-    line = (f"{label}: {stats.commands} commands in {elapsed:.1f} s = {rate:,.0f}/s; "
-            f"ack p50 {row['ack_p50_ms']:.1f} ms, p99 {row['ack_p99_ms']:.1f} ms")
+    row = {
+        "commands_per_s": rate,
+        "ack_p50_ms": percentile(stats.acks, 50) * 1000,
+        "ack_p99_ms": percentile(stats.acks, 99) * 1000,
+    }
+    line = (
+        f"{label}: {stats.commands} commands in {elapsed:.1f} s = {rate:,.0f}/s; "
+        f"ack p50 {row['ack_p50_ms']:.1f} ms, p99 {row['ack_p99_ms']:.1f} ms"
+    )
     if stats.fanout:
         row["fanout_p50_ms"] = percentile(stats.fanout, 50) * 1000
         row["fanout_p99_ms"] = percentile(stats.fanout, 99) * 1000
-        line += (f"; diff on the second socket p50 {row['fanout_p50_ms']:.1f} ms, "
-                 f"p99 {row['fanout_p99_ms']:.1f} ms after the send")
+        line += (
+            f"; diff on the second socket p50 {row['fanout_p50_ms']:.1f} ms, "
+            f"p99 {row['fanout_p99_ms']:.1f} ms after the send"
+        )
     if stats.fanout_after_ack:
         row["after_ack_p50_ms"] = percentile(stats.fanout_after_ack, 50) * 1000
         row["after_ack_p99_ms"] = percentile(stats.fanout_after_ack, 99) * 1000
-        line += (f", p50 {row['after_ack_p50_ms']:.1f} ms, p99 {row['after_ack_p99_ms']:.1f} ms "
-                 "after the ack")
+        line += (
+            f", p50 {row['after_ack_p50_ms']:.1f} ms, p99 {row['after_ack_p99_ms']:.1f} ms "
+            "after the ack"
+        )
     if stats.cores:
         for name, cores in stats.cores.items():
             row[f"cores_{name}"] = cores
@@ -431,8 +524,10 @@ def report(label: str, stats: Stats) -> dict[str, float]:
         if rate:  # CPU per command: what carries over to a machine with more cores
             for name in ("service", "redis"):
                 row[f"{name}_us_per_command"] = stats.cores.get(name, 0.0) / rate * 1e6
-            line += (f" (CPU per command: service {row['service_us_per_command']:.0f} µs, "
-                     f"redis {row['redis_us_per_command']:.0f} µs)")
+            line += (
+                f" (CPU per command: service {row['service_us_per_command']:.0f} µs, "
+                f"redis {row['redis_us_per_command']:.0f} µs)"
+            )
     if stats.errors:
         line += f"; errors {stats.errors}"
     print(line, flush=True)
@@ -451,48 +546,98 @@ PLANS: list[Plan] = []
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("load", choices=("saturation", "players"))
     parser.add_argument("--clients", type=int, nargs="+", default=[100])
     parser.add_argument("--duration", type=float, default=20.0, help="seconds measured per run")
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--runs", type=int, default=3, help="runs per size; medians are reported")
     parser.add_argument("--target", choices=("service", "bare", "both"), default="service")
-    parser.add_argument("--instances", type=int, default=1,
-                        help="service processes on the store; clients spread over them round-robin")
-    parser.add_argument("--cluster", action="store_true",
-                        help="start a three-master Redis Cluster for the run instead of one server")
+    parser.add_argument(
+        "--instances",
+        type=int,
+        default=1,
+        help="service processes on the store; clients spread over them round-robin",
+    )
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help="start a three-master Redis Cluster for the run instead of one server",
+    )
     parser.add_argument("--redis-url", default=None, help="use this store instead of starting one")
-    parser.add_argument("--rate", type=float, default=1.0, help="players: moves per second per client")
-    parser.add_argument("--watch", action="store_true",
-                        help="saturation: each game also watched by a second socket (players always are)")
-    parser.add_argument("--durability", choices=("memory", "local", "replicated"), default="local",
-                        help="the service's --durability; local and replicated run the store with "
-                             "appendfsync always (as the embedded store does), replicated needs --cluster")
-    parser.add_argument("--hints", type=float, default=0.0,
-                        help="players: also this many hint requests a second (POST /hint), open loop")
+    parser.add_argument(
+        "--rate", type=float, default=1.0, help="players: moves per second per client"
+    )
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="saturation: each game also watched by a second socket (players always are)",
+    )
+    parser.add_argument(
+        "--durability",
+        choices=("memory", "local", "replicated"),
+        default="local",
+        help="the service's --durability; local and replicated run the store with "
+        "appendfsync always (as the embedded store does), replicated needs --cluster",
+    )
+    parser.add_argument(
+        "--hints",
+        type=float,
+        default=0.0,
+        help="players: also this many hint requests a second (POST /hint), open loop",
+    )
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--plans", type=int, default=300,
-                        help="distinct games the clients play (planned before measuring)")
-    parser.add_argument("--undos", type=float, default=0.5,
-                        help="share of the planned commands that are undos (of the move before)")
-    parser.add_argument("--accel", choices=("on", "off"), default="on",
-                        help="off: the servers (service and bare) run without uvloop and hiredis")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1],
-                        help="worker processes per service instance (--workers 1 2: both, in each run)")
-    parser.add_argument("--profile", type=Path, default=None,
-                        help="run the service (one instance, one worker) under cProfile and print its "
-                             "top functions by self time; the statistics are kept in this file")
-    parser.add_argument("--compare-root", type=Path, default=None,
-                        help="also run the service of this checkout (e.g. a git worktree of an older "
-                             "commit) in each run, for before/after figures taken side by side")
+    parser.add_argument(
+        "--plans",
+        type=int,
+        default=300,
+        help="distinct games the clients play (planned before measuring)",
+    )
+    parser.add_argument(
+        "--undos",
+        type=float,
+        default=0.5,
+        help="share of the planned commands that are undos (of the move before)",
+    )
+    parser.add_argument(
+        "--accel",
+        choices=("on", "off"),
+        default="on",
+        help="off: the servers (service and bare) run without uvloop and hiredis",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[1],
+        help="worker processes per service instance (--workers 1 2: both, in each run)",
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="run the service (one instance, one worker) under cProfile and print its "
+        "top functions by self time; the statistics are kept in this file",
+    )
+    parser.add_argument(
+        "--compare-root",
+        type=Path,
+        default=None,
+        help="also run the service of this checkout (e.g. a git worktree of an older "
+        "commit) in each run, for before/after figures taken side by side",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     PLANS[:] = make_plans(args.plans, args.seed, args.undos)
     commands = [c for p in PLANS for c in p[2]]
     undos = sum(1 for c in commands if c == b'{"type":"undo"}')
-    print(f"{len(PLANS)} games planned in {time.perf_counter() - started:.1f} s "
-          f"({len(commands)} commands, {undos / len(commands):.0%} undos)", flush=True)
+    print(
+        f"{len(PLANS)} games planned in {time.perf_counter() - started:.1f} s "
+        f"({len(commands)} commands, {undos / len(commands):.0%} undos)",
+        flush=True,
+    )
     if args.cluster and args.target != "service":
         parser.error("--cluster measures the service only (the bare baseline talks to one server)")
     if args.target != "service" and args.load != "saturation":
@@ -503,29 +648,51 @@ def main(argv: list[str] | None = None) -> None:
     fsync = "everysec" if args.durability == "memory" else "always"
     replicas = 1 if args.durability == "replicated" else 0
     accel = args.accel == "on"
-    store_kind = (f"3-master cluster{' + 3 replicas' if replicas else ''}" if args.cluster
-                  else "one Redis") + f", appendfsync {fsync}, durability {args.durability}"
-    print(f"load average before: {load_average()} ({os.cpu_count()} cores); servers with uvloop and hiredis "
-          f"{args.accel}", flush=True)
+    store_kind = (
+        f"3-master cluster{' + 3 replicas' if replicas else ''}" if args.cluster else "one Redis"
+    ) + f", appendfsync {fsync}, durability {args.durability}"
+    print(
+        f"load average before: {load_average()} ({os.cpu_count()} cores); "
+        f"servers with uvloop and hiredis "
+        f"{args.accel}",
+        flush=True,
+    )
     summary: list[str] = []
     with store(args.redis_url, args.cluster, appendfsync=fsync, replicas=replicas) as redis_url:
         targets: list[tuple[str, Callable[[], Any]]] = []
         if args.target in ("service", "both"):
             for workers in args.workers:
+
                 def start(workers: int = workers) -> Any:
-                    return service_processes(redis_url, args.instances, accel=accel, workers=workers,
-                                             profile=args.profile,
-                                             # not what is measured: high enough never to refuse
-                                             SOLITAIRE_RATE_LIMIT_PER_S="100000",
-                                             SOLITAIRE_RATE_LIMIT_BURST="1000000",
-                                             SOLITAIRE_DURABILITY=args.durability)
-                label = f"service x{args.instances}" + (f" ({workers} workers)" if workers != 1 else "")
+                    return service_processes(
+                        redis_url,
+                        args.instances,
+                        accel=accel,
+                        workers=workers,
+                        profile=args.profile,
+                        # not what is measured: high enough never to refuse
+                        SOLITAIRE_RATE_LIMIT_PER_S="100000",
+                        SOLITAIRE_RATE_LIMIT_BURST="1000000",
+                        SOLITAIRE_DURABILITY=args.durability,
+                    )
+
+                label = f"service x{args.instances}" + (
+                    f" ({workers} workers)" if workers != 1 else ""
+                )
                 targets.append((label, start))
         if args.compare_root is not None:
+
             def start_other() -> Any:
-                return service_processes(redis_url, args.instances, accel=accel, root=args.compare_root.resolve(),
-                                         SOLITAIRE_RATE_LIMIT_PER_S="100000", SOLITAIRE_RATE_LIMIT_BURST="1000000",
-                                         SOLITAIRE_DURABILITY=args.durability)
+                return service_processes(
+                    redis_url,
+                    args.instances,
+                    accel=accel,
+                    root=args.compare_root.resolve(),
+                    SOLITAIRE_RATE_LIMIT_PER_S="100000",
+                    SOLITAIRE_RATE_LIMIT_BURST="1000000",
+                    SOLITAIRE_DURABILITY=args.durability,
+                )
+
             targets.append((f"service x{args.instances} of {args.compare_root}", start_other))
         if args.target in ("bare", "both"):
             targets.append(("bare", lambda: bare_server(redis_url, accel=accel)))
@@ -534,40 +701,76 @@ def main(argv: list[str] | None = None) -> None:
             for run in range(args.runs):
                 for label, start in targets:
                     with start() as urls:
+
                         def sample(pids: list[int] = urls.pids) -> dict[str, float]:
-                            return {"service": sum(tree_cpu_s(pid) for pid in pids),
-                                    "redis": sum(process_cpu_s(pid) for pid in redis_url.pids),
-                                    "loadgen": process_cpu_s(os.getpid())}
+                            return {
+                                "service": sum(tree_cpu_s(pid) for pid in pids),
+                                "redis": sum(process_cpu_s(pid) for pid in redis_url.pids),
+                                "loadgen": process_cpu_s(os.getpid()),
+                            }
 
                         run_loop(wait_daily(urls[0]))  # the daily chooser idle before measuring
                         if args.load == "saturation":
-                            stats = run_loop(run_saturation(list(urls), clients, args.duration, args.warmup,
-                                                            args.seed + run, sample, args.watch))
+                            stats = run_loop(
+                                run_saturation(
+                                    list(urls),
+                                    clients,
+                                    args.duration,
+                                    args.warmup,
+                                    args.seed + run,
+                                    sample,
+                                    args.watch,
+                                )
+                            )
                         else:
-                            stats = run_loop(run_players(list(urls), clients, args.duration, args.warmup,
-                                                         args.seed + run, args.rate, sample, args.hints))
-                        rows[label].append(report(f"{label} on {store_kind}, {clients} clients, run {run + 1} "
-                                                  f"(load average {load_average()})", stats))
+                            stats = run_loop(
+                                run_players(
+                                    list(urls),
+                                    clients,
+                                    args.duration,
+                                    args.warmup,
+                                    args.seed + run,
+                                    args.rate,
+                                    sample,
+                                    args.hints,
+                                )
+                            )
+                        rows[label].append(
+                            report(
+                                f"{label} on {store_kind}, {clients} clients, run {run + 1} "
+                                f"(load average {load_average()})",
+                                stats,
+                            )
+                        )
             for label, runs in rows.items():
                 if runs:
                     keys = runs[0].keys()
                     med = {k: median([r.get(k, float("nan")) for r in runs]) for k in keys}
-                    summary.append(f"{args.load} {label} on {store_kind} {clients} clients (median of {len(runs)}): "
-                                   + ", ".join(f"{k} {v:,.2f}" for k, v in med.items()))
+                    summary.append(
+                        f"{args.load} {label} on {store_kind} {clients} clients "
+                        f"(median of {len(runs)}): "
+                        + ", ".join(f"{k} {v:,.2f}" for k, v in med.items())
+                    )
             if "bare" in rows and rows["bare"]:
                 bare = median([r["commands_per_s"] for r in rows["bare"]])
                 for label, runs in rows.items():
                     if label != "bare" and runs:
                         ratio = median([r["commands_per_s"] for r in runs]) / bare
-                        per_run = ", ".join(f"{s['commands_per_s'] / b['commands_per_s']:.2f}"
-                                            for s, b in zip(runs, rows["bare"]))
-                        summary.append(f"  {label} / bare at {clients} clients, accel {args.accel}: {ratio:.2f} "
-                                       f"(per run: {per_run})")
+                        per_run = ", ".join(
+                            f"{s['commands_per_s'] / b['commands_per_s']:.2f}"
+                            for s, b in zip(runs, rows["bare"], strict=False)
+                        )
+                        summary.append(
+                            f"  {label} / bare at {clients} clients, accel {args.accel}: "
+                            f"{ratio:.2f} (per run: {per_run})"
+                        )
             one = rows.get(f"service x{args.instances}")
             for label, runs in rows.items():
                 if one and "workers)" in label and runs:
-                    summary.append(f"  {label} / 1 worker at {clients} clients: "
-                                   f"{median([r['commands_per_s'] for r in runs]) / median([r['commands_per_s'] for r in one]):.2f}")
+                    ratio = median([r["commands_per_s"] for r in runs]) / median(
+                        [r["commands_per_s"] for r in one]
+                    )
+                    summary.append(f"  {label} / 1 worker at {clients} clients: {ratio:.2f}")
     print(f"load average after: {load_average()}")
     print("\n".join(["", "== summary =="] + summary))
     if args.profile is not None:
