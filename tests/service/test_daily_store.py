@@ -13,8 +13,9 @@ import pytest
 from redis.crc import key_slot
 
 from service.daily.ranking import Standing
-from service.store import GameMeta, Store, keys
+from service.store import GameMeta, keys
 from service.store.daily import DailyStore, Page, Record
+from tests.stores import Store
 
 DATE, VARIANT = "2026-11-29", "gate"
 TTL_S = 3600

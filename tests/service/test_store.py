@@ -7,15 +7,8 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from service.store import (
-    Conflict,
-    Duplicate,
-    GameExists,
-    GameMeta,
-    NotFound,
-    Store,
-    keys,
-)
+from service.store import Conflict, Duplicate, GameExists, GameMeta, NotFound, keys
+from tests.stores import Store
 
 
 def meta(**changes: object) -> GameMeta:

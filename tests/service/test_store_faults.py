@@ -9,9 +9,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
-from service.store import Duplicate, GameMeta, Store, StoreError, StoreUnavailable, keys
+from service.store import Duplicate, GameMeta, StoreError, StoreUnavailable, keys
 from service.store.connection import RedisConn, translate
 from service.store.embedded import EmbeddedServer
+from tests.service.listening import listen
+from tests.stores import Store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
                 created_at="2026-01-02T03:04:05Z")
@@ -61,7 +63,7 @@ async def test_an_unreachable_store_at_start_up_is_unavailable_not_fatal(
     with pytest.raises(StoreUnavailable):
         await store.games.load("g1")
     with pytest.raises(StoreUnavailable):
-        async with store.hub.listen("g1"):
+        async with listen(store.hub, "g1"):
             pass
 
 
