@@ -52,6 +52,7 @@ from service.games import GameService
 from service.metrics import Metrics
 from service.settings import Settings
 from service.store import keys
+from service.store import meta as fields
 from service.store.connection import RedisConn
 from service.store.daily import DailyStore, Record
 from service.store.embedded import ServerProcess
@@ -92,7 +93,7 @@ async def build_board(conn: RedisConn, date: str, n: int) -> Board:
     records = [Record(s.player_id, s.game_id, s.seq, s.sort_key(), s.entry_json(), name(s)) for s in standings]
     await store.record(date, VARIANT, records, 3 * 86400, batch=1000)
     for i in range(0, n, 2000):
-        await store.pipeline([("HSET", keys.player(s.player_id), "name", name(s)) for s in standings[i:i + 2000]])
+        await store.redis.pipeline([("HSET", keys.player(s.player_id), "name", name(s)) for s in standings[i:i + 2000]])
     assert await store.size(date, VARIANT) == n
     ordered = sorted(standings, key=lambda s: s.member())
     return Board(date, [s.member().encode() for s in ordered], [s.player_id for s in standings])
@@ -206,20 +207,21 @@ async def rank_day_end(conn: RedisConn, settings: Settings, date: str, attempts:
     rng = random.Random(2)
     limit = asyncio.Semaphore(200)
     started = day.starts_at + timedelta(hours=3)
+    ends = rfc3339(day.ends_at)
 
     async def one(i: int) -> None:
         async with limit:
             player, gid = f"p_rank{i:06d}", f"g_rank{date}_{i:06d}"
             await store.reserve(date, VARIANT, player, gid, 1, 86400)
             await games.create(player, VARIANT, seed, None, False, game_id=gid, seed_secret=True,
-                               extra={"daily": f"{date}/{VARIANT}", "readable_from": rfc3339(day.ends_at),
-                                      "seed_from": rfc3339(day.ends_at), "closes_at": rfc3339(day.ends_at)})
+                               extra={fields.DAILY: f"{date}/{VARIANT}", fields.READABLE_FROM: ends,
+                                      fields.SEED_FROM: ends, fields.CLOSES_AT: ends})
             # What the service writes with a command: the game's stats, beside its event.
             moves = rng.randrange(1, 300)
             await games.store.append(gid, 0, None, b'{"type":"diff"}', {
-                "status": rng.choice(["playing", "playing", "lost"]), "moves": str(moves),
-                "foundation_cards": str(rng.randrange(40)), "started_at": rfc3339(started),
-                "last_at": rfc3339(started + timedelta(seconds=moves * 3))}, settings.game_ttl_s)
+                fields.STATUS: rng.choice(["playing", "playing", "lost"]), fields.MOVES: str(moves),
+                fields.FOUNDATION_CARDS: str(rng.randrange(40)), fields.STARTED_AT: rfc3339(started),
+                fields.LAST_AT: rfc3339(started + timedelta(seconds=moves * 3))}, settings.game_ttl_s)
 
     t0 = time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(attempts)))

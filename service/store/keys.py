@@ -6,7 +6,7 @@ its pub/sub channel (published with SPUBLISH) is served by the same node.
 
 | key                   | type   | holds                                              |
 |-----------------------|--------|----------------------------------------------------|
-| ``g:{id}:meta``       | hash   | :class:`~service.store.games.GameMeta` fields, seq |
+| ``g:{id}:meta``       | hash   | the fields of :mod:`service.store.meta`            |
 | ``g:{id}:events``     | list   | event bytes; index ``seq - 1``                     |
 | ``g:{id}:cmds``       | hash   | command_id -> seq of its first application         |
 | ``g:{id}:snap``       | hash   | ``seq`` and ``data``: the latest snapshot          |
@@ -27,9 +27,6 @@ from typing import NamedTuple
 
 def game_meta(game_id: str) -> str:
     return f"g:{{{game_id}}}:meta"
-
-
-GAME_HINTS = "hints"  # meta field: hints taken (POST /v1/games/{id}/hint), kept beside the log
 
 
 def game_events(game_id: str) -> str:

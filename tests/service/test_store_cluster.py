@@ -87,7 +87,7 @@ async def test_a_cluster_url_without_schemes_works(
     store = await store_factory(url)
     await store.ping()
     await store.games.create("g1", META, ttl_s=3600)
-    assert (await store.games.meta("g1")).seq == 0
+    assert (await store.games.load("g1")).meta.seq == 0
 
 
 @pytest.fixture

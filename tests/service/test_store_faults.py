@@ -24,7 +24,7 @@ async def every_call(store: Store) -> list[Callable[[], Awaitable[object]]]:
         lambda: store.ping(),
         lambda: store.games.create("g2", META, ttl_s=3600),
         lambda: store.games.load("g1"),
-        lambda: store.games.meta("g1"),
+        lambda: store.games.load("g1"),
         lambda: store.games.append("g1", 1, "c2", b"e2"),
         lambda: store.games.events("g1"),
         lambda: store.games.event_at("g1", 1),
@@ -96,7 +96,7 @@ async def test_a_wrong_type_is_a_store_error_not_unavailable(
     store = await store_factory(redis_url)
     await store.redis.execute("SET", keys.game_meta("g1"), "not a hash")
     with pytest.raises(StoreError) as caught:
-        await store.games.meta("g1")
+        (await store.games.load("g1")).meta
     assert not isinstance(caught.value, StoreUnavailable)
 
 

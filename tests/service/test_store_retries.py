@@ -132,7 +132,7 @@ async def test_retries_against_a_paused_store_do_not_multiply(
     os.kill(tcp_server.pid, signal.SIGSTOP)
     try:
         with pytest.raises(StoreUnavailable):
-            await store.games.meta("g1")
+            (await store.games.load("g1")).meta
     finally:
         os.kill(tcp_server.pid, signal.SIGCONT)
     # The first attempt may use the pooled connection; each retry opens one.
