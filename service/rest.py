@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import secrets
 import functools
+import secrets
 from importlib.resources import files
 from typing import Any
 

@@ -27,8 +27,8 @@ from service.deadline import deadline
 from service.errors import ApiError, to_api_error
 from service.eventhash import hash_in
 from service.games import Loaded, engine_command
-from service.ratelimit import Bucket
 from service.outbox import Outbox
+from service.ratelimit import Bucket
 from service.store.errors import StoreError
 from service.store.fanout import Published, Resync
 

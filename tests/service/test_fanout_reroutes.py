@@ -13,7 +13,6 @@ import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from service.store import RESYNC, GameMeta, Published, keys
-from service.store.fanout import Hub
 from tests.redis_servers import LocalCluster, sync_client
 from tests.service.listening import listen
 from tests.service.test_store_cluster import migrate_slot, slot

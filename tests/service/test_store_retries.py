@@ -27,7 +27,6 @@ from service.errors import to_api_error
 from service.games import GameService, Loaded
 from service.metrics import Metrics
 from service.store import GameMeta, Inconsistent, keys
-from service.store.connection import RedisConn
 from service.store.daily import _RESERVE, DailyStore
 from service.store.embedded import EmbeddedServer
 from service.store.games import _APPEND, _CREATE, Games
@@ -132,7 +131,7 @@ async def test_retries_against_a_paused_store_do_not_multiply(
     os.kill(tcp_server.pid, signal.SIGSTOP)
     try:
         with pytest.raises(StoreUnavailable):
-            (await store.games.load("g1")).meta
+            await store.games.load("g1")
     finally:
         os.kill(tcp_server.pid, signal.SIGCONT)
     # The first attempt may use the pooled connection; each retry opens one.
