@@ -52,6 +52,7 @@ from service.games import GameService
 from service.metrics import Metrics
 from service.settings import Settings
 from service.store import keys
+from service.store import meta as fields
 from service.store.connection import RedisConn
 from service.store.daily import DailyStore, Record
 from service.store.embedded import ServerProcess
@@ -106,7 +107,7 @@ async def build_board(conn: RedisConn, date: str, n: int) -> Board:
     ]
     await store.record(date, VARIANT, records, 3 * 86400, batch=1000)
     for i in range(0, n, 2000):
-        await store.pipeline(
+        await store.redis.pipeline(
             [("HSET", keys.player(s.player_id), "name", name(s)) for s in standings[i : i + 2000]]
         )
     assert await store.size(date, VARIANT) == n
@@ -258,6 +259,7 @@ async def rank_day_end(
     rng = random.Random(2)
     limit = asyncio.Semaphore(200)
     started = day.starts_at + timedelta(hours=3)
+    ends = rfc3339(day.ends_at)
 
     async def one(i: int) -> None:
         async with limit:
@@ -272,10 +274,10 @@ async def rank_day_end(
                 game_id=gid,
                 seed_secret=True,
                 extra={
-                    "daily": f"{date}/{VARIANT}",
-                    "readable_from": rfc3339(day.ends_at),
-                    "seed_from": rfc3339(day.ends_at),
-                    "closes_at": rfc3339(day.ends_at),
+                    fields.DAILY: f"{date}/{VARIANT}",
+                    fields.READABLE_FROM: ends,
+                    fields.SEED_FROM: ends,
+                    fields.CLOSES_AT: ends,
                 },
             )
             # What the service writes with a command: the game's stats, beside its event.
@@ -286,11 +288,11 @@ async def rank_day_end(
                 None,
                 b'{"type":"diff"}',
                 {
-                    "status": rng.choice(["playing", "playing", "lost"]),
-                    "moves": str(moves),
-                    "foundation_cards": str(rng.randrange(40)),
-                    "started_at": rfc3339(started),
-                    "last_at": rfc3339(started + timedelta(seconds=moves * 3)),
+                    fields.STATUS: rng.choice(["playing", "playing", "lost"]),
+                    fields.MOVES: str(moves),
+                    fields.FOUNDATION_CARDS: str(rng.randrange(40)),
+                    fields.STARTED_AT: rfc3339(started),
+                    fields.LAST_AT: rfc3339(started + timedelta(seconds=moves * 3)),
                 },
                 settings.game_ttl_s,
             )

@@ -1,9 +1,11 @@
 """The application factory: one place where resources are made and torn down.
 
-``create_app(settings)`` returns an aiohttp application whose ``cleanup_ctx``
-connects to the store (``settings.redis_url``), starts the instance-wide
-pub/sub hub, and on shutdown closes every WebSocket with 1001 (going away)
-before closing the store.
+``create_app(settings)`` makes the :class:`~service.context.Context` (the store's
+client for ``settings.redis_url``, the pub/sub hub, the solver's pool, the daily
+challenges...) and returns an aiohttp application that keeps it; its one
+``cleanup_ctx`` runs the background tasks while the app runs and closes every
+resource after it. On shutdown every WebSocket is closed first, with 1001 (going
+away).
 """
 
 from __future__ import annotations
@@ -11,90 +13,41 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from aiohttp import web
 
+from service import rest, solver_rest, ws
 from service.addresses import trusted_networks
 from service.auth import Tokens, load_secret
-from service.connections import close_slow_requests
 from service.clock import Clock
+from service.connections import close_slow_requests
+from service.context import CONTEXT, Context
+from service.daily.challenge import Seeds
+from service.daily.deals import DailyDeals
+from service.daily.rest import routes as daily_routes
+from service.daily.service import DailyService
 from service.deadline import deadline_middleware
 from service.errors import Handler, error_middleware, json_protocol_errors
-from service.games import GameService
+from service.games import GameService, Loaded
+from service.hints import Hints
 from service.metrics import Metrics
 from service.players import Players
 from service.ratelimit import Limiter
-from service.hints import Hints
 from service.settings import Settings
 from service.solutions import Solutions
 from service.solving import SolverPool
 from service.store.connection import RedisConn
-from service.store.errors import StoreError
+from service.store.daily import DailyStore
 from service.store.fanout import Hub
 from service.store.games import Games
 from service.store.ratelimit import RateLimiter
 from service.store.solver import SolverStore
+from service.ws import Close
 
 log = logging.getLogger("service")
 WEB_ROOT = Path(__file__).resolve().parent.parent / "clients" / "web"
-
-
-@dataclass
-class Context:
-    """Everything a handler needs, made at start-up."""
-
-    settings: Settings
-    clock: Clock
-    metrics: Metrics
-    redis: RedisConn
-    games: GameService
-    players: Players
-    tokens: Tokens
-    limiter: Limiter
-    hub: Hub
-    pool: SolverPool  # the solver's worker processes
-    solutions: Solutions
-    hints: Hints
-    sockets: set[web.WebSocketResponse] = field(default_factory=set)
-    extensions: dict[str, object] = field(default_factory=dict)
-    # Reads per client address (REST reads of a game and socket hellos).
-    read_limiter: Limiter | None = None
-    # Game creation per player and per client address.
-    create_limiter: Limiter | None = None
-    create_address_limiter: Limiter | None = None
-    # Open sockets per client address, and watchers (not the owner) per game, here.
-    sockets_by_address: dict[str, int] = field(default_factory=dict)
-    watchers: dict[str, int] = field(default_factory=dict)
-
-    async def store_ready(self) -> bool:
-        try:
-            await self.redis.ping()
-        except StoreError:
-            return False
-        return True
-
-
-Extension = Callable[["Context"], Awaitable[None]]  # called at start-up with the Context
-
-
-class Slot:
-    """Holds the Context, made at start-up (an app's items are frozen by then)."""
-
-    ctx: Context | None = None
-
-
-SLOT = web.AppKey("slot", Slot)
-EXTENSIONS = web.AppKey("extensions", list)
-
-
-def context(app: web.Application) -> Context:
-    ctx = app[SLOT].ctx
-    assert ctx is not None, "the application has not started"
-    return ctx
 
 
 @web.middleware
@@ -102,20 +55,16 @@ async def metrics_middleware(request: web.Request, handler: Handler) -> web.Stre
     response = await handler(request)
     route = request.match_info.route.resource
     name = route.canonical if route is not None else "unmatched"
-    ctx = request.app[SLOT].ctx
-    if ctx is not None:
-        ctx.metrics.requests.inc(name, request.method, str(response.status))
+    request.app[CONTEXT].metrics.requests.inc(name, request.method, str(response.status))
     return response
 
 
-def create_app(settings: Settings, clock: Clock | None = None,
-               extensions: Sequence[Extension] = ()) -> web.Application:
+def create_app(settings: Settings, clock: Clock | None = None) -> web.Application:
     """The service as an aiohttp application. ``settings.redis_url`` must be set
     (``python -m service`` starts the embedded store and sets it)."""
     if not settings.redis_url:
-        raise ValueError("create_app needs settings.redis_url (python -m service starts an embedded store)")
-    from service import daily, rest, solver_rest, ws
-
+        raise ValueError("create_app needs settings.redis_url "
+                         "(python -m service starts an embedded store)")
     json_protocol_errors()
     close_slow_requests()
     trusted_networks(settings.trusted_proxies)  # a bad entry fails here, not on the first request
@@ -123,17 +72,51 @@ def create_app(settings: Settings, clock: Clock | None = None,
     app = web.Application(client_max_size=settings.max_body_bytes,
                           middlewares=[metrics_middleware, error_middleware,
                                        deadline_middleware(settings.request_deadline_s)])
-    app[SLOT] = Slot()
-    app[EXTENSIONS] = [*extensions, daily.setup]
+    app[CONTEXT] = build_context(settings, settings.redis_url, clock or Clock())
     app.add_routes(rest.routes)
-    app.add_routes(daily.routes)
+    app.add_routes(daily_routes)
     app.add_routes(solver_rest.routes)
     app.router.add_get("/v1/games/{game_id}/ws", ws.websocket_handler)
     _add_web_client(app)
-    app.cleanup_ctx.append(_resources(settings, clock or Clock()))
+    app.cleanup_ctx.append(_running)
+    # Before aiohttp waits for the handlers still running (a socket's, for ever), not after.
     app.on_shutdown.append(_close_sockets)
-    app.on_shutdown.append(daily.shutdown)
     return app
+
+
+def build_context(settings: Settings, redis_url: str, clock: Clock) -> Context:
+    """Every resource of the instance, made (nothing started: see :func:`_running`)."""
+    redis = RedisConn(settings, redis_url)
+    pool = SolverPool(settings.solver_workers, settings.solver_queue)
+    metrics = Metrics()
+    games = GameService(Games(redis), settings, clock, metrics)
+    solutions = Solutions(pool, SolverStore(redis), settings)
+    seeds = Seeds(load_secret(settings.daily_secret, settings.data_dir, "daily_secret"))
+    deals = DailyDeals(settings, clock, SolverStore(redis), seeds, pool, solutions)
+    rates = RateLimiter(redis)
+    secret = load_secret(settings.token_secret, settings.data_dir)
+    ctx = Context(
+        settings=settings, clock=clock, metrics=metrics, redis=redis, games=games,
+        players=Players(redis), tokens=Tokens(secret, settings.token_ttl_s, clock),
+        limiter=Limiter(rates, settings.rate_limit_per_s, settings.rate_limit_burst),
+        read_limiter=Limiter(rates, settings.read_rate_per_s, settings.read_burst,
+                             what="reads from this address"),
+        create_limiter=Limiter(rates, settings.create_rate_per_s, settings.create_burst,
+                               what="new games by this player"),
+        create_address_limiter=Limiter(rates, settings.create_per_address_rate_per_s,
+                                       settings.create_per_address_burst,
+                                       what="new games from this address"),
+        hub=Hub(redis), pool=pool, solutions=solutions, hints=Hints(pool, settings),
+        daily=DailyService(settings, clock, games, DailyStore(redis), deals),
+    )
+
+    async def closed(loaded: Loaded) -> None:  # a won or resigned game no longer counts as open
+        if loaded.game.status.is_final:
+            await ctx.players.closed_game(loaded.owner, loaded.game_id)
+
+    games.on_final.append(closed)
+    games.on_final.append(ctx.daily.on_final)  # a daily attempt takes its place on the board
+    return ctx
 
 
 def _add_web_client(app: web.Application) -> None:
@@ -154,8 +137,8 @@ def _add_web_client(app: web.Application) -> None:
 # connect-src 'self' covers the same-origin WebSocket (CSP Level 3).
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; "
-    "frame-ancestors 'none'"
+    "connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'none'"
 )
 BROWSER_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
@@ -174,60 +157,25 @@ async def _revalidate_web_client(request: web.Request, response: web.StreamRespo
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
 
 
-def _resources(settings: Settings, clock: Clock):  # type: ignore[no-untyped-def]
-    async def resources(app: web.Application) -> AsyncIterator[None]:
-        assert settings.redis_url is not None
-        metrics = Metrics()
-        redis = RedisConn(settings, settings.redis_url)
-        hub = Hub(redis)
-        tokens = Tokens(load_secret(settings.token_secret, settings.data_dir), settings.token_ttl_s, clock)
-        pool = SolverPool(settings.solver_workers, settings.solver_queue)
-        ctx = Context(
-            settings=settings, clock=clock, metrics=metrics, redis=redis,
-            games=GameService(Games(redis), settings, clock, metrics),
-            players=Players(redis), tokens=tokens,
-            limiter=Limiter(RateLimiter(redis), settings.rate_limit_per_s, settings.rate_limit_burst),
-            hub=hub, pool=pool, solutions=Solutions(pool, SolverStore(redis), settings),
-            hints=Hints(pool, settings),
-            read_limiter=Limiter(RateLimiter(redis), settings.read_rate_per_s, settings.read_burst,
-                                 what="reads from this address"),
-            create_limiter=Limiter(RateLimiter(redis), settings.create_rate_per_s, settings.create_burst,
-                                   what="new games by this player"),
-            create_address_limiter=Limiter(RateLimiter(redis), settings.create_per_address_rate_per_s,
-                                           settings.create_per_address_burst,
-                                           what="new games from this address"),
-        )
-        app[SLOT].ctx = ctx
-        ctx.games.on_final.append(_closed_game(ctx))
-        for setup in app[EXTENSIONS]:
-            await setup(ctx)
-        try:
-            yield
-        finally:
-            await pool.aclose()
-            await hub.aclose()
-            await redis.aclose()
-
-    return resources
-
-
-
-
-def _closed_game(ctx: Context) -> Callable[[Any], Awaitable[None]]:
-    async def closed(loaded: Any) -> None:  # a won or resigned game no longer counts as open
-        if loaded.game.status.is_final:
-            await ctx.players.closed_game(loaded.owner, loaded.game_id)
-
-    return closed
+async def _running(app: web.Application) -> AsyncIterator[None]:
+    """The background tasks run while the app does; every resource is closed after it."""
+    ctx = app[CONTEXT]
+    daily = ctx.daily
+    try:
+        daily.deals.start()  # choosing the deals ahead
+        daily.start()  # ranking the days that end
+        yield
+    finally:
+        # The tasks stop before the store they use closes.
+        await daily.deals.stop()
+        await daily.stop()
+        await ctx.pool.aclose()
+        await ctx.hub.aclose()
+        await ctx.redis.aclose()
 
 
 async def _close_sockets(app: web.Application) -> None:
-    ctx = app[SLOT].ctx
-    if ctx is None:
-        return
-    from service.ws import Close
-
-    sockets = list(ctx.sockets)
+    sockets = list(app[CONTEXT].sockets)
     with contextlib.suppress(Exception):
         await asyncio.gather(*(s.close(code=Close.GOING_AWAY, message=b"server shutting down")
                                for s in sockets), return_exceptions=True)

@@ -17,17 +17,17 @@ from typing import Any
 from aiohttp import web, web_protocol
 from aiohttp.abc import AbstractAccessLogger
 
+from service.context import CONTEXT
+
 log = logging.getLogger("service.connections")
 
 
 def _timeout_of(handler: web_protocol.RequestHandler) -> float | None:
-    from service.app import SLOT  # the app's settings, reached through the server's handler
-
+    # The app's settings, reached through the server's handler.
     app = getattr(getattr(handler._manager, "request_handler", None), "__self__", None)
     if not isinstance(app, web.Application):
         return None
-    slot = app.get(SLOT)  # another aiohttp app in this process (a test's) has none
-    ctx = slot.ctx if slot is not None else None
+    ctx = app.get(CONTEXT)  # another aiohttp app in this process (a test's) has none
     return ctx.settings.request_header_timeout_s if ctx is not None else None
 
 

@@ -12,10 +12,10 @@ import asyncio
 import logging
 import random
 import secrets
-from datetime import datetime, timedelta
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -24,14 +24,21 @@ from protocol.codec import encode
 from protocol.commands import Move as pmove
 from service.clock import Clock, parse_rfc3339, rfc3339
 from service.engine import (
-    MAX_SEED, RULES_VERSION, Command, Game, IllegalCommand, Move, Status, command_from_dict,
+    MAX_SEED,
+    RULES_VERSION,
+    Command,
+    Game,
+    IllegalCommand,
+    Move,
+    Status,
+    command_from_dict,
 )
 from service.errors import ApiError, to_api_error
 from service.eventhash import START, event_hash
 from service.metrics import Metrics
 from service.settings import Settings
+from service.store import meta as fields
 from service.store.errors import Conflict, Duplicate, NotFound
-from service.store import keys
 from service.store.games import GameMeta, Games
 
 log = logging.getLogger("service.games")
@@ -118,8 +125,8 @@ class GameService:
         meta = GameMeta(
             variant=game.variant.id, options=encode(game.variant.options).decode(), seed=seed, owner=owner,
             rules_version=str(RULES_VERSION), created_at=now, status=game.status.value, public=public,
-            seq=0, extra={"seed_secret": "1" if (chosen if seed_secret is None else seed_secret) else "0",
-                          **(extra or {})},
+            seq=0, extra={fields.SEED_SECRET: "1" if (chosen if seed_secret is None else seed_secret)
+                          else "0", **(extra or {})},
         )
         await self.store.create(game_id, meta, self.settings.game_ttl_s)
         self.metrics.games_created.inc(game.variant.id)
@@ -142,9 +149,9 @@ class GameService:
         for raw in result.events:
             game = game.apply(decode_event(raw).command)[0]
         extra = meta.extra
-        loaded = Loaded(game_id, meta, game, meta.seq, _time(extra.get("started_at")),
-                        _time(extra.get("finished_at")), _time(extra.get("last_at")),
-                        extra.get("hash", START), int(extra.get(keys.GAME_HINTS, "0")))
+        loaded = Loaded(game_id, meta, game, meta.seq, _time(extra.get(fields.STARTED_AT)),
+                        _time(extra.get(fields.FINISHED_AT)), _time(extra.get(fields.LAST_AT)),
+                        extra.get(fields.HASH, START), int(extra.get(fields.HINTS, "0")))
         self._remember(loaded)
         return loaded
 
@@ -159,7 +166,7 @@ class GameService:
     def can_read(self, loaded: Loaded, player: str | None) -> bool:
         if player is not None and player == loaded.owner:
             return True
-        readable_from = loaded.meta.extra.get("readable_from")
+        readable_from = loaded.meta.extra.get(fields.READABLE_FROM)
         if readable_from:  # a daily attempt: nobody else may look until its day is over
             return self.clock.now() >= parse_rfc3339(readable_from)
         return loaded.meta.public
@@ -176,16 +183,16 @@ class GameService:
         if player != loaded.owner:
             self.check_read(loaded, player)
             raise ApiError("forbidden", "only the game's owner may send commands to it")
-        closes_at = loaded.meta.extra.get("closes_at")  # a daily attempt: fixed once its day is over
+        closes_at = loaded.meta.extra.get(fields.CLOSES_AT)  # a daily attempt: fixed once its day is over
         if closes_at and self.clock.now() >= parse_rfc3339(closes_at):
             raise ApiError("forbidden", "the challenge is over", {"closes_at": closes_at})
 
     # --- reading ---------------------------------------------------------------------
     def seed_visible(self, loaded: Loaded) -> bool:
         extra = loaded.meta.extra
-        if extra.get("seed_from"):  # a daily challenge's seed: hidden until its day is over
-            return self.clock.now() >= parse_rfc3339(extra["seed_from"])
-        if extra.get("seed_secret") == "1":
+        if extra.get(fields.SEED_FROM):  # a daily challenge's seed: hidden until its day is over
+            return self.clock.now() >= parse_rfc3339(extra[fields.SEED_FROM])
+        if extra.get(fields.SEED_SECRET) == "1":
             return loaded.game.status.is_final
         return True
 
@@ -317,18 +324,19 @@ class GameService:
         when = when.replace(microsecond=when.microsecond // 1000 * 1000)  # as stored: milliseconds
         now = rfc3339(when)
         seq = loaded.seq + 1
-        updates: dict[str, str] = {"status": game.status.value, "moves": str(game.moves),
-                                   "foundation_cards": str(game.foundation_cards), "last_at": now}
+        updates: dict[str, str] = {fields.STATUS: game.status.value, fields.MOVES: str(game.moves),
+                                   fields.FOUNDATION_CARDS: str(game.foundation_cards),
+                                   fields.LAST_AT: now}
         started = loaded.started_at
         if started is None:
             started = when
-            updates["started_at"] = now
+            updates[fields.STARTED_AT] = now
         final = game.status.is_final
         if final:
-            updates["finished_at"] = now
+            updates[fields.FINISHED_AT] = now
         command_dict = diff.command.to_dict()
         digest = event_hash(loaded.hash, seq, encode(command_dict), now)
-        updates["hash"] = digest
+        updates[fields.HASH] = digest
         nxt = Loaded(loaded.game_id, loaded.meta, game, seq, started, when if final else None, when, digest,
                      loaded.hints)
         event = encode({"type": "diff", "seq": seq, "hash": digest, "command": command_dict, "ops": diff.ops,
@@ -348,7 +356,7 @@ class GameService:
     def final_ttl_s(self, loaded: Loaded) -> int:
         """How long a won or resigned game is kept: ``finished_game_ttl_days``; a daily
         attempt as long as its day's leaderboard (``daily_keep_days`` after the day)."""
-        closes_at = loaded.meta.extra.get("closes_at")
+        closes_at = loaded.meta.extra.get(fields.CLOSES_AT)
         if closes_at:
             until = parse_rfc3339(closes_at) + timedelta(days=self.settings.daily_keep_days)
             return max(1, int((until - self.clock.now()).total_seconds()))

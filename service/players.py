@@ -85,13 +85,6 @@ class Players:
         """The game is over: it no longer counts as open."""
         await self.redis.execute("ZREM", keys.player_open_games(player_id), game_id)
 
-    async def names(self, player_ids: list[str]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for pid in dict.fromkeys(player_ids):
-            raw = await self.redis.execute("HGET", keys.player(pid), "name")
-            out[pid] = raw.decode() if isinstance(raw, bytes) else (raw or pid)
-        return out
-
 
 _SET_NAME = Script("""
 redis.call('HSET', KEYS[1], 'name', ARGV[1])

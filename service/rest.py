@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import secrets
 import functools
+import secrets
 from importlib.resources import files
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
@@ -13,14 +13,10 @@ from protocol.codec import decode, decode_query, encode
 from protocol.rest import CommandRequest, CreateGame, CreatePlayer, EventsQuery, UpdatePlayer
 from service import addresses
 from service.auth import bearer_token
+from service.context import Context, context
 from service.engine import VARIANTS
 from service.errors import ApiError, json_response
 from service.games import decode_event, engine_command
-
-if TYPE_CHECKING:
-    from service.app import Context
-
-from service.app import context
 
 routes = web.RouteTableDef()
 # The contract documents ship inside the protocol package (links to the top-level
@@ -29,7 +25,7 @@ CONTRACT_FILES = files("protocol")
 
 
 def ctx_of(request: web.Request) -> Context:
-    return context(request.app)  # type: ignore[no-any-return]
+    return context(request.app)
 
 
 def player_of(request: web.Request, required: bool) -> str | None:
@@ -90,9 +86,7 @@ async def update_player(request: web.Request) -> web.Response:
     await ctx.limiter.check(player)
     name = ctx.players.validate_name(body.name)
     await ctx.players.set_name(player, name, ctx.settings.player_ttl_days * 86_400)
-    daily = ctx.extensions.get("daily")
-    if daily is not None:  # the copies of the name kept on leaderboards
-        await daily.renamed(player, name)  # type: ignore[attr-defined]
+    await ctx.daily.renamed(player, name)  # the copies of the name kept on leaderboards
     return json_response({"player_id": player, "name": name})
 
 

@@ -62,9 +62,6 @@ class Settings:
     # A pooled connection idle this long is PINGed before use; the fan-out's
     # subscriber connections are PINGed this often and dropped when silent.
     redis_health_check_s: float = 10.0
-    # Events queued for one local fan-out listener; on overflow its queue is
-    # replaced by one RESYNC (the listener refills from the log).
-    fanout_queue: int = 1024
     # Embedded store only: the append-only file's fsync policy
     # ("everysec": at most ~1 s of acknowledged commands lost on a machine
     # crash; "always": none, at the cost of an fsync per command).

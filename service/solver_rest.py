@@ -8,6 +8,7 @@ from protocol.codec import encode
 from service.errors import ApiError
 from service.games import Loaded
 from service.rest import ctx_of, player_of
+from service.store import meta as fields
 from service.store.solver import SolverStore
 
 routes = web.RouteTableDef()
@@ -15,9 +16,9 @@ routes = web.RouteTableDef()
 
 def _daily_end(loaded: Loaded) -> str | None:
     """When a daily attempt's day ends (None for an ordinary game)."""
-    if not loaded.meta.extra.get("daily"):
+    if not loaded.meta.extra.get(fields.DAILY):
         return None
-    return loaded.meta.extra.get("closes_at") or loaded.meta.extra.get("readable_from")
+    return loaded.meta.extra.get(fields.CLOSES_AT) or loaded.meta.extra.get(fields.READABLE_FROM)
 
 
 @routes.get("/v1/games/{game_id}/solution")
@@ -49,9 +50,9 @@ async def post_hint(request: web.Request) -> web.Response:
         raise ApiError("bad_request", "a hint request takes no body")
     loaded = await ctx.games.load(request.match_info["game_id"])
     ctx.games.check_command(loaded, player)  # the owner only; a closed daily attempt is 403
-    if loaded.meta.extra.get("daily"):
+    if loaded.meta.extra.get(fields.DAILY):
         raise ApiError("forbidden", "no hints in a ranked daily attempt: its leaderboard ranks unaided play",
-                       {"daily": loaded.meta.extra["daily"]})
+                       {"daily": loaded.meta.extra[fields.DAILY]})
     status = loaded.game.status
     if status.is_final:
         raise ApiError("conflict", f"the game is {status.value}: there is no command to suggest",

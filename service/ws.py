@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import enum
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 from aiohttp import WSMsgType, web
@@ -22,19 +22,15 @@ from protocol.codec import decode_client_message, encode
 from protocol.errors import error_body
 from protocol.ws import CommandMessage, Hello, Ping
 from service.addresses import client_address
+from service.context import Context, context
 from service.deadline import deadline
 from service.errors import ApiError, to_api_error
 from service.eventhash import hash_in
 from service.games import Loaded, engine_command
-from service.ratelimit import Bucket
 from service.outbox import Outbox
+from service.ratelimit import Bucket
 from service.store.errors import StoreError
 from service.store.fanout import Published, Resync
-
-if TYPE_CHECKING:
-    from service.app import Context
-
-from service.app import context
 
 log = logging.getLogger("service.ws")
 
@@ -70,7 +66,6 @@ _PONG = encode({"type": "pong"})
 _PAGE = 1000  # events read from the log at a time
 _HASHES_KEPT = 256  # hashes of the latest events sent, per socket
 _RESYNC_REQUEST = -2  # outbox marker: a hello on a live socket
-_seq_only = msgspec.json.Decoder(dict[str, Any])
 
 
 def error_message(err: ApiError, command_id: str | None = None) -> bytes:

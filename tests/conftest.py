@@ -1,5 +1,4 @@
 """Shared fixtures: real store servers started by the tests themselves.
-
 Servers (started lazily, only when a test asks for them):
 
 - ``redis_server`` (session): one embedded valkey-server on a unix socket;
@@ -28,9 +27,9 @@ from typing import Any
 import pytest
 
 from service.settings import Settings
-from service.store import Store, open_store
 from service.store.embedded import EmbeddedServer
 from tests.redis_servers import LocalCluster, flush
+from tests.stores import Store, open_store
 
 # -- servers ------------------------------------------------------------------
 

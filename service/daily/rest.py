@@ -21,9 +21,7 @@ class _NoBody(msgspec.Struct, forbid_unknown_fields=True):
 
 
 def daily_of(request: web.Request) -> DailyService:
-    service = ctx_of(request).extensions["daily"]
-    assert isinstance(service, DailyService)
-    return service
+    return ctx_of(request).daily
 
 
 def _variant(request: web.Request) -> str:

@@ -27,12 +27,13 @@ from datetime import date, timedelta
 from service.clock import Clock, rfc3339
 from service.daily.challenge import Day, epoch_ms, today
 from service.daily.deals import DailyDeals
-from service.daily.ranking import KEY_LEN, Standing
 from service.daily.periodic import Periodic
-from service.engine import VARIANTS, Game
+from service.daily.ranking import KEY_LEN, Standing
+from service.engine import VARIANTS, Game, Status
 from service.errors import ApiError
 from service.games import GameService, Loaded
 from service.settings import Settings
+from service.store import meta as fields
 from service.store.daily import DailyStore, Page, Record
 from service.store.errors import GameExists, StoreError
 
@@ -107,8 +108,8 @@ class DailyService:
             return await self.games.create(
                 player, variant, seed, None, public=False, seed_secret=True,
                 game_id=game_id,
-                extra={"daily": f"{day.iso}/{variant}", "readable_from": ends, "seed_from": ends,
-                       "closes_at": ends},
+                extra={fields.DAILY: f"{day.iso}/{variant}", fields.READABLE_FROM: ends,
+                       fields.SEED_FROM: ends, fields.CLOSES_AT: ends},
             )
         except (StoreError, GameExists):
             # Give the attempt back; if even that fails, the day's end skips a game that does not exist.
@@ -118,7 +119,7 @@ class DailyService:
 
     async def on_final(self, loaded: Loaded) -> None:
         """GameService hook: a daily attempt that became won or resigned takes its place."""
-        tag = loaded.meta.extra.get("daily")
+        tag = loaded.meta.extra.get(fields.DAILY)
         if not tag or not loaded.game.status.is_final:
             return  # not an attempt, or lost (undo may still save it): ranked at the day's end
         iso, _, variant = tag.partition("/")
@@ -175,18 +176,18 @@ class DailyService:
 
     async def _rank_chunk(self, day: Day, variant: str, chunk: list[str], keep: int, deal: Game,
                           end_ms: int) -> None:
-        states = await self.store.attempt_states(chunk, keep)
-        names = await self.store.names(sorted({f["owner"] for f in states if f is not None}))
+        final = [s.value for s in Status if s.is_final]
+        attempts = await self.games.store.attempts(chunk, keep, final)
+        names = await self.store.names(sorted({a.owner for a in attempts if a is not None}))
         records = []
-        for gid, f in zip(chunk, states, strict=True):
-            if f is None:
+        for gid, a in zip(chunk, attempts, strict=True):
+            if a is None:
                 continue  # its creation failed after the reservation: nothing to rank
-            fc = int(f["foundation_cards"]) if "foundation_cards" in f else deal.foundation_cards
-            standing = Standing.of(player_id=f["owner"], game_id=gid, seq=int(f["seq"]), status=f["status"],
-                                   foundation_cards=fc, moves=int(f.get("moves", "0")),
-                                   started_at=f.get("started_at"), last_at=f.get("last_at"),
-                                   finished_at=f.get("finished_at"), day_end_ms=end_ms)
-            records.append(_record(standing, names[f["owner"]]))
+            fc = a.foundation_cards if a.foundation_cards is not None else deal.foundation_cards
+            standing = Standing.of(player_id=a.owner, game_id=gid, seq=a.seq, status=a.status,
+                                   foundation_cards=fc, moves=a.moves, started_at=a.started_at,
+                                   last_at=a.last_at, finished_at=a.finished_at, day_end_ms=end_ms)
+            records.append(_record(standing, names[a.owner]))
         await self.store.record(day.iso, variant, records, keep, batch=self.batch)
 
     async def _rank_yesterday(self) -> None:

@@ -8,8 +8,19 @@ Deal a game from (variant, options, seed), list the legal commands, apply one
     game.status, game.legal_moves(), game.public_piles()
 """
 
-from .commands import DRAW, RESIGN, UNDO, Command, Draw, Move, Resign, Undo, command_from_dict, command_to_dict
-from .diff import Op, apply_ops, compute_ops
+from .commands import (
+    DRAW,
+    RESIGN,
+    UNDO,
+    Command,
+    Draw,
+    Move,
+    Resign,
+    Undo,
+    command_from_dict,
+    command_to_dict,
+)
+from .diff import Op, compute_ops
 from .errors import BadCommand, BadOptions, EngineError, IllegalCommand, UnknownVariant
 from .game import MAX_SEED, RULES_VERSION, Diff, Game, Position, Status
 from .piles import Pile, PileSpec
@@ -18,7 +29,7 @@ from .variants import VARIANTS, get_variant
 
 __all__ = [
     "DRAW", "RESIGN", "UNDO", "Command", "Draw", "Move", "Resign", "Undo", "command_from_dict",
-    "command_to_dict", "Op", "apply_ops", "compute_ops", "BadCommand", "BadOptions", "EngineError",
+    "command_to_dict", "Op", "compute_ops", "BadCommand", "BadOptions", "EngineError",
     "IllegalCommand", "UnknownVariant", "MAX_SEED", "RULES_VERSION", "Diff", "Game", "Position",
     "Status", "Pile", "PileSpec", "Option", "Variant", "VARIANTS", "get_variant",
 ]

@@ -95,29 +95,3 @@ def compute_ops(before: Mapping[str, Pile], after: Mapping[str, Pile], order: It
         arrive += a_ops
         turn += t_ops
     return leave + arrive + turn
-
-
-def apply_ops(piles: Mapping[str, Mapping[str, Any]], ops: Iterable[Op]) -> dict[str, dict[str, Any]]:
-    """Apply operations to a public view's piles (``{"down": n, "up": [...]}``), as a client does."""
-    out = {k: {"down": v["down"], "up": list(v["up"])} for k, v in piles.items()}
-    for op in ops:
-        pile = out[op["pile"]]
-        kind = op["op"]
-        if kind == "pop":
-            if op["n"] > len(pile["up"]):
-                raise ValueError(f"pop {op['n']} from {op['pile']} with {len(pile['up'])} face-up cards")
-            del pile["up"][len(pile["up"]) - op["n"]:]
-        elif kind == "push":
-            pile["up"].extend(op["cards"])
-        elif kind == "flip":
-            if pile["down"] < 1:
-                raise ValueError(f"flip on {op['pile']} with no face-down card")
-            pile["down"] -= 1
-            pile["up"].append(op["card"])
-        elif kind == "down":
-            pile["down"] += op["n"]
-            if pile["down"] < 0:
-                raise ValueError(f"down {op['n']} on {op['pile']} leaves a negative count")
-        else:
-            raise ValueError(f"unknown op {kind!r}")
-    return out

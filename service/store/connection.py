@@ -275,6 +275,21 @@ class RedisConn:
                 raise
         return await self.execute("EVAL", script.source, len(keys_), *keys_, *args)
 
+    async def pipeline(self, calls: Sequence[tuple[Any, ...]]) -> list[Any]:
+        """Send ``calls`` in one pipeline (not a transaction; in Cluster mode split by node)."""
+        if not calls:
+            return []
+        client = self.client
+        try:
+            pipe = (client.pipeline() if isinstance(client, RedisCluster)
+                    else client.pipeline(transaction=False))
+            for call in calls:
+                pipe.execute_command(*call)
+            replies: list[Any] = await pipe.execute(raise_on_error=True)
+        except REDIS_ERRORS as exc:
+            raise translate(exc) from exc
+        return replies
+
     async def ping(self) -> None:
         """Raise :class:`StoreUnavailable` unless Redis answers (every node, in Cluster mode)."""
         if isinstance(self.client, RedisCluster):

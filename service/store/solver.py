@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from service.store import keys
+from service.store import keys, meta
 from service.store.connection import RedisConn, Script
 
 
@@ -89,7 +89,7 @@ class SolverStore:
     # --- hints ----------------------------------------------------------------------
     async def count_hint(self, game_id: str) -> int | None:
         """Add one to the game's ``hints`` meta field; the new count (None: no such game)."""
-        count = await self.redis.run(_COUNT_HINT, [keys.game_meta(game_id)], [keys.GAME_HINTS])
+        count = await self.redis.run(_COUNT_HINT, [keys.game_meta(game_id)], [meta.HINTS])
         return None if count is None else int(count)
 
 

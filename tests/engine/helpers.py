@@ -16,7 +16,7 @@ import functools
 import random
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ from service.engine import (
     Game,
     IllegalCommand,
     Move,
+    Op,
     Pile,
     Position,
     Status,
@@ -135,7 +136,8 @@ def publicly_named_cards(game: Game) -> set[str]:
 
 
 def hidden_cards(game: Game) -> set[str]:
-    """Face-down cards that no face-up copy or public fact names (see :func:`publicly_named_cards`)."""
+    """Face-down cards that no face-up copy or public fact names
+    (see :func:`publicly_named_cards`)."""
     return {c for p in game.piles.values() for c in p.down} - publicly_named_cards(game)
 
 
@@ -277,3 +279,32 @@ def random_command(game: Game, rng: random.Random) -> Command:
     src = rng.choice([*ids, "nowhere", "tableau/99"])
     dst = rng.choice([*ids, "foundation", "foundation", "tableau/99"])
     return Move(src, dst, rng.choice((1, 1, 1, 2, 3, 4)))
+
+
+def apply_ops(piles: Mapping[str, Mapping[str, Any]],
+              ops: Iterable[Op]) -> dict[str, dict[str, Any]]:
+    """Apply operations to a public view's piles (``{"down": n, "up": [...]}``), as a client
+    does: what a diff says must turn the view before into the view after."""
+    out = {k: {"down": v["down"], "up": list(v["up"])} for k, v in piles.items()}
+    for op in ops:
+        pile = out[op["pile"]]
+        kind = op["op"]
+        if kind == "pop":
+            if op["n"] > len(pile["up"]):
+                raise ValueError(
+                    f"pop {op['n']} from {op['pile']} with {len(pile['up'])} face-up cards")
+            del pile["up"][len(pile["up"]) - op["n"]:]
+        elif kind == "push":
+            pile["up"].extend(op["cards"])
+        elif kind == "flip":
+            if pile["down"] < 1:
+                raise ValueError(f"flip on {op['pile']} with no face-down card")
+            pile["down"] -= 1
+            pile["up"].append(op["card"])
+        elif kind == "down":
+            pile["down"] += op["n"]
+            if pile["down"] < 0:
+                raise ValueError(f"down {op['n']} on {op['pile']} leaves a negative count")
+        else:
+            raise ValueError(f"unknown op {kind!r}")
+    return out

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from service.engine import DRAW, RESIGN, UNDO, Game, apply_ops
+from service.engine import DRAW, RESIGN, UNDO, Game
 
-from .helpers import make_game, move, play, suit_run
+from .helpers import apply_ops, make_game, move, play, suit_run
 
 
 def _applied(game: Game, command) -> tuple[Game, list]:

@@ -35,7 +35,6 @@ from service.engine import (
     IllegalCommand,
     Move,
     Status,
-    apply_ops,
     command_from_dict,
     command_to_dict,
 )
@@ -45,6 +44,7 @@ from .helpers import (
     CONFIGS,
     Step,
     all_cards,
+    apply_ops,
     assert_message_hides,
     config_id,
     full_deck,

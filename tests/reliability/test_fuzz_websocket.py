@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 
 from protocol.codec import decode_server_message
 from protocol.errors import ERROR_CODES
-from service.app import Context
+from service.context import Context
 from service.ws import Close
 from tests.live import settings_for_test
 from tests.reliability.helpers import WAIT_S, LogWatch, RawClosed, RawSocket

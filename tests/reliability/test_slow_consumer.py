@@ -29,7 +29,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from service.app import Context
+from service.context import Context
 from service.ws import Close
 from tests.live import settings_for_test
 from tests.reliability.helpers import RawSocket

@@ -26,8 +26,9 @@ from aiohttp import web
 from protocol.apply import apply_diff
 from protocol.codec import decode_diff, decode_game_state
 from protocol.diffs import GameState
-from service.app import Context, create_app
+from service.app import create_app
 from service.clock import Clock
+from service.context import CONTEXT, Context
 from service.settings import Settings
 from tests.live import free_port
 
@@ -227,17 +228,12 @@ async def connect(session: aiohttp.ClientSession, base: str, game_id: str, token
 async def running_app(settings: Settings, clock: Clock | None = None) -> AsyncIterator[tuple[str, Context]]:
     """As ``tests.live.running_service``, and also the instance's Context (to reach inside it)."""
     port = free_port()
-    grabbed: list[Context] = []
-
-    async def grab(ctx: Context) -> None:
-        grabbed.append(ctx)
-
-    app = create_app(dataclasses.replace(settings, port=port), clock=clock, extensions=[grab])
+    app = create_app(dataclasses.replace(settings, port=port), clock=clock)
     runner = web.AppRunner(app, shutdown_timeout=2.0)
     await runner.setup()
     try:
         await web.TCPSite(runner, "127.0.0.1", port).start()
-        yield f"http://127.0.0.1:{port}", grabbed[0]
+        yield f"http://127.0.0.1:{port}", app[CONTEXT]
     finally:
         await runner.cleanup()
 

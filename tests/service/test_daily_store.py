@@ -13,8 +13,10 @@ import pytest
 from redis.crc import key_slot
 
 from service.daily.ranking import Standing
-from service.store import GameMeta, Store, keys
+from service.store import GameMeta, keys
 from service.store.daily import DailyStore, Page, Record
+from service.store.games import Attempt
+from tests.stores import Store
 
 DATE, VARIANT = "2026-11-29", "gate"
 TTL_S = 3600
@@ -258,7 +260,7 @@ async def test_every_key_of_a_challenge_expires(daily: DailyStore, store: Store)
         assert 0 < ttl <= TTL_S, (key, ttl)
 
 
-async def test_attempt_states_read_games_across_slots_and_keep_open_ones(
+async def test_attempts_read_games_across_slots_and_keep_open_ones(
         daily: DailyStore, store: Store) -> None:
     base = GameMeta(variant="gate", seed=1, owner="p_a", rules_version="1", created_at="2026-11-29T10:00:00Z")
     ids = [f"g_{i}" for i in range(12)]
@@ -267,11 +269,12 @@ async def test_attempt_states_read_games_across_slots_and_keep_open_ones(
     await store.games.append("g_0", 0, "c1", b"{}", {"status": "lost", "moves": "1", "foundation_cards": "3",
                                                      "started_at": "2026-11-29T10:00:01.000Z",
                                                      "last_at": "2026-11-29T10:00:01.000Z"}, ttl_s=100)
-    states = await daily.attempt_states([*ids, "g_missing"], 5000)
+    states = await store.games.attempts([*ids, "g_missing"], 5000, ["won", "resigned"])
     assert states[-1] is None
-    assert states[0] == {"owner": "p_0", "seq": "1", "status": "lost", "moves": "1", "foundation_cards": "3",
-                         "started_at": "2026-11-29T10:00:01.000Z", "last_at": "2026-11-29T10:00:01.000Z"}
-    assert [s["owner"] for s in states[1:-1] if s] == [f"p_{i}" for i in range(1, 12)]
+    assert states[0] == Attempt(owner="p_0", seq=1, status="lost", moves=1, foundation_cards=3,
+                                started_at="2026-11-29T10:00:01.000Z",
+                                last_at="2026-11-29T10:00:01.000Z", finished_at=None)
+    assert [s.owner for s in states[1:-1] if s] == [f"p_{i}" for i in range(1, 12)]
     assert 100 < await store.redis.execute("TTL", keys.game_meta("g_0")) <= 5000
 
 

@@ -10,8 +10,9 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from service.settings import Settings
-from service.store import GameMeta, Store, StoreUnavailable
+from service.store import GameMeta, StoreUnavailable
 from service.store.embedded import EmbeddedServer
+from tests.stores import Store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
                 created_at="2026-01-02T03:04:05Z")

@@ -5,16 +5,16 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
-import stat
 from pathlib import Path
 
 import pytest
 
-from service.store import GameMeta, Store, open_store
+from service.store import GameMeta
 from service.store import embedded as embedded_module
 from service.store.embedded import (
     MAX_UNIX_SOCKET_PATH,
@@ -23,6 +23,7 @@ from service.store.embedded import (
     find_server_binary,
 )
 from tests.redis_servers import sync_client
+from tests.stores import Store, open_store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
                 created_at="2026-01-02T03:04:05Z")

@@ -7,18 +7,11 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from service.store import (
-    RESYNC,
-    GameMeta,
-    Listener,
-    Published,
-    Resync,
-    Store,
-    StoreUnavailable,
-    keys,
-)
+from service.store import RESYNC, GameMeta, Published, Resync, StoreUnavailable, keys
 from service.store.embedded import EmbeddedServer
 from tests.redis_servers import sync_client
+from tests.service.listening import Queued, listen
+from tests.stores import Store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
                 created_at="2026-01-02T03:04:05Z")
@@ -27,12 +20,12 @@ META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
 PATIENCE_S = 30.0
 
 
-async def next_item(listener: Listener) -> Published | Resync:
+async def next_item(listener: Queued) -> Published | Resync:
     async with asyncio.timeout(PATIENCE_S):
         return await listener.get()
 
 
-async def next_event(listener: Listener) -> Published:
+async def next_event(listener: Queued) -> Published:
     item = await next_item(listener)
     assert isinstance(item, Published), item
     return item
@@ -51,7 +44,7 @@ async def test_events_reach_listeners_on_two_instances_in_order(
         any_redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
     one, two = await store_factory(any_redis_url), await store_factory(any_redis_url)
     await one.games.create("g1", META, ttl_s=3600)
-    async with one.hub.listen("g1") as a, two.hub.listen("g1") as b, two.hub.listen("g1") as c:
+    async with listen(one.hub, "g1") as a, listen(two.hub, "g1") as b, listen(two.hub, "g1") as c:
         for seq in range(1, 21):
             writer = one if seq % 2 else two
             await writer.games.append("g1", seq - 1, f"c{seq}", b'{"seq":%d}' % seq)
@@ -66,7 +59,7 @@ async def test_a_listener_hears_only_its_own_game(
     store = await store_factory(any_redis_url)
     for game_id in ("g1", "g2", "g3"):
         await store.games.create(game_id, META, ttl_s=3600)
-    async with store.hub.listen("g1") as one, store.hub.listen("g2") as two:
+    async with listen(store.hub, "g1") as one, listen(store.hub, "g2") as two:
         await store.games.append("g3", 0, None, b"g3e1")
         await store.games.append("g2", 0, None, b"g2e1")
         await store.games.append("g1", 0, None, b"g1e1")
@@ -81,7 +74,7 @@ async def test_an_event_appended_right_after_joining_is_heard(
     other = await store_factory(any_redis_url)
     await store.games.create("g1", META, ttl_s=3600)
     for seq in range(1, 11):
-        async with store.hub.listen("g1") as listener:
+        async with listen(store.hub, "g1") as listener:
             await other.games.append("g1", seq - 1, None, b"e%d" % seq)
             assert await next_event(listener) == Published(seq, b"e%d" % seq)
 
@@ -91,8 +84,8 @@ async def test_one_subscription_per_game_and_instance_until_the_last_listener_le
     store = await store_factory(redis_url)
     await store.games.create("g1", META, ttl_s=3600)
     assert numsub(redis_url, "g1") == 0
-    async with store.hub.listen("g1"):
-        async with store.hub.listen("g1"):
+    async with listen(store.hub, "g1"):
+        async with listen(store.hub, "g1"):
             assert numsub(redis_url, "g1") == 1
             assert (store.hub.games, store.hub.listeners) == (1, 2)
         assert numsub(redis_url, "g1") == 1
@@ -105,7 +98,7 @@ async def test_one_subscription_per_game_and_instance_until_the_last_listener_le
     assert store.hub.games == 0
     assert list(store.hub.subscriber_connections()) == ["server"]
     # And it can subscribe again.
-    async with store.hub.listen("g1") as listener:
+    async with listen(store.hub, "g1") as listener:
         await store.games.append("g1", 0, None, b"e1")
         assert await next_event(listener) == Published(1, b"e1")
 
@@ -115,31 +108,11 @@ async def test_leaving_and_rejoining_at_once_still_delivers(
     store = await store_factory(any_redis_url)
     await store.games.create("g1", META, ttl_s=3600)
     for _ in range(20):
-        async with store.hub.listen("g1"):
+        async with listen(store.hub, "g1"):
             pass
-    async with store.hub.listen("g1") as listener:
+    async with listen(store.hub, "g1") as listener:
         await store.games.append("g1", 0, None, b"e1")
         assert await next_event(listener) == Published(1, b"e1")
-
-
-async def test_a_listener_that_falls_behind_gets_resync_instead_of_unbounded_queueing(
-        redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
-    store = await store_factory(redis_url, fanout_queue=4)
-    await store.games.create("g1", META, ttl_s=3600)
-    async with store.hub.listen("g1") as slow, store.hub.listen("g1") as fast:
-        for seq in range(1, 11):
-            await store.games.append("g1", seq - 1, None, b"e%d" % seq)
-            assert await next_event(fast) == Published(seq, b"e%d" % seq)
-        items = []
-        while not slow.queue.empty():
-            items.append(slow.queue.get_nowait())
-        assert RESYNC in items
-        assert slow.overflows > 0
-        assert len(items) <= 4
-        # After the RESYNC, the rest are the latest events, in order.
-        tail = items[items.index(RESYNC) + 1:]
-        assert all(isinstance(i, Published) for i in tail)
-        assert [i.seq for i in tail if isinstance(i, Published)] == list(range(11 - len(tail), 11))
 
 
 @pytest.mark.parametrize("how", ["kill", "stop"])
@@ -149,7 +122,7 @@ async def test_after_the_server_restarts_listeners_get_resync_then_new_events(
     one = await store_factory(restartable_server.url)
     two = await store_factory(restartable_server.url)
     await one.games.create("g1", META, ttl_s=3600)
-    async with one.hub.listen("g1") as a, two.hub.listen("g1") as b:
+    async with listen(one.hub, "g1") as a, listen(two.hub, "g1") as b:
         await one.games.append("g1", 0, None, b"e1")
         assert await next_event(a) == Published(1, b"e1")
         assert await next_event(b) == Published(1, b"e1")
@@ -169,18 +142,18 @@ async def test_listening_while_the_store_is_down_is_unavailable_then_works_again
         store_factory: Callable[..., Awaitable[Store]]) -> None:
     store = await store_factory(restartable_server.url, redis_timeout_s=0.5)
     await store.games.create("g1", META, ttl_s=3600)
-    async with store.hub.listen("g1"):
+    async with listen(store.hub, "g1"):
         pass
     restartable_server.stop()
     with pytest.raises(StoreUnavailable):
-        async with store.hub.listen("g1"):
+        async with listen(store.hub, "g1"):
             pass
     assert store.hub.games == 0
     restartable_server.start()
     async with asyncio.timeout(PATIENCE_S):
         while True:  # the subscriber reconnects on its own, with backoff
             try:
-                async with store.hub.listen("g1") as listener:
+                async with listen(store.hub, "g1") as listener:
                     await store.games.append("g1", 0, None, b"e1")
                     assert await next_event(listener) == Published(1, b"e1")
                     break
@@ -196,7 +169,7 @@ async def test_a_silent_server_is_noticed_by_the_ping_and_listeners_resync(
 
     store = await store_factory(restartable_server.url, redis_health_check_s=0.2)
     await store.games.create("g1", META, ttl_s=3600)
-    async with store.hub.listen("g1") as listener:
+    async with listen(store.hub, "g1") as listener:
         pid = restartable_server.pid
         assert pid is not None
         os.kill(pid, signal.SIGSTOP)  # the connection stays open, nothing answers
@@ -211,7 +184,7 @@ async def test_a_silent_server_is_noticed_by_the_ping_and_listeners_resync(
         assert await next_event(listener) == Published(1, b"e1")
 
 
-async def test_a_callback_listener_gets_the_items_instead_of_the_queue(
+async def test_a_listener_gets_its_items_through_its_callback_and_a_broken_one_harms_none(
         redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
     store = await store_factory(redis_url)
     await store.games.create("g1", META, ttl_s=3600)
@@ -225,11 +198,10 @@ async def test_a_callback_listener_gets_the_items_instead_of_the_queue(
     def broken(item: Published | Resync) -> None:
         raise RuntimeError("a bug in one listener")
 
-    async with store.hub.listen("g1", callback=broken), store.hub.listen("g1", callback=take) as listener:
+    async with store.hub.listen("g1", callback=broken), store.hub.listen("g1", callback=take):
         await store.games.append("g1", 0, None, b"e1")
         async with asyncio.timeout(PATIENCE_S):
             await arrived.wait()
         assert got == [Published(1, b"e1")]
-        assert listener.queue.empty()
         # The broken listener cost nobody anything: the subscription is still up.
         assert store.hub.subscriber_connections() == {"server": True}

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from service.store import RESYNC, GameMeta, Published, Store, keys
-from service.store.fanout import Hub
+from service.store import RESYNC, GameMeta, Published, keys
 from tests.redis_servers import LocalCluster, sync_client
+from tests.service.listening import listen
 from tests.service.test_store_cluster import migrate_slot, slot
+from tests.stores import Store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
                 created_at="2026-01-02T03:04:05Z")
@@ -71,7 +72,7 @@ async def test_a_moved_slot_whose_first_refresh_fails_is_re_routed_after_a_retry
     await store.games.create("g1", META, ttl_s=3600)
     source = private_cluster.nodes.index(private_cluster.node_for_key(keys.game_meta("g1")))
     target = (source + 1) % 3
-    async with hub.listen("g1") as listener:
+    async with listen(hub, "g1") as listener:
         await writer.games.append("g1", 0, None, b"e1")
         async with asyncio.timeout(30):
             assert await listener.get() == Published(1, b"e1")
@@ -108,7 +109,7 @@ async def test_a_re_route_asked_for_while_one_runs_is_not_dropped(
     await store.games.create("g1", META, ttl_s=3600)
     source = private_cluster.nodes.index(private_cluster.node_for_key(keys.game_meta("g1")))
     target = (source + 1) % 3
-    async with hub.listen("g1") as listener:
+    async with listen(hub, "g1") as listener:
         hub._reroute_soon()
         await asyncio.wait_for(started.wait(), 30)
         # ...the slot moves meanwhile, and the node's sunsubscribe asks for another pass.
@@ -135,7 +136,7 @@ async def test_after_a_failover_listeners_follow_the_promoted_replica_and_leave_
     await store.games.create("g1", META, ttl_s=3600)
     old_master = cluster.nodes.index(cluster.node_for_key(keys.game_meta("g1")))
     replica = old_master + cluster.masters  # replica j=0 of master i is node masters + i
-    async with store.hub.listen("g1") as listener:
+    async with listen(store.hub, "g1") as listener:
         await writer.games.append("g1", 0, None, b"e1")
         async with asyncio.timeout(30):
             assert await listener.get() == Published(1, b"e1")

@@ -6,7 +6,8 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from service.store import RateDecision, Store, keys
+from service.store import RateDecision, keys
+from tests.stores import Store
 
 
 async def test_a_burst_is_allowed_then_requests_are_refused_with_the_wait(store: Store) -> None:

@@ -215,7 +215,7 @@ async def test_a_busy_solver_answers_503_with_retry_after(redis_url: str, tmp_pa
     settings = settings_for_test(redis_url, tmp_path, solver_workers=1, solver_queue=0, daily_solve_s=0.5)
     async with running_app(settings) as (base, ctx), aiohttp.ClientSession() as session:
         api = Api(session, base)
-        await ctx.extensions["daily"].deals.stop()  # type: ignore[attr-defined]
+        await ctx.daily.deals.stop()
         await wait_for(lambda: ctx.pool.pending == 0, 60, "the daily chooser's last search")
         _, token = await api.player()
         game = (await api.create(token, "caprice", 17))["game_id"]

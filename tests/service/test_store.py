@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 
 import pytest
 
-from service.store import (
-    Conflict,
-    Duplicate,
-    GameExists,
-    GameMeta,
-    NotFound,
-    Store,
-    keys,
-)
+from service.store import Conflict, Duplicate, GameExists, GameMeta, NotFound, keys
+from tests.stores import Store
 
 
 def meta(**changes: object) -> GameMeta:
@@ -30,25 +22,21 @@ async def test_a_created_game_loads_with_its_metadata_at_seq_0(store: Store) -> 
     assert loaded.meta == meta(public=True, extra={"daily": "2026-01-02"})
     assert loaded.meta.seq == 0
     assert (loaded.snapshot, loaded.snapshot_seq, loaded.events) == (None, 0, [])
-    assert await store.games.meta("g1") == loaded.meta
+    assert (await store.games.load("g1")).meta == loaded.meta
 
 
 async def test_create_refuses_a_game_id_that_exists(store: Store) -> None:
     await store.games.create("g1", meta(), ttl_s=3600)
     with pytest.raises(GameExists):
         await store.games.create("g1", meta(owner="someone else"), ttl_s=3600)
-    assert (await store.games.meta("g1")).owner == "p_owner"
+    assert (await store.games.load("g1")).meta.owner == "p_owner"
 
 
 async def test_an_unknown_game_is_not_found(store: Store) -> None:
     with pytest.raises(NotFound):
         await store.games.load("nope")
     with pytest.raises(NotFound):
-        await store.games.meta("nope")
-    with pytest.raises(NotFound):
         await store.games.append("nope", 0, "c1", b"e")
-    with pytest.raises(NotFound):
-        await store.games.set_meta("nope", {"tag": "x"})
     assert await store.games.events("nope") == []
     assert await store.games.event_at("nope", 1) is None
 
@@ -64,13 +52,13 @@ async def test_append_returns_the_next_seq_and_the_log_keeps_the_events_in_order
     assert await store.games.event_at("g1", 1) == b'{"n":1}'
     assert await store.games.event_at("g1", 5) == b'{"n":5}'
     assert await store.games.event_at("g1", 6) is None
-    assert (await store.games.meta("g1")).seq == 5
+    assert (await store.games.load("g1")).meta.seq == 5
 
 
 async def test_append_sets_the_meta_updates_with_the_event(store: Store) -> None:
     await store.games.create("g1", meta(), ttl_s=3600)
     await store.games.append("g1", 0, None, b"e1", {"status": "won", "finished_at": "2026-01-02T04:00:00Z"})
-    got = await store.games.meta("g1")
+    got = (await store.games.load("g1")).meta
     assert got.status == "won"
     assert got.extra == {"finished_at": "2026-01-02T04:00:00Z"}
     with pytest.raises(ValueError):
@@ -177,43 +165,18 @@ async def test_an_append_without_command_id_is_applied_once_and_not_reported_dup
     assert await store.games.events("g1") == [b"e1", b"e2"]
 
 
-async def test_set_meta_changes_fields_but_not_seq(store: Store) -> None:
-    await store.games.create("g1", meta(), ttl_s=3600)
-    await store.games.set_meta("g1", {"leaderboard": "daily:2026-01-02:gilbert"})
-    assert (await store.games.meta("g1")).extra == {"leaderboard": "daily:2026-01-02:gilbert"}
-    with pytest.raises(ValueError):
-        await store.games.set_meta("g1", {"seq": "3"})
-
-
-async def test_scripts_are_sent_again_after_the_server_forgot_them(store: Store) -> None:
-    await store.games.create("g1", meta(), ttl_s=3600)
-    await store.games.append("g1", 0, None, b"e1")
-    await store.redis.client.script_flush()
-    assert await store.games.append("g1", 1, None, b"e2") == 2
-    assert (await store.games.load("g1")).meta.seq == 2
-
-
-async def test_more_callers_than_connections_wait_for_one_instead_of_failing(
-        any_redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
-    store = await store_factory(any_redis_url, redis_pool_size=4)
-    ids = [f"g{i}" for i in range(50)]
-    await asyncio.gather(*(store.games.create(i, meta(), ttl_s=3600) for i in ids))
-    seqs = await asyncio.gather(*(store.games.append(i, 0, None, b"e") for i in ids))
-    assert seqs == [1] * 50
-    loads = await asyncio.gather(*(store.games.load(i) for i in ids * 20))
-    assert {loaded.meta.seq for loaded in loads} == {1}
-
-
 async def test_ping_answers_when_the_store_is_up(store: Store) -> None:
     await store.ping()
 
 
-def test_game_meta_refuses_extra_fields_named_like_its_own() -> None:
+def test_game_meta_refuses_extra_fields_named_like_its_own_or_not_in_the_catalogue() -> None:
     with pytest.raises(ValueError):
         meta(extra={"status": "won"})
+    with pytest.raises(ValueError, match="catalogue"):
+        meta(extra={"tag": "x"})
 
 
 def test_game_meta_round_trips_through_its_hash_fields() -> None:
-    original = meta(public=True, seq=7, status="resigned", extra={"tag": "x"})
+    original = meta(public=True, seq=7, status="resigned", extra={"daily": "2026-01-02/gilbert"})
     raw = {k.encode(): v.encode() for k, v in original.to_fields().items()}
     assert GameMeta.from_fields(raw) == original

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from service.store import RESYNC, GameMeta, Published, Store, keys
+from service.store import RESYNC, GameMeta, Published, keys
 from tests.redis_servers import LocalCluster, sync_client
+from tests.service.listening import listen
+from tests.stores import Store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
                 created_at="2026-01-02T03:04:05Z")
@@ -62,7 +64,7 @@ async def test_each_game_is_subscribed_on_the_node_that_owns_its_slot(
     ids = game_ids_on_every_node(redis_cluster, per_node=1)
     for game_id in ids:
         await one.games.create(game_id, META, ttl_s=3600)
-    async with one.hub.listen(ids[0]) as l0, one.hub.listen(ids[1]) as l1, one.hub.listen(ids[2]) as l2:
+    async with listen(one.hub, ids[0]) as l0, listen(one.hub, ids[1]) as l1, listen(one.hub, ids[2]) as l2:
         listeners = dict(zip(ids, (l0, l1, l2), strict=True))
         for game_id in ids:
             owner = redis_cluster.node_for_key(keys.game_channel(game_id))
@@ -85,7 +87,7 @@ async def test_a_cluster_url_without_schemes_works(
     store = await store_factory(url)
     await store.ping()
     await store.games.create("g1", META, ttl_s=3600)
-    assert (await store.games.meta("g1")).seq == 0
+    assert (await store.games.load("g1")).meta.seq == 0
 
 
 @pytest.fixture
@@ -122,7 +124,7 @@ async def test_when_a_games_slot_moves_its_listeners_resync_and_hear_the_new_own
     await store.games.create("g1", META, ttl_s=3600)
     source = private_cluster.nodes.index(private_cluster.node_for_key(keys.game_meta("g1")))
     target = (source + 1) % 3
-    async with store.hub.listen("g1") as listener:
+    async with listen(store.hub, "g1") as listener:
         await writer.games.append("g1", 0, None, b"e1")
         async with asyncio.timeout(30):
             assert await listener.get() == Published(1, b"e1")

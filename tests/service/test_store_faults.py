@@ -9,9 +9,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
-from service.store import Duplicate, GameMeta, Store, StoreError, StoreUnavailable, keys
+from service.store import Duplicate, GameMeta, StoreError, StoreUnavailable, keys
 from service.store.connection import RedisConn, translate
 from service.store.embedded import EmbeddedServer
+from tests.service.listening import listen
+from tests.stores import Store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
                 created_at="2026-01-02T03:04:05Z")
@@ -22,7 +24,7 @@ async def every_call(store: Store) -> list[Callable[[], Awaitable[object]]]:
         lambda: store.ping(),
         lambda: store.games.create("g2", META, ttl_s=3600),
         lambda: store.games.load("g1"),
-        lambda: store.games.meta("g1"),
+        lambda: store.games.load("g1"),
         lambda: store.games.append("g1", 1, "c2", b"e2"),
         lambda: store.games.events("g1"),
         lambda: store.games.event_at("g1", 1),
@@ -61,7 +63,7 @@ async def test_an_unreachable_store_at_start_up_is_unavailable_not_fatal(
     with pytest.raises(StoreUnavailable):
         await store.games.load("g1")
     with pytest.raises(StoreUnavailable):
-        async with store.hub.listen("g1"):
+        async with listen(store.hub, "g1"):
             pass
 
 
@@ -94,7 +96,7 @@ async def test_a_wrong_type_is_a_store_error_not_unavailable(
     store = await store_factory(redis_url)
     await store.redis.execute("SET", keys.game_meta("g1"), "not a hash")
     with pytest.raises(StoreError) as caught:
-        await store.games.meta("g1")
+        await store.games.load("g1")
     assert not isinstance(caught.value, StoreUnavailable)
 
 

@@ -26,15 +26,15 @@ from service.clock import FakeClock, rfc3339
 from service.errors import to_api_error
 from service.games import GameService, Loaded
 from service.metrics import Metrics
-from service.store import GameMeta, Inconsistent, Store, keys
-from service.store.connection import RedisConn
-from service.store.daily import DailyStore, _RESERVE
+from service.store import GameMeta, Inconsistent, keys
+from service.store.daily import _RESERVE, DailyStore
 from service.store.embedded import EmbeddedServer
 from service.store.games import _APPEND, _CREATE, Games
 from service.store.ratelimit import _GCRA
 from tests.live import settings_for_test
 from tests.lost_replies import LostReplies
 from tests.service.helpers import Api, connect, new_command_id, running_app
+from tests.stores import Store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
                 created_at="2026-01-02T03:04:05Z")
@@ -131,7 +131,7 @@ async def test_retries_against_a_paused_store_do_not_multiply(
     os.kill(tcp_server.pid, signal.SIGSTOP)
     try:
         with pytest.raises(StoreUnavailable):
-            await store.games.meta("g1")
+            await store.games.load("g1")
     finally:
         os.kill(tcp_server.pid, signal.SIGCONT)
     # The first attempt may use the pooled connection; each retry opens one.

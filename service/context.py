@@ -1,0 +1,68 @@
+"""The Context: everything a handler needs, made once by ``create_app``.
+
+Handlers reach it with :func:`context` (``context(request.app)``); the app keeps it
+under the typed key :data:`CONTEXT`. Its own module, so that the handlers and the
+app factory both import it and neither imports the other back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from service.auth import Tokens
+from service.clock import Clock
+from service.daily.service import DailyService
+from service.games import GameService
+from service.hints import Hints
+from service.metrics import Metrics
+from service.players import Players
+from service.ratelimit import Limiter
+from service.settings import Settings
+from service.solutions import Solutions
+from service.solving import SolverPool
+from service.store.connection import RedisConn
+from service.store.errors import StoreError
+from service.store.fanout import Hub
+
+
+@dataclass(eq=False)
+class Context:
+    """The instance's resources and its per-instance counts."""
+
+    settings: Settings
+    clock: Clock
+    metrics: Metrics
+    redis: RedisConn
+    games: GameService
+    players: Players
+    tokens: Tokens
+    limiter: Limiter  # commands and writes per player
+    read_limiter: Limiter  # reads per client address (REST reads of a game and socket hellos)
+    create_limiter: Limiter  # game creation per player
+    create_address_limiter: Limiter  # game creation per client address
+    hub: Hub
+    pool: SolverPool  # the solver's worker processes
+    solutions: Solutions
+    hints: Hints
+    daily: DailyService
+    sockets: set[web.WebSocketResponse] = field(default_factory=set)
+    # Open sockets per client address, and watchers (not the owner) per game, here.
+    sockets_by_address: dict[str, int] = field(default_factory=dict)
+    watchers: dict[str, int] = field(default_factory=dict)
+
+    async def store_ready(self) -> bool:
+        try:
+            await self.redis.ping()
+        except StoreError:
+            return False
+        return True
+
+
+CONTEXT = web.AppKey("context", Context)
+
+
+def context(app: web.Application) -> Context:
+    """The app's Context (set by ``create_app``)."""
+    return app[CONTEXT]
