@@ -93,6 +93,25 @@ class Rules:
             return [(TO_FOUNDATION, (safe[0],), safe[1])]
         return self.order([(p, (c,), t) for p, c, t in self.moves(s)])
 
+    # The depth-first search looks at few of the children it lists (it goes deep, and
+    # the budget ends it with most of the path's siblings untried): variants that can
+    # describe a step more cheaply than by building its position list :meth:`steps`,
+    # and the position is built (:meth:`play`) only when the search gets to it.
+
+    def steps(self, s: State) -> list[Any]:
+        """What the search tries from ``s``, best first, as descriptions that :meth:`play`
+        turns into positions and :meth:`commands` into commands (by default, the
+        :meth:`successors` themselves)."""
+        return self.successors(s)
+
+    def play(self, s: State, step: Any) -> State:
+        """The position one of ``s``'s :meth:`steps` leads to."""
+        return step[2]  # type: ignore[no-any-return]
+
+    def commands(self, step: Any) -> tuple[Cmd, ...]:
+        """The commands one of the :meth:`steps` plays."""
+        return step[1]  # type: ignore[no-any-return]
+
     def order(self, steps: list[Step]) -> list[Step]:
         """Best first: higher score of the position reached, then lower priority."""
         score = self.score

@@ -15,9 +15,10 @@ import heapq
 import itertools
 import time
 from collections.abc import Callable, Hashable
+from typing import Any
 
 from .result import Budget, SolveResult
-from .rules import Cmd, Rules, State, Step, command_dict
+from .rules import Cmd, Rules, State, command_dict
 
 CHECK_CLOCK_EVERY = 64  # positions between looks at the clock (a look costs about 0.1 µs)
 
@@ -38,11 +39,11 @@ def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
     if rules.best_first:
         return _best_first(rules, start, max_nodes, deadline, done)
     seen: set[Hashable] = {rules.key(start)}
-    key, won, successors = rules.key, rules.won, rules.successors
+    key, won, steps_of, play, commands = rules.key, rules.won, rules.steps, rules.play, rules.commands
     nodes = 1
     if max_nodes <= 1:
         return done("unknown", [], nodes)
-    stack: list[tuple[list[Step], int]] = [(successors(start), 0)]
+    stack: list[tuple[list[Any], int]] = [(steps_of(start), 0)]
     line: list[tuple[Cmd, ...]] = []
     path: list[State] = [start]
     while stack:
@@ -54,19 +55,21 @@ def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
                 path.pop()
             continue
         stack[-1] = (steps, at + 1)
-        _, cmds, child = steps[at]
+        step = steps[at]
+        child = play(path[-1], step)
         size = len(seen)
         seen.add(key(child))  # one hash per key: a tuple does not keep its hash
         if len(seen) == size:
             continue
         nodes += 1
+        cmds = commands(step)
         if won(child):
             return done("won", shortcut(rules, path + [child], line + [cmds], deadline), nodes)
         if nodes >= max_nodes or (nodes % CHECK_CLOCK_EVERY == 0 and time.perf_counter() > deadline):
             return done("unknown", [], nodes)
         line.append(cmds)
         path.append(child)
-        stack.append((successors(child), 0))
+        stack.append((steps_of(child), 0))
     return done("lost", [], nodes)
 
 
