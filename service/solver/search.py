@@ -24,7 +24,25 @@ CHECK_CLOCK_EVERY = 64  # positions between looks at the clock (a look costs abo
 
 
 def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
-    """Search from ``start`` within ``budget``: won with a line, proved lost, or unknown."""
+    """Search from ``start`` within ``budget``: won with a line, proved lost, or unknown.
+
+    For variants with a hasty mode, a hasty search first, with half the budget: if it
+    wins, that is the answer; if not, the full search, with what is left of the budget,
+    answers (only the full search proves a loss)."""
+    if not rules.has_hasty or rules.hasty or rules.won(start):
+        return _search(rules, start, budget)
+    first = _search(rules.hastily(), start, Budget(max(1, budget.max_nodes // 2), budget.max_seconds / 2))
+    if first.result == "won":
+        return first
+    nodes_left = budget.max_nodes - first.nodes
+    seconds_left = budget.max_seconds - first.elapsed_ms / 1000
+    if nodes_left <= 1 or seconds_left <= 0:
+        return SolveResult("unknown", (), first.nodes, first.elapsed_ms)
+    rest = _search(rules, start, Budget(nodes_left, seconds_left))
+    return SolveResult(rest.result, rest.commands, first.nodes + rest.nodes, first.elapsed_ms + rest.elapsed_ms)
+
+
+def _search(rules: Rules, start: State, budget: Budget) -> SolveResult:
     began = time.perf_counter()
     deadline = began + budget.max_seconds
     max_nodes = budget.max_nodes

@@ -10,7 +10,8 @@ import pytest
 
 from service.engine import Game, Status
 from service.solver import Budget, solve_deal, solve_game
-from service.solver.search import CHECK_CLOCK_EVERY
+from service.solver.search import CHECK_CLOCK_EVERY, search
+from service.solver.variants import rules_for
 
 from .helpers import CONFIGS, brute_force_winnable, config_id, random_positions, replay, small_position
 
@@ -116,3 +117,27 @@ def test_budgets_and_results_cross_a_process_pool() -> None:
 
     for value in (ROOMY, SolveResult("won", ({"type": "draw"},), 3, 4), HintResult(None, 0, 0)):
         assert pickle.loads(pickle.dumps(value)) == value
+
+
+def test_a_hasty_search_finds_real_wins_but_proves_no_loss() -> None:
+    # Hasty Shamrocks plays any card that can go to a foundation and tries nothing else:
+    # on some small positions that throws the win away. The search then answers from
+    # the full search, as the exhaustive search does.
+    rng = random.Random(11)
+    thrown_away = 0
+    for i in range(30):
+        game = small_position("shamrocks", {}, rng, rng.randint(2, 10))
+        if game.status is not Status.PLAYING:
+            continue
+        rules = rules_for("shamrocks", {})
+        start = rules.from_piles(game.piles)
+        hasty = search(rules.hastily(), start, ROOMY)
+        if hasty.result == "won":
+            assert replay(game, hasty.commands).status is Status.WON, f"position {i}"
+        result = solve_game(game, ROOMY)
+        assert (result.result == "won") == brute_force_winnable(game), f"position {i}: {game.piles}"
+        if hasty.result == "won":
+            assert result.result == "won"
+        elif result.result == "won":
+            thrown_away += 1
+    assert thrown_away >= 1
