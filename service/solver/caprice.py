@@ -17,8 +17,21 @@ from service.engine import Pile
 from .build import ADJ_SUIT
 from .cards import card_of
 from .foundations import accepts, bump
-from .rules import (DRAW, FOUNDATION_IDS, FROM_FOUNDATION, REVEALS, SETTLED, TABLEAU, TABLEAU_IDS,
-                    TO_FOUNDATION, Cmd, Rules, State, Step, codes)
+from .rules import (
+    DRAW,
+    FOUNDATION_IDS,
+    FROM_FOUNDATION,
+    REVEALS,
+    SETTLED,
+    TABLEAU,
+    TABLEAU_IDS,
+    TO_FOUNDATION,
+    Cmd,
+    Rules,
+    State,
+    Step,
+    codes,
+)
 
 F = FOUNDATION_IDS
 T = TABLEAU_IDS

@@ -31,7 +31,8 @@ def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
     answers (only the full search proves a loss)."""
     if not rules.has_hasty or rules.hasty or rules.won(start):
         return _search(rules, start, budget)
-    first = _search(rules.hastily(), start, Budget(max(1, budget.max_nodes // 2), budget.max_seconds / 2))
+    first = _search(rules.hastily(), start, Budget(max(1, budget.max_nodes // 2),
+                                                   budget.max_seconds / 2))
     if first.result == "won":
         return first
     nodes_left = budget.max_nodes - first.nodes
@@ -39,7 +40,8 @@ def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
     if nodes_left <= 1 or seconds_left <= 0:
         return SolveResult("unknown", (), first.nodes, first.elapsed_ms)
     rest = _search(rules, start, Budget(nodes_left, seconds_left))
-    return SolveResult(rest.result, rest.commands, first.nodes + rest.nodes, first.elapsed_ms + rest.elapsed_ms)
+    return SolveResult(rest.result, rest.commands, first.nodes + rest.nodes,
+                       first.elapsed_ms + rest.elapsed_ms)
 
 
 def _search(rules: Rules, start: State, budget: Budget) -> SolveResult:
@@ -57,7 +59,8 @@ def _search(rules: Rules, start: State, budget: Budget) -> SolveResult:
     if rules.best_first:
         return _best_first(rules, start, max_nodes, deadline, done)
     seen: set[Hashable] = {rules.key(start)}
-    key, won, steps_of, play, commands = rules.key, rules.won, rules.steps, rules.play, rules.commands
+    key, won, steps_of = rules.key, rules.won, rules.steps
+    play, commands = rules.play, rules.commands
     nodes = 1
     if max_nodes <= 1:
         return done("unknown", [], nodes)
@@ -83,7 +86,8 @@ def _search(rules: Rules, start: State, budget: Budget) -> SolveResult:
         cmds = commands(step)
         if won(child):
             return done("won", shortcut(rules, path + [child], line + [cmds], deadline), nodes)
-        if nodes >= max_nodes or (nodes % CHECK_CLOCK_EVERY == 0 and time.perf_counter() > deadline):
+        if nodes >= max_nodes or (nodes % CHECK_CLOCK_EVERY == 0
+                                   and time.perf_counter() > deadline):
             return done("unknown", [], nodes)
         line.append(cmds)
         path.append(child)
@@ -94,7 +98,8 @@ def _search(rules: Rules, start: State, budget: Budget) -> SolveResult:
 Done = Callable[[str, list[tuple[Cmd, ...]], int], SolveResult]
 
 
-def _best_first(rules: Rules, start: State, max_nodes: int, deadline: float, done: Done) -> SolveResult:
+def _best_first(rules: Rules, start: State, max_nodes: int, deadline: float,
+                done: Done) -> SolveResult:
     """Always expand the open position of highest score (oldest first on ties); each
     position's parent is kept to rebuild the line."""
     key, won, successors, score = rules.key, rules.won, rules.successors, rules.score
@@ -119,13 +124,15 @@ def _best_first(rules: Rules, start: State, max_nodes: int, deadline: float, don
                     link = parent[link[0]]
                 line.reverse()
                 return done("won", line, nodes)
-            if nodes >= max_nodes or (nodes % CHECK_CLOCK_EVERY == 0 and time.perf_counter() > deadline):
+            if nodes >= max_nodes or (nodes % CHECK_CLOCK_EVERY == 0
+                                       and time.perf_counter() > deadline):
                 return done("unknown", [], nodes)
             heapq.heappush(heap, (-score(child), next(tick), child, k))
     return done("lost", [], nodes)
 
 
-def shortcut(rules: Rules, states: list[State], line: list[tuple[Cmd, ...]], deadline: float) -> list[tuple[Cmd, ...]]:
+def shortcut(rules: Rules, states: list[State], line: list[tuple[Cmd, ...]],
+             deadline: float) -> list[tuple[Cmd, ...]]:
     """A line no longer than ``line`` (which leads through ``states``, from the start to
     a win): wherever one step from a position reaches a position further along,
     the steps in between are left out. Stops shortening (not the line) at ``deadline``."""

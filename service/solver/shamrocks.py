@@ -14,8 +14,19 @@ from service.engine import Pile
 from .build import ADJ_ANY
 from .cards import RANK_OF, SUIT_OF, card_of
 from .foundations import bump
-from .rules import (FOUNDATION_IDS, FROM_FOUNDATION, REVEALS, SETTLED, TABLEAU, TABLEAU_IDS, TO_FOUNDATION, Cmd,
-                    Rules, State, codes)
+from .rules import (
+    FOUNDATION_IDS,
+    FROM_FOUNDATION,
+    REVEALS,
+    SETTLED,
+    TABLEAU,
+    TABLEAU_IDS,
+    TO_FOUNDATION,
+    Cmd,
+    Rules,
+    State,
+    codes,
+)
 
 F = FOUNDATION_IDS
 T = TABLEAU_IDS
