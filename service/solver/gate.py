@@ -18,8 +18,24 @@ from service.engine import Pile
 from .build import ALT_DOWN, alt_run
 from .cards import RANK_OF, RED_OF, SUIT_OF, card_of
 from .foundations import bump
-from .rules import (DRAW, DRAWS, FOUNDATION_IDS, FROM_FOUNDATION, FROM_WASTE, RESERVE_IDS, REVEALS, SETTLED,
-                    TABLEAU, TABLEAU_IDS, TO_FOUNDATION, Cmd, Rules, State, Step, codes)
+from .rules import (
+    DRAW,
+    DRAWS,
+    FOUNDATION_IDS,
+    FROM_FOUNDATION,
+    FROM_WASTE,
+    RESERVE_IDS,
+    REVEALS,
+    SETTLED,
+    TABLEAU,
+    TABLEAU_IDS,
+    TO_FOUNDATION,
+    Cmd,
+    Rules,
+    State,
+    Step,
+    codes,
+)
 
 F = FOUNDATION_IDS
 T = TABLEAU_IDS
@@ -70,7 +86,8 @@ class Gate(Rules):
 
     def _leave_bar(self, bars: Bars, pillars: tuple[tuple[int, ...], ...], i: int,
                    rest: tuple[int, ...]) -> tuple[Bars, tuple[tuple[int, ...], ...]]:
-        """The bars and pillars once ``tableau/i`` is left holding ``rest`` (refilled if emptied)."""
+        """The bars and pillars once ``tableau/i`` is left holding ``rest`` (refilled if
+        emptied)."""
         lst = list(bars)
         left, right = pillars
         if not rest and (left or right):
@@ -99,13 +116,16 @@ class Gate(Rules):
                 out.append((TO_FOUNDATION, ("waste", F[SUIT_OF[c]], 1),
                             (bump(found, SUIT_OF[c], 1), bars, pillars, rest, w - 1)))
             for j in targets.get(c, ()):
-                out.append((FROM_WASTE, ("waste", T[j], 1), (found, _put(bars, j, (c,)), pillars, rest, w - 1)))
+                out.append((FROM_WASTE, ("waste", T[j], 1), (found, _put(bars, j, (c,)), pillars,
+                                                             rest, w - 1)))
             for j in empties:
-                out.append((FROM_WASTE, ("waste", T[j], 1), (found, _put(bars, j, (c,)), pillars, rest, w - 1)))
+                out.append((FROM_WASTE, ("waste", T[j], 1), (found, _put(bars, j, (c,)), pillars,
+                                                             rest, w - 1)))
         elif empties and len(talon) > 0:
             c = talon[0]
             for j in empties:
-                out.append((FROM_WASTE, ("stock", T[j], 1), (found, _put(bars, j, (c,)), pillars, talon[1:], 0)))
+                out.append((FROM_WASTE, ("stock", T[j], 1), (found, _put(bars, j, (c,)), pillars,
+                                                             talon[1:], 0)))
         for r in range(2):
             pillar = pillars[r]
             if not pillar:
@@ -124,7 +144,8 @@ class Gate(Rules):
             c = card_of(f, n)
             less_found = bump(found, f, -1)
             for j in targets.get(c, ()):
-                out.append((FROM_FOUNDATION, (F[f], T[j], 1), (less_found, _put(bars, j, (c,)), pillars, talon, w)))
+                out.append((FROM_FOUNDATION, (F[f], T[j], 1), (less_found, _put(bars, j, (c,)),
+                                                               pillars, talon, w)))
         for i, p in enumerate(bars):
             if not p:
                 continue
@@ -140,7 +161,8 @@ class Gate(Rules):
                 prio = REVEALS if not rest else SETTLED if c in ALT_DOWN[rest[-1]] else TABLEAU
                 for j in targets.get(c, ()):
                     if j != i:
-                        out.append((prio, (T[i], T[j], k), (found, _put(nbars, j, moved), npillars, talon, w)))
+                        out.append((prio, (T[i], T[j], k), (found, _put(nbars, j, moved), npillars,
+                                                            talon, w)))
         if w < len(talon):
             out.append((DRAWS, DRAW, (found, bars, pillars, talon, w + 1)))
         return out
@@ -156,10 +178,12 @@ class Gate(Rules):
                 if found[SUIT_OF[c]] == RANK_OF[c] - 1 and _low_enough(found, c):
                     lst = list(bars)
                     lst[i] = p[:-1]
-                    return (T[i], F[SUIT_OF[c]], 1), (bump(found, SUIT_OF[c], 1), tuple(lst), pillars, talon, w)
+                    return (T[i], F[SUIT_OF[c]], 1), (bump(found, SUIT_OF[c], 1), tuple(lst),
+                                                      pillars, talon, w)
         if w:
             c = talon[w - 1]
             if found[SUIT_OF[c]] == RANK_OF[c] - 1 and _low_enough(found, c):
                 return (("waste", F[SUIT_OF[c]], 1),
-                        (bump(found, SUIT_OF[c], 1), bars, pillars, talon[:w - 1] + talon[w:], w - 1))
+                        (bump(found, SUIT_OF[c], 1), bars, pillars, talon[:w - 1] + talon[w:],
+                         w - 1))
         return None

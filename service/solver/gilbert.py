@@ -22,8 +22,23 @@ from service.engine import Pile
 from .build import ALT_DOWN, alt_run
 from .cards import RANK_OF, RED_OF, card_of
 from .foundations import accepts, bump
-from .rules import (DRAW, DRAWS, FOUNDATION_IDS, FROM_FOUNDATION, FROM_WASTE, REVEALS, SETTLED, TABLEAU,
-                    TABLEAU_IDS, TO_FOUNDATION, Cmd, Rules, State, Step, codes)
+from .rules import (
+    DRAW,
+    DRAWS,
+    FOUNDATION_IDS,
+    FROM_FOUNDATION,
+    FROM_WASTE,
+    REVEALS,
+    SETTLED,
+    TABLEAU,
+    TABLEAU_IDS,
+    TO_FOUNDATION,
+    Cmd,
+    Rules,
+    State,
+    Step,
+    codes,
+)
 
 F = FOUNDATION_IDS
 T = TABLEAU_IDS
@@ -45,7 +60,10 @@ def _targets(tab: tuple[tuple[int, ...], ...]) -> tuple[dict[int, list[int]], li
     return targets, empties
 
 
-def _put(tab: tuple[tuple[int, ...], ...], j: int, cards: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+Tab = tuple[tuple[int, ...], ...]
+
+
+def _put(tab: Tab, j: int, cards: tuple[int, ...]) -> Tab:
     lst = list(tab)
     lst[j] = lst[j] + cards
     return tuple(lst)
@@ -65,7 +83,7 @@ class Gilbert(Rules):
         found, tab, down, talon, w = s
         if w % 3 == 0 or w == len(talon):
             w = 0
-        return (found, tuple(sorted(zip(tab, down))), talon, w)
+        return (found, tuple(sorted(zip(tab, down, strict=True))), talon, w)
 
     def _waste_moves(self, s: State, p: int, prefix: tuple[Cmd, ...], out: list[Step],
                      targets: dict[int, list[int]], empties: list[int]) -> None:
@@ -78,10 +96,12 @@ class Gilbert(Rules):
             out.append((TO_FOUNDATION + len(prefix), prefix + (("waste", F[f], 1),),
                         (bump(found, f, 1), tab, down, rest, p - 1)))
         for j in targets.get(c, ()):
-            out.append((prio, prefix + (("waste", T[j], 1),), (found, _put(tab, j, (c,)), down, rest, p - 1)))
+            out.append((prio, prefix + (("waste", T[j], 1),), (found, _put(tab, j, (c,)), down,
+                                                               rest, p - 1)))
         if RANK_OF[c] == 7:
             for j in empties:
-                out.append((prio, prefix + (("waste", T[j], 1),), (found, _put(tab, j, (c,)), down, rest, p - 1)))
+                out.append((prio, prefix + (("waste", T[j], 1),), (found, _put(tab, j, (c,)), down,
+                                                                   rest, p - 1)))
 
     def _board_moves(self, s: State, out: list[tuple[int, Cmd, State]],
                      targets: dict[int, list[int]], empties: list[int]) -> None:
@@ -95,12 +115,15 @@ class Gilbert(Rules):
             less = bump(found, f, -1)
             for g in accepts(found, c):
                 if g != f:
-                    out.append((FROM_FOUNDATION, (F[f], F[g], 1), (bump(less, g, 1), tab, down, talon, w)))
+                    out.append((FROM_FOUNDATION, (F[f], F[g], 1), (bump(less, g, 1), tab, down,
+                                                                   talon, w)))
             for j in targets.get(c, ()):
-                out.append((FROM_FOUNDATION, (F[f], T[j], 1), (less, _put(tab, j, (c,)), down, talon, w)))
+                out.append((FROM_FOUNDATION, (F[f], T[j], 1), (less, _put(tab, j, (c,)), down,
+                                                               talon, w)))
             if RANK_OF[c] == 7:
                 for j in empties:
-                    out.append((FROM_FOUNDATION, (F[f], T[j], 1), (less, _put(tab, j, (c,)), down, talon, w)))
+                    out.append((FROM_FOUNDATION, (F[f], T[j], 1), (less, _put(tab, j, (c,)), down,
+                                                                   talon, w)))
         for i, p in enumerate(tab):
             if not p:
                 continue
@@ -125,13 +148,16 @@ class Gilbert(Rules):
                     prio = TABLEAU
                 if k == 1:
                     for f in accepts(found, c):
-                        out.append((TO_FOUNDATION, (T[i], F[f], 1), (bump(found, f, 1), left, ndown, talon, w)))
+                        out.append((TO_FOUNDATION, (T[i], F[f], 1), (bump(found, f, 1), left,
+                                                                     ndown, talon, w)))
                 for j in targets.get(c, ()):
                     if j != i:
-                        out.append((prio, (T[i], T[j], k), (found, _put(left, j, moved), ndown, talon, w)))
+                        out.append((prio, (T[i], T[j], k), (found, _put(left, j, moved), ndown,
+                                                            talon, w)))
                 if RANK_OF[c] == 7:
                     for j in empties:
-                        out.append((prio, (T[i], T[j], k), (found, _put(left, j, moved), ndown, talon, w)))
+                        out.append((prio, (T[i], T[j], k), (found, _put(left, j, moved), ndown,
+                                                            talon, w)))
 
     def moves(self, s: State) -> list[tuple[int, Cmd, State]]:
         found, tab, down, talon, w = s

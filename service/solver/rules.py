@@ -9,6 +9,7 @@ and every line the search returns is replayed through the engine.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Hashable, Mapping
 from typing import Any, ClassVar
 
@@ -57,9 +58,22 @@ class Rules:
     # Best-first (always expand the position of highest :meth:`score`) instead of
     # depth-first with the children ordered by score then priority.
     best_first: ClassVar[bool] = False
+    # Whether the variant has a hasty mode (see :meth:`hastily`).
+    has_hasty: ClassVar[bool] = False
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         self.options: dict[str, Any] = get_variant(self.variant_id).normalize_options(options)
+        self.hasty = False
+
+    def hastily(self) -> Rules:
+        """These rules in hasty mode: the search tries fewer steps from some positions,
+        on a guess that is not proved (e.g. any card that can go to a foundation goes,
+        and nothing else is tried). A hasty search finds wins sooner where the guess
+        holds, and its wins are real lines; it proves no loss (the search only uses it
+        first, with part of the budget)."""
+        out = copy.copy(self)
+        out.hasty = True
+        return out
 
     def from_piles(self, piles: Mapping[str, Pile]) -> State:  # pragma: no cover - abstract
         """The search's position for the engine's piles (every card known)."""
@@ -91,7 +105,31 @@ class Rules:
         safe = self.safe(s)
         if safe is not None:
             return [(TO_FOUNDATION, (safe[0],), safe[1])]
-        return self.order([(p, (c,), t) for p, c, t in self.moves(s)])
+        moves = self.moves(s)
+        if self.hasty:
+            for p, c, t in moves:
+                if p == TO_FOUNDATION:
+                    return [(p, (c,), t)]
+        return self.order([(p, (c,), t) for p, c, t in moves])
+
+    # The depth-first search looks at few of the children it lists (it goes deep, and
+    # the budget ends it with most of the path's siblings untried): variants that can
+    # describe a step more cheaply than by building its position list :meth:`steps`,
+    # and the position is built (:meth:`play`) only when the search gets to it.
+
+    def steps(self, s: State) -> list[Any]:
+        """What the search tries from ``s``, best first, as descriptions that :meth:`play`
+        turns into positions and :meth:`commands` into commands (by default, the
+        :meth:`successors` themselves)."""
+        return self.successors(s)
+
+    def play(self, s: State, step: Any) -> State:
+        """The position one of ``s``'s :meth:`steps` leads to."""
+        return step[2]  # type: ignore[no-any-return]
+
+    def commands(self, step: Any) -> tuple[Cmd, ...]:
+        """The commands one of the :meth:`steps` plays."""
+        return step[1]  # type: ignore[no-any-return]
 
     def order(self, steps: list[Step]) -> list[Step]:
         """Best first: higher score of the position reached, then lower priority."""

@@ -15,15 +15,36 @@ import heapq
 import itertools
 import time
 from collections.abc import Callable, Hashable
+from typing import Any
 
 from .result import Budget, SolveResult
-from .rules import Cmd, Rules, State, Step, command_dict
+from .rules import Cmd, Rules, State, command_dict
 
 CHECK_CLOCK_EVERY = 64  # positions between looks at the clock (a look costs about 0.1 µs)
 
 
 def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
-    """Search from ``start`` within ``budget``: won with a line, proved lost, or unknown."""
+    """Search from ``start`` within ``budget``: won with a line, proved lost, or unknown.
+
+    For variants with a hasty mode, a hasty search first, with half the budget: if it
+    wins, that is the answer; if not, the full search, with what is left of the budget,
+    answers (only the full search proves a loss)."""
+    if not rules.has_hasty or rules.hasty or rules.won(start):
+        return _search(rules, start, budget)
+    first = _search(rules.hastily(), start, Budget(max(1, budget.max_nodes // 2),
+                                                   budget.max_seconds / 2))
+    if first.result == "won":
+        return first
+    nodes_left = budget.max_nodes - first.nodes
+    seconds_left = budget.max_seconds - first.elapsed_ms / 1000
+    if nodes_left <= 1 or seconds_left <= 0:
+        return SolveResult("unknown", (), first.nodes, first.elapsed_ms)
+    rest = _search(rules, start, Budget(nodes_left, seconds_left))
+    return SolveResult(rest.result, rest.commands, first.nodes + rest.nodes,
+                       first.elapsed_ms + rest.elapsed_ms)
+
+
+def _search(rules: Rules, start: State, budget: Budget) -> SolveResult:
     began = time.perf_counter()
     deadline = began + budget.max_seconds
     max_nodes = budget.max_nodes
@@ -38,11 +59,12 @@ def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
     if rules.best_first:
         return _best_first(rules, start, max_nodes, deadline, done)
     seen: set[Hashable] = {rules.key(start)}
-    key, won, successors = rules.key, rules.won, rules.successors
+    key, won, steps_of = rules.key, rules.won, rules.steps
+    play, commands = rules.play, rules.commands
     nodes = 1
     if max_nodes <= 1:
         return done("unknown", [], nodes)
-    stack: list[tuple[list[Step], int]] = [(successors(start), 0)]
+    stack: list[tuple[list[Any], int]] = [(steps_of(start), 0)]
     line: list[tuple[Cmd, ...]] = []
     path: list[State] = [start]
     while stack:
@@ -54,26 +76,30 @@ def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
                 path.pop()
             continue
         stack[-1] = (steps, at + 1)
-        _, cmds, child = steps[at]
+        step = steps[at]
+        child = play(path[-1], step)
         size = len(seen)
         seen.add(key(child))  # one hash per key: a tuple does not keep its hash
         if len(seen) == size:
             continue
         nodes += 1
+        cmds = commands(step)
         if won(child):
             return done("won", shortcut(rules, path + [child], line + [cmds], deadline), nodes)
-        if nodes >= max_nodes or (nodes % CHECK_CLOCK_EVERY == 0 and time.perf_counter() > deadline):
+        if nodes >= max_nodes or (nodes % CHECK_CLOCK_EVERY == 0
+                                   and time.perf_counter() > deadline):
             return done("unknown", [], nodes)
         line.append(cmds)
         path.append(child)
-        stack.append((successors(child), 0))
+        stack.append((steps_of(child), 0))
     return done("lost", [], nodes)
 
 
 Done = Callable[[str, list[tuple[Cmd, ...]], int], SolveResult]
 
 
-def _best_first(rules: Rules, start: State, max_nodes: int, deadline: float, done: Done) -> SolveResult:
+def _best_first(rules: Rules, start: State, max_nodes: int, deadline: float,
+                done: Done) -> SolveResult:
     """Always expand the open position of highest score (oldest first on ties); each
     position's parent is kept to rebuild the line."""
     key, won, successors, score = rules.key, rules.won, rules.successors, rules.score
@@ -98,13 +124,15 @@ def _best_first(rules: Rules, start: State, max_nodes: int, deadline: float, don
                     link = parent[link[0]]
                 line.reverse()
                 return done("won", line, nodes)
-            if nodes >= max_nodes or (nodes % CHECK_CLOCK_EVERY == 0 and time.perf_counter() > deadline):
+            if nodes >= max_nodes or (nodes % CHECK_CLOCK_EVERY == 0
+                                       and time.perf_counter() > deadline):
                 return done("unknown", [], nodes)
             heapq.heappush(heap, (-score(child), next(tick), child, k))
     return done("lost", [], nodes)
 
 
-def shortcut(rules: Rules, states: list[State], line: list[tuple[Cmd, ...]], deadline: float) -> list[tuple[Cmd, ...]]:
+def shortcut(rules: Rules, states: list[State], line: list[tuple[Cmd, ...]],
+             deadline: float) -> list[tuple[Cmd, ...]]:
     """A line no longer than ``line`` (which leads through ``states``, from the start to
     a win): wherever one step from a position reaches a position further along,
     the steps in between are left out. Stops shortening (not the line) at ``deadline``."""

@@ -33,7 +33,8 @@ def game_at(variant_id: str, options: Mapping[str, Any], piles: Mapping[str, Pil
     return game
 
 
-def random_positions(variant_id: str, options: Mapping[str, Any], seed: int, steps: int) -> list[Game]:
+def random_positions(variant_id: str, options: Mapping[str, Any], seed: int,
+                     steps: int) -> list[Game]:
     """The positions of a random game from the deal of ``seed`` (moves chosen by a
     generator seeded with ``seed``, foundation moves and draws favoured so play goes deep)."""
     rng = random.Random(seed)
@@ -62,7 +63,8 @@ def _split(total: int, parts: int, most: int, rng: random.Random) -> list[int]:
     return out
 
 
-def small_position(variant_id: str, options: Mapping[str, Any], rng: random.Random, left: int) -> Game:
+def small_position(variant_id: str, options: Mapping[str, Any], rng: random.Random,
+                   left: int) -> Game:
     """A position with ``left`` cards out of the foundations (the others in order on them),
     spread at random over the piles that may hold them."""
     piles: dict[str, Pile] = {}
@@ -74,7 +76,9 @@ def small_position(variant_id: str, options: Mapping[str, Any], rng: random.Rand
         if variant_id == "caprice":  # each foundation holds its own deck's copies
             up_out = rng.randint(max(0, k - 13), min(13, k))
             a, d = 13 - up_out, 13 - (k - up_out)
-            out += [RANKS[r - 1] + s for r in range(a + 1, 14)] + [RANKS[r - 1] + s for r in range(1, 14 - d)]
+            out += [RANKS[r - 1] + s for r in range(a + 1,
+                                                    14)] + [RANKS[r - 1] + s for r in range(1,
+                                                                                            14 - d)]
         elif variant_id == "gilbert":
             a = rng.randint(0, 13 - k)
             d = 13 - k - a
@@ -84,7 +88,8 @@ def small_position(variant_id: str, options: Mapping[str, Any], rng: random.Rand
             out += [RANKS[r - 1] + s for r in range(a + 1, 14)]
         piles[f"foundation/{i}"] = Pile((), tuple(RANKS[r - 1] + s for r in range(1, a + 1)))
         if two_ways:
-            piles[f"foundation/{4 + i}"] = Pile((), tuple(RANKS[r - 1] + s for r in range(13, 13 - d, -1)))
+            piles[f"foundation/{4 + i}"] = Pile(
+                (), tuple(RANKS[r - 1] + s for r in range(13, 13 - d, -1)))
     rng.shuffle(out)
     groups: dict[str, list[str]] = {}
 
@@ -106,7 +111,8 @@ def small_position(variant_id: str, options: Mapping[str, Any], rng: random.Rand
                 piles[pid] = Pile(tuple(cards[:n]), tuple(cards[n:]))
         return game_at(variant_id, options, piles)
     if variant_id == "shamrocks":
-        places = rng.sample([f"tableau/{i}" for i in range(18)], (len(out) + 2) // 3 + rng.randint(0, 1))
+        places = rng.sample([f"tableau/{i}" for i in range(18)],
+                            (len(out) + 2) // 3 + rng.randint(0, 1))
         for c in out:
             put(rng.choice([p for p in places if len(groups.get(p, ())) < 3]), c)
     elif variant_id == "gate":
@@ -146,7 +152,8 @@ def brute_force_winnable(game: Game, limit: int = 300_000) -> bool:
         if g.variant.id == "caprice" and not g.piles["stock"].down:
             # With no stock left, nothing tells Caprice's twelve piles apart: without
             # this, the piles' orders alone make the search too big.
-            return (tuple(sorted((k, p.up) for k, p in g.piles.items() if not k.startswith("tableau/"))),
+            return (tuple(sorted((k, p.up) for k,
+                                 p in g.piles.items() if not k.startswith("tableau/"))),
                     tuple(sorted(p.up for k, p in g.piles.items() if k.startswith("tableau/"))))
         return tuple(sorted((k, p.down, p.up) for k, p in g.piles.items()))
 

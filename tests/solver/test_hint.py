@@ -83,13 +83,15 @@ def test_a_hint_near_the_end_wins_its_samples() -> None:
 
 def test_no_legal_command_no_hint() -> None:
     # Clubs up to the Four; the rest of the clubs in three full fans, the Five at a bottom.
-    piles = {f"foundation/{i}": Pile((), tuple(r + s for r in "A23456789TJQK")) for i, s in enumerate("CDHS")}
+    piles = {f"foundation/{i}": Pile((), tuple(r + s for r in "A23456789TJQK")) for i,
+             s in enumerate("CDHS")}
     piles["foundation/0"] = Pile((), ("AC", "2C", "3C", "4C"))
     for i, fan in enumerate(("5C 8C JC", "6C 9C QC", "7C TC KC")):
         piles[f"tableau/{i}"] = Pile((), tuple(fan.split()))
     game = game_at("shamrocks", {}, piles)
     assert game.legal_moves() == []
-    result = suggest("shamrocks", {}, game.public_piles(), samples=3, budget_per_sample=SAMPLE, rng_seed=1)
+    result = suggest("shamrocks", {}, game.public_piles(), samples=3, budget_per_sample=SAMPLE,
+                     rng_seed=1)
     assert result.command is None
 
 

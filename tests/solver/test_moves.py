@@ -4,6 +4,7 @@ each leads to exactly the position the engine reaches."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -13,8 +14,6 @@ from service.solver.rules import DRAW, Cmd
 from service.solver.variants import rules_for
 
 from .helpers import CONFIGS, config_id, random_positions, small_position
-
-import random
 
 
 def engine_cmd(command: Any) -> Cmd:
@@ -34,7 +33,8 @@ def check_position(game: Game) -> int:
                                      f"engine-only {set(engine) - set(mine)}"
     for cmd, command in engine.items():
         after = game.apply(command)[0]
-        assert mine[cmd] == rules.from_piles(after.piles), f"seed {game.seed}: {cmd} leads elsewhere"
+        assert mine[cmd] == rules.from_piles(after.piles), \
+            f"seed {game.seed}: {cmd} leads elsewhere"
         assert rules.won(mine[cmd]) == (after.foundation_cards == game.variant.total_cards)
     return len(engine)
 
