@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import enum
 import logging
+from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -402,6 +403,7 @@ class Connection:
         self._put(_RESYNC_REQUEST, str(hello.since).encode())
 
     async def _on_command(self, message: CommandMessage) -> None:
+        started = perf_counter()
         ctx = self.ctx
         try:
             if self.player is None:
@@ -424,6 +426,7 @@ class Connection:
         # The diff first (unless the feed delivered it already), then the ack.
         self.deliver(seq, event)
         self.send(encode({"type": "ack", "command_id": message.command_id, "seq": seq}))
+        ctx.metrics.websocket_ack.observe(perf_counter() - started)
 
     async def _token_expired(self, command_id: str) -> None:
         """The token expired while the socket was open: it commands nothing more (1008)."""

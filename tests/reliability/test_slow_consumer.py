@@ -132,7 +132,7 @@ async def test_a_client_that_stops_reading_is_closed_dropped_and_slows_nobody(
     def sample() -> bool:
         worst["outbox"] = max(worst["outbox"], conn.outbox.qsize())
         worst["buffer"] = max(worst["buffer"], transport.get_write_buffer_size())
-        return ctx.metrics.ws_closed_slow.values.get((), 0) >= 1
+        return ctx.metrics.value("solitaire_websocket_slow_closed_total") >= 1
 
     try:
         await play_until(play, sample, "the slow client judged too slow")
@@ -179,7 +179,7 @@ async def test_a_slow_client_that_reads_again_gets_its_close_1013(service: tuple
     watching = asyncio.create_task(watch(watcher, seen))
     play = Play(owner)
     try:
-        await play_until(play, lambda: ctx.metrics.ws_closed_slow.values.get((), 0) >= 1,
+        await play_until(play, lambda: ctx.metrics.value("solitaire_websocket_slow_closed_total") >= 1,
                          "the slow client judged too slow")
         messages, code = await slow.until_closed()
         slow.close()
