@@ -45,7 +45,8 @@ class LabelledCounter:
     Keeps each labelled child it made: ``labels()`` takes a lock and validates its
     arguments, which is more than a command's path should pay each time."""
 
-    def __init__(self, name: str, help_: str, labels: Sequence[str], registry: CollectorRegistry) -> None:
+    def __init__(self, name: str, help_: str, labels: Sequence[str],
+                 registry: CollectorRegistry) -> None:
         self.metric = Counter(name, help_, labels, registry=registry)
         self._children: dict[tuple[str, ...], Counter] = {}
 
@@ -65,22 +66,27 @@ class Metrics:
         GCCollector(registry=registry)
         PlatformCollector(registry=registry)
 
-        self.requests = LabelledCounter("solitaire_http_requests_total", "HTTP requests by route and status",
+        self.requests = LabelledCounter("solitaire_http_requests_total",
+                                        "HTTP requests by route and status",
                                         ("route", "method", "status"), registry)
-        self.commands = LabelledCounter("solitaire_commands_applied_total", "Commands appended to game logs",
-                                        ("variant", "type"), registry)
+        self.commands = LabelledCounter("solitaire_commands_applied_total",
+                                        "Commands appended to game logs", ("variant", "type"),
+                                        registry)
         self.commands_refused = LabelledCounter("solitaire_commands_refused_total",
-                                                "Commands refused, by error code", ("code",), registry)
+                                                "Commands refused, by error code", ("code",),
+                                                registry)
         self.games_created = LabelledCounter("solitaire_games_created_total", "Games created",
                                              ("variant",), registry)
         self.ws_connections = Gauge("solitaire_websocket_connections", "Open WebSocket connections",
                                     registry=registry)
         self.ws_closed_slow = Counter("solitaire_websocket_slow_closed_total",
-                                      "WebSockets closed because their send queue was full", registry=registry)
+                                      "WebSockets closed because their send queue was full",
+                                      registry=registry)
         command_ack = Histogram(
             "solitaire_command_ack_seconds",
             "Seconds from a command received to its ack: the ack handed to the socket's writer "
-            "(websocket) or the response returned by the handler (rest); refused commands are not counted",
+            "(websocket) or the response returned by the handler (rest); refused commands are "
+            "not counted",
             ("transport",), registry=registry, buckets=COMMAND_ACK_BUCKETS)
         # Bound once: a command pays one observe, not a labels() lookup.
         self.websocket_ack = command_ack.labels("websocket")

@@ -64,8 +64,9 @@ async def first_legal_move(api: Api, token: str, game_id: str) -> tuple[dict[str
 
 async def test_the_process_metrics_are_there(api: Api) -> None:
     families = await scrape(api)
-    for name in ("process_cpu_seconds", "process_resident_memory_bytes", "process_virtual_memory_bytes",
-                 "process_open_fds", "process_max_fds", "process_start_time_seconds",
+    for name in ("process_cpu_seconds", "process_resident_memory_bytes",
+                 "process_virtual_memory_bytes", "process_open_fds", "process_max_fds",
+                 "process_start_time_seconds",
                  "python_gc_objects_collected", "python_gc_collections", "python_info"):
         assert families.get(name), f"{name} has no sample"
     (open_fds,) = families["process_open_fds"]
