@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import secrets
 import functools
+import secrets
 from importlib.resources import files
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
@@ -81,7 +81,8 @@ async def create_player(request: web.Request) -> web.Response:
     player_id = "p_" + secrets.token_urlsafe(12)
     name = ctx.players.validate_name(body.name)
     await ctx.players.set_name(player_id, name, ctx.settings.player_ttl_days * 86_400)
-    return json_response({"player_id": player_id, "name": name, "token": ctx.tokens.issue(player_id)}, 201)
+    return json_response({"player_id": player_id, "name": name,
+                          "token": ctx.tokens.issue(player_id)}, 201)
 
 
 @routes.patch("/v1/players/me")
@@ -114,7 +115,8 @@ async def create_game(request: web.Request) -> web.Response:
     await ctx.create_address_limiter.check("new:ip:" + client_address(request))
     settings, now = ctx.settings, ctx.clock.time()
     game_id = "g_" + secrets.token_urlsafe(12)
-    await ctx.players.open_game(player, game_id, now, now + settings.game_ttl_s, settings.open_games_per_player)
+    await ctx.players.open_game(player, game_id, now, now + settings.game_ttl_s,
+                                settings.open_games_per_player)
     try:
         loaded = await ctx.games.create(player, body.variant, body.seed, body.options, body.public,
                                         game_id=game_id)
@@ -143,11 +145,13 @@ async def post_command(request: web.Request) -> web.Response:
     body: CommandRequest = await body_of(request, CommandRequest)
     assert player is not None
     await ctx.limiter.check(player)
-    seq, event = await ctx.games.command(request.match_info["game_id"], player, engine_command(body.command),
+    seq, event = await ctx.games.command(request.match_info["game_id"], player,
+                                         engine_command(body.command),
                                          body.expected_seq, body.command_id)
     ctx.metrics.rest_ack.observe(perf_counter() - started)
     # The stored event is the diff itself (with "type" and "at" as additions).
-    return web.Response(body=b'{"seq":%d,"diff":%s}' % (seq, event), content_type="application/json")
+    return web.Response(body=b'{"seq":%d,"diff":%s}' % (seq, event),
+                        content_type="application/json")
 
 
 @routes.get("/v1/games/{game_id}/moves")
@@ -205,7 +209,8 @@ async def readyz(request: web.Request) -> web.Response:
 async def metrics(request: web.Request) -> web.Response:
     # Off the event loop: the process metrics read /proc (a file per open socket).
     body = await asyncio.to_thread(ctx_of(request).metrics.exposition)
-    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE, "X-Content-Type-Options": "nosniff"})
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE,
+                                            "X-Content-Type-Options": "nosniff"})
 
 
 @routes.get("/openapi.yaml")
