@@ -1,117 +1,102 @@
-"""Prometheus metrics in the text exposition format, without a dependency.
+"""The service's Prometheus metrics, with ``prometheus_client``, one registry per app.
 
-Counters, gauges and histograms with labels, kept per process; ``render``
-writes what ``GET /metrics`` returns.
+Each application (each Context) has its own ``CollectorRegistry``: tests run
+several apps in one process, and the library's global registry would refuse a
+second metric of the same name. On it are the process collector (CPU seconds,
+resident memory, open file descriptors, ...), the garbage collector's and the
+platform's, and the service's own metrics below. ``GET /metrics`` returns
+``exposition()`` of it; with ``--workers N`` each worker is a process with its
+own registry, and a scrape sees the worker that accepted it.
 """
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
+from prometheus_client.gc_collector import GCCollector
+from prometheus_client.platform_collector import PlatformCollector
+from prometheus_client.process_collector import ProcessCollector
+
+# A ``_created`` timestamp per counter and histogram series would double the series
+# scraped and tells nothing a restart's drop to zero does not (a process-wide switch).
+disable_created_metrics()
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST  # the text format ``generate_latest`` writes
+
+# Seconds from a command received to its ack. The goal is a p99 under 50 ms (benchmarks/):
+# fine buckets up to it (0.05 is a bound, so "the share acked within 50 ms" is exact), a few
+# beyond it to tell a slow tail from an outage.
+COMMAND_ACK_BUCKETS = (0.001, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05,
+                       0.075, 0.1, 0.25, 0.5, 1.0, 2.5)
 
 
-def _labels(names: Sequence[str], values: Sequence[str], extra: str = "") -> str:
-    parts = [f'{n}="{_escape(v)}"' for n, v in zip(names, values, strict=True)]
-    if extra:
-        parts.append(extra)
-    return "{" + ",".join(parts) + "}" if parts else ""
+class LabelledCounter:
+    """A counter with labels, counted as ``inc("klondike", "move")`` (label values in order).
 
+    Keeps each labelled child it made: ``labels()`` takes a lock and validates its
+    arguments, which is more than a command's path should pay each time."""
 
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+    def __init__(self, name: str, help_: str, labels: Sequence[str],
+                 registry: CollectorRegistry) -> None:
+        self.metric = Counter(name, help_, labels, registry=registry)
+        self._children: dict[tuple[str, ...], Counter] = {}
 
-
-class _Metric:
-    kind = ""
-
-    def __init__(self, name: str, help_: str, labels: Sequence[str] = ()) -> None:
-        self.name = name
-        self.help = help_
-        self.label_names = tuple(labels)
-
-    def header(self) -> list[str]:
-        return [f"# HELP {self.name} {self.help}", f"# TYPE {self.name} {self.kind}"]
-
-
-class Counter(_Metric):
-    kind = "counter"
-
-    def __init__(self, name: str, help_: str, labels: Sequence[str] = ()) -> None:
-        super().__init__(name, help_, labels)
-        self.values: dict[tuple[str, ...], float] = {}
-
-    def inc(self, *labels: str, by: float = 1.0) -> None:
-        self.values[labels] = self.values.get(labels, 0.0) + by
-
-    def lines(self) -> Iterable[str]:
-        for labels, value in sorted(self.values.items()):
-            yield f"{self.name}{_labels(self.label_names, labels)} {value:g}"
-
-
-class Gauge(Counter):
-    kind = "gauge"
-
-    def set(self, value: float, *labels: str) -> None:
-        self.values[labels] = value
-
-    def dec(self, *labels: str, by: float = 1.0) -> None:
-        self.inc(*labels, by=-by)
-
-
-class Histogram(_Metric):
-    kind = "histogram"
-
-    def __init__(self, name: str, help_: str, buckets: Sequence[float], labels: Sequence[str] = ()) -> None:
-        super().__init__(name, help_, labels)
-        self.buckets = tuple(sorted(buckets))
-        self.series: dict[tuple[str, ...], list[float]] = {}  # bucket counts..., sum, count
-
-    def observe(self, value: float, *labels: str) -> None:
-        series = self.series.get(labels)
-        if series is None:
-            series = self.series[labels] = [0.0] * (len(self.buckets) + 2)
-        series[bisect.bisect_left(self.buckets, value)] += 1  # non-cumulative; summed on render
-        series[-2] += value
-        series[-1] += 1
-
-    def lines(self) -> Iterable[str]:
-        for labels, series in sorted(self.series.items()):
-            running = 0.0
-            for bound, count in zip(self.buckets, series, strict=False):
-                running += count
-                le = 'le="%g"' % bound
-                yield f"{self.name}_bucket{_labels(self.label_names, labels, le)} {running:g}"
-            inf = 'le="+Inf"'
-            yield f"{self.name}_bucket{_labels(self.label_names, labels, inf)} {series[-1]:g}"
-            yield f"{self.name}_sum{_labels(self.label_names, labels)} {series[-2]:g}"
-            yield f"{self.name}_count{_labels(self.label_names, labels)} {series[-1]:g}"
+    def inc(self, *label_values: str) -> None:
+        child = self._children.get(label_values)
+        if child is None:
+            child = self._children[label_values] = self.metric.labels(*label_values)
+        child.inc()
 
 
 class Metrics:
-    """The service's metrics, one set per process."""
+    """The metrics of one application, on its own registry."""
 
     def __init__(self) -> None:
-        self.requests = Counter("solitaire_http_requests_total", "HTTP requests by route and status",
-                                ("route", "method", "status"))
-        self.commands = Counter("solitaire_commands_applied_total", "Commands appended to game logs",
-                                ("variant", "type"))
-        self.commands_refused = Counter("solitaire_commands_refused_total", "Commands refused, by error code",
-                                        ("code",))
-        self.ws_connections = Gauge("solitaire_websocket_connections", "Open WebSocket connections")
+        self.registry = registry = CollectorRegistry()
+        ProcessCollector(registry=registry)
+        GCCollector(registry=registry)
+        PlatformCollector(registry=registry)
+
+        self.requests = LabelledCounter("solitaire_http_requests_total",
+                                        "HTTP requests by route and status",
+                                        ("route", "method", "status"), registry)
+        self.commands = LabelledCounter("solitaire_commands_applied_total",
+                                        "Commands appended to game logs", ("variant", "type"),
+                                        registry)
+        self.commands_refused = LabelledCounter("solitaire_commands_refused_total",
+                                                "Commands refused, by error code", ("code",),
+                                                registry)
+        self.games_created = LabelledCounter("solitaire_games_created_total", "Games created",
+                                             ("variant",), registry)
+        self.ws_connections = Gauge("solitaire_websocket_connections", "Open WebSocket connections",
+                                    registry=registry)
         self.ws_closed_slow = Counter("solitaire_websocket_slow_closed_total",
-                                      "WebSockets closed because their send queue was full")
-        self.store_latency = Histogram(
-            "solitaire_store_latency_seconds", "Round-trip time of store operations",
-            (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0), ("op",))
-        self.games_created = Counter("solitaire_games_created_total", "Games created", ("variant",))
+                                      "WebSockets closed because their send queue was full",
+                                      registry=registry)
+        command_ack = Histogram(
+            "solitaire_command_ack_seconds",
+            "Seconds from a command received to its ack: the ack handed to the socket's writer "
+            "(websocket) or the response returned by the handler (rest); refused commands are "
+            "not counted",
+            ("transport",), registry=registry, buckets=COMMAND_ACK_BUCKETS)
+        # Bound once: a command pays one observe, not a labels() lookup.
+        self.websocket_ack = command_ack.labels("websocket")
+        self.rest_ack = command_ack.labels("rest")
 
-    def all(self) -> list[_Metric]:
-        return [self.requests, self.commands, self.commands_refused, self.ws_connections,
-                self.ws_closed_slow, self.store_latency, self.games_created]
+    def value(self, name: str, **labels: str) -> float:
+        """The current value of one sample (0 if it has none yet), by its exposed name."""
+        return self.registry.get_sample_value(name, labels) or 0.0
 
-    def render(self) -> str:
-        out: list[str] = []
-        for metric in self.all():
-            out += metric.header()
-            out += metric.lines()
-        return "\n".join(out) + "\n"
+    def exposition(self) -> bytes:
+        """Every metric in the Prometheus text format (``CONTENT_TYPE``). Reads /proc for
+        the process metrics: call it off the event loop."""
+        return generate_latest(self.registry)

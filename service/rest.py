@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import secrets
 from importlib.resources import files
+from time import perf_counter
 from typing import Any
 
 from aiohttp import web
@@ -17,6 +19,7 @@ from service.context import Context, context
 from service.engine import VARIANTS
 from service.errors import ApiError, json_response
 from service.games import decode_event, engine_command
+from service.metrics import CONTENT_TYPE
 
 routes = web.RouteTableDef()
 # The contract documents ship inside the protocol package (links to the top-level
@@ -74,7 +77,8 @@ async def create_player(request: web.Request) -> web.Response:
     player_id = "p_" + secrets.token_urlsafe(12)
     name = ctx.players.validate_name(body.name)
     await ctx.players.set_name(player_id, name, ctx.settings.player_ttl_days * 86_400)
-    return json_response({"player_id": player_id, "name": name, "token": ctx.tokens.issue(player_id)}, 201)
+    return json_response({"player_id": player_id, "name": name,
+                          "token": ctx.tokens.issue(player_id)}, 201)
 
 
 @routes.patch("/v1/players/me")
@@ -105,7 +109,8 @@ async def create_game(request: web.Request) -> web.Response:
     await ctx.create_address_limiter.check("new:ip:" + client_address(request))
     settings, now = ctx.settings, ctx.clock.time()
     game_id = "g_" + secrets.token_urlsafe(12)
-    await ctx.players.open_game(player, game_id, now, now + settings.game_ttl_s, settings.open_games_per_player)
+    await ctx.players.open_game(player, game_id, now, now + settings.game_ttl_s,
+                                settings.open_games_per_player)
     try:
         loaded = await ctx.games.create(player, body.variant, body.seed, body.options, body.public,
                                         game_id=game_id)
@@ -128,15 +133,19 @@ async def get_game(request: web.Request) -> web.Response:
 
 @routes.post("/v1/games/{game_id}/commands")
 async def post_command(request: web.Request) -> web.Response:
+    started = perf_counter()
     ctx = ctx_of(request)
     player = player_of(request, required=True)
     body: CommandRequest = await body_of(request, CommandRequest)
     assert player is not None
     await ctx.limiter.check(player)
-    seq, event = await ctx.games.command(request.match_info["game_id"], player, engine_command(body.command),
+    seq, event = await ctx.games.command(request.match_info["game_id"], player,
+                                         engine_command(body.command),
                                          body.expected_seq, body.command_id)
+    ctx.metrics.rest_ack.observe(perf_counter() - started)
     # The stored event is the diff itself (with "type" and "at" as additions).
-    return web.Response(body=b'{"seq":%d,"diff":%s}' % (seq, event), content_type="application/json")
+    return web.Response(body=b'{"seq":%d,"diff":%s}' % (seq, event),
+                        content_type="application/json")
 
 
 @routes.get("/v1/games/{game_id}/moves")
@@ -192,8 +201,10 @@ async def readyz(request: web.Request) -> web.Response:
 
 @routes.get("/metrics")
 async def metrics(request: web.Request) -> web.Response:
-    return web.Response(text=ctx_of(request).metrics.render(), content_type="text/plain",
-                        charset="utf-8", headers={"X-Content-Type-Options": "nosniff"})
+    # Off the event loop: the process metrics read /proc (a file per open socket).
+    body = await asyncio.to_thread(ctx_of(request).metrics.exposition)
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE,
+                                            "X-Content-Type-Options": "nosniff"})
 
 
 @routes.get("/openapi.yaml")

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import enum
 import logging
+from time import perf_counter
 from typing import Any
 
 import msgspec
@@ -79,7 +80,8 @@ def error_message(err: ApiError, command_id: str | None = None) -> bytes:
 class Connection:
     """One client socket on one game."""
 
-    def __init__(self, ctx: Context, ws: web.WebSocketResponse, game_id: str, address: str = "") -> None:
+    def __init__(self, ctx: Context, ws: web.WebSocketResponse, game_id: str,
+                 address: str = "") -> None:
         self.ctx = ctx
         self.ws = ws
         self.game_id = game_id
@@ -89,7 +91,8 @@ class Connection:
         self.token_expires: int | None = None  # the socket's token stops commanding then
         self.watching = False  # counted in ctx.watchers
         settings = ctx.settings
-        self.hellos = Bucket(settings.hello_rate_per_s, settings.hello_burst, "hellos on this socket")
+        self.hellos = Bucket(settings.hello_rate_per_s, settings.hello_burst,
+                             "hellos on this socket")
         self.last_seq = 0  # the last diff this client has
         self.hashes: dict[int, bytes] = {}  # seq -> hash of the recent events this client has
         self.outbox: Outbox[tuple[int, bytes | None]] = Outbox(ctx.settings.ws_send_queue)
@@ -129,7 +132,8 @@ class Connection:
         # ws_close_timeout_s to read up to its close frame and answer, then drop it.
         with contextlib.suppress(Exception):
             async with asyncio.timeout(self.ctx.settings.ws_close_timeout_s):
-                await self.ws.close(code=Close.TRY_AGAIN_LATER, message=b"too slow: reconnect with since")
+                await self.ws.close(code=Close.TRY_AGAIN_LATER,
+                                    message=b"too slow: reconnect with since")
                 return
         if self.transport is not None:
             self.transport.abort()  # close() would wait for the unread bytes to go out first
@@ -143,7 +147,8 @@ class Connection:
         except Exception:  # e.g. the store went away during a refill
             # A writer that died would leave a socket that never sends again: close it
             # instead, and the client reconnects with since.
-            log.info("WebSocket writer on game %s failed; closing with 1013", self.game_id, exc_info=True)
+            log.info("WebSocket writer on game %s failed; closing with 1013", self.game_id,
+                     exc_info=True)
             self.state = State.CLOSING
             await self.ws.close(code=Close.TRY_AGAIN_LATER,
                                 message=b"store unavailable: reconnect with since")
@@ -209,12 +214,14 @@ class Connection:
         if since > self.last_seq:
             await self._refill()  # the log may be ahead of what this socket has sent
             if since > self.last_seq:
-                await self.ws.send_frame(error_message(since_beyond(since, self.last_seq)), WSMsgType.TEXT)
+                await self.ws.send_frame(error_message(since_beyond(since, self.last_seq)),
+                                         WSMsgType.TEXT)
                 return
         if self.last_seq - since > self.ctx.settings.replay_max_diffs:
             loaded = await self.ctx.games.load(self.game_id)
             await self.ws.send_frame(encode({"type": "snapshot", "seq": loaded.seq,
-                                             "state": self.ctx.games.state(loaded)}), WSMsgType.TEXT)
+                                             "state": self.ctx.games.state(loaded)}),
+                                     WSMsgType.TEXT)
             self.last_seq = max(self.last_seq, loaded.seq)
             self.hashes[loaded.seq] = loaded.hash.encode()
         else:
@@ -268,7 +275,8 @@ class Connection:
         watchers = self.ctx.watchers
         cap = self.ctx.settings.watchers_per_game
         if watchers.get(self.game_id, 0) >= cap:
-            raise ApiError("rate_limited", f"this game has {cap} watchers on this server, its limit; "
+            raise ApiError("rate_limited",
+                           f"this game has {cap} watchers on this server, its limit; "
                            "retry in 30 s", {"limit": "watchers_per_game", "retry_after_s": 30})
         watchers[self.game_id] = watchers.get(self.game_id, 0) + 1
         self.watching = True
@@ -311,15 +319,16 @@ class Connection:
     async def _receive_hello(self) -> Hello | None:
         try:
             msg = await self.ws.receive(timeout=self.ctx.settings.hello_timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await self._refuse(ApiError("bad_request", "expected a hello message within "
                                         f"{self.ctx.settings.hello_timeout_s:g} s"))
             return None
         if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED):
             return None
         if msg.type is WSMsgType.ERROR:
+            too_big = "size" in str(msg.data)
             await self._refuse(ApiError("bad_request", f"bad frame: {msg.data}"),
-                               Close.MESSAGE_TOO_BIG if "size" in str(msg.data) else Close.POLICY_VIOLATION)
+                               Close.MESSAGE_TOO_BIG if too_big else Close.POLICY_VIOLATION)
             return None
         if msg.type is not WSMsgType.TEXT:
             await self._refuse(ApiError("bad_request", "messages are JSON text frames"))
@@ -337,9 +346,11 @@ class Connection:
     async def _refuse(self, exc: BaseException, code: Close = Close.POLICY_VIOLATION) -> None:
         err = to_api_error(exc)
         if err is None:
-            log.exception("unexpected error in a WebSocket hello on game %s", self.game_id, exc_info=exc)
+            log.exception("unexpected error in a WebSocket hello on game %s", self.game_id,
+                          exc_info=exc)
             err = ApiError("unavailable", "internal error; try again", status=500)
-        if err.code in ("unavailable", "rate_limited"):  # retrying later will work (1008 says it won't)
+        # Retrying later will work (1008 says it won't).
+        if err.code in ("unavailable", "rate_limited"):
             code = Close.TRY_AGAIN_LATER
         self.state = State.CLOSING
         with contextlib.suppress(Exception):
@@ -375,7 +386,8 @@ class Connection:
             assert self.ctx.read_limiter is not None
             await self.ctx.read_limiter.check("read:" + self.address)
         except Exception as exc:  # noqa: BLE001
-            err = to_api_error(exc) or ApiError("unavailable", "internal error; try again", status=500)
+            err = to_api_error(exc) or ApiError("unavailable", "internal error; try again",
+                                                status=500)
             self.send(error_message(err))
             return
         if hello.token is not None:
@@ -385,10 +397,12 @@ class Connection:
                 self.send(error_message(err))
                 return
             if player != self.player:
-                self.send(error_message(ApiError("bad_request", "a socket keeps the token of its first "
+                self.send(error_message(ApiError("bad_request",
+                                                 "a socket keeps the token of its first "
                                                  "hello: reconnect to change it")))
                 return
-            if self.token_expires is not None:  # a fresher token of the same player renews the socket
+            # A fresher token of the same player renews the socket.
+            if self.token_expires is not None:
                 self.token_expires = max(self.token_expires, expires)
         if hello.since is None:
             self.send(error_message(ApiError("bad_request", "hello on a live socket needs since "
@@ -397,10 +411,12 @@ class Connection:
         self._put(_RESYNC_REQUEST, str(hello.since).encode())
 
     async def _on_command(self, message: CommandMessage) -> None:
+        started = perf_counter()
         ctx = self.ctx
         try:
             if self.player is None:
-                raise ApiError("unauthorized", "this socket has no token: send hello with the owner's token")
+                raise ApiError("unauthorized",
+                               "this socket has no token: send hello with the owner's token")
             if self.token_expires is not None and self.token_expires <= ctx.clock.time():
                 await self._token_expired(message.command_id)
                 return
@@ -419,10 +435,12 @@ class Connection:
         # The diff first (unless the feed delivered it already), then the ack.
         self.deliver(seq, event)
         self.send(encode({"type": "ack", "command_id": message.command_id, "seq": seq}))
+        ctx.metrics.websocket_ack.observe(perf_counter() - started)
 
     async def _token_expired(self, command_id: str) -> None:
         """The token expired while the socket was open: it commands nothing more (1008)."""
-        err = ApiError("unauthorized", "the token has expired: create a player again, then reconnect")
+        err = ApiError("unauthorized",
+                       "the token has expired: create a player again, then reconnect")
         self.state = State.CLOSING
         with contextlib.suppress(Exception):
             await self.ws.send_frame(error_message(err, command_id), WSMsgType.TEXT)
@@ -443,8 +461,10 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     if open_here >= ctx.settings.ws_per_address:
         # Before the upgrade: a plain 429 (the error middleware shapes it).
         cap = ctx.settings.ws_per_address
-        raise ApiError("rate_limited", f"too many open sockets from this address: at most {cap} on this "
-                       "server; close one, or retry in 5 s", {"limit": "ws_per_address", "retry_after_s": 5},
+        raise ApiError("rate_limited",
+                       f"too many open sockets from this address: at most {cap} on this "
+                       "server; close one, or retry in 5 s",
+                       {"limit": "ws_per_address", "retry_after_s": 5},
                        headers={"Retry-After": "5"})
     # Counted before the upgrade's first await, so concurrent upgrades cannot overshoot.
     ctx.sockets_by_address[address] = open_here + 1

@@ -73,7 +73,8 @@ def sign(payload: bytes, secret: str = SECRET) -> str:
     return f"v1.{body}.{base64.urlsafe_b64encode(mac).rstrip(b'=').decode()}"
 
 
-async def hello_answer(api: Api, game_id: str, token: str) -> tuple[list[dict[str, Any]], int | None]:
+async def hello_answer(api: Api, game_id: str,
+                       token: str) -> tuple[list[dict[str, Any]], int | None]:
     async with api.session.ws_connect(ws_url(api.base, game_id), max_msg_size=0) as ws:
         await ws.send_str(json.dumps({"type": "hello", "token": token}))
         out = []
@@ -97,7 +98,8 @@ async def test_no_one_but_the_owner_changes_a_game_through_any_door(live: tuple[
     games = {"public": (await api.create(owner, "gilbert", seed=5, public=True))["game_id"],
              "private": (await api.create(owner, "gate", seed=5))["game_id"]}
     await daily_chosen(api.base)  # attempts are a 503 until the day's deals are chosen
-    attempt = await api.request("POST", f"/v1/daily/{datetime.now(UTC).date().isoformat()}/caprice/attempts",
+    attempt = await api.request("POST",
+                                f"/v1/daily/{datetime.now(UTC).date().isoformat()}/caprice/attempts",
                                 owner)
     if attempt.status == 201:
         games["daily attempt"] = attempt.body["game_id"]
@@ -106,7 +108,8 @@ async def test_no_one_but_the_owner_changes_a_game_through_any_door(live: tuple[
     ids = {}
     for kind, game_id in games.items():
         ids[kind] = new_command_id()
-        await api.command(owner, game_id, {"type": "draw"} if kind != "daily attempt" else {"type": "resign"},
+        await api.command(owner, game_id,
+                          {"type": "draw"} if kind != "daily attempt" else {"type": "resign"},
                           command_id=ids[kind])
     before = {kind: stored_game(redis_url, g) for kind, g in games.items()}
 
@@ -115,15 +118,18 @@ async def test_no_one_but_the_owner_changes_a_game_through_any_door(live: tuple[
         # REST, with another player's token and with none; with the owner's command id too.
         for token in (other, None):
             for command_id in (None, ids[kind], new_command_id()):
-                reply = await api.command(token, game_id, {"type": "undo"}, command_id=command_id, expect=None)
+                reply = await api.command(token, game_id, {"type": "undo"}, command_id=command_id,
+                                          expect=None)
                 if token is None:  # before anything is looked up: says nothing of the game
                     check_error(reply, 401, "unauthorized")
                 else:
-                    check_error(reply, 403 if readable else 404, "forbidden" if readable else "not_found")
+                    check_error(reply, 403 if readable else 404,
+                                "forbidden" if readable else "not_found")
         # A socket with another player's token: refused at hello unless the game is public.
         messages, code = await hello_answer(api, game_id, other)
         if not readable:
-            assert [m["error"]["code"] for m in messages] == ["not_found"] and code == 1008, (messages, code)
+            codes = [m["error"]["code"] for m in messages]
+            assert codes == ["not_found"] and code == 1008, (messages, code)
             continue
         assert messages[-1]["type"] == "synced"
         for token in (other, None):
@@ -155,11 +161,13 @@ async def test_no_one_but_the_owner_changes_a_game_through_any_door(live: tuple[
 
 # --- tokens ----------------------------------------------------------------------------------
 
-_UNICODE = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=4)
+_UNICODE = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1,
+                   max_size=4)
 
 
 KINDS = ["replace", "insert", "delete", "parts", "case", "pad", "unicode", "truncate"]
-MUTATIONS = st.tuples(st.sampled_from(KINDS), st.integers(0, 10_000), st.sampled_from("ABCxyz0189-_=.+/ "),
+MUTATIONS = st.tuples(st.sampled_from(KINDS), st.integers(0, 10_000),
+                      st.sampled_from("ABCxyz0189-_=.+/ "),
                       st.sampled_from(["A", ".", "=", "==", "%00", "\t", "A" * 200, ".x"]),
                       st.permutations(range(3)), st.integers(0, 3), _UNICODE)
 
@@ -174,7 +182,8 @@ def tampered(token: str, mutation: tuple[Any, ...]) -> str:
         "replace": token[:i] + char + token[i + 1:],
         "insert": token[:i] + extra + token[i:],
         "delete": token[:i] + token[i + 1:],
-        "parts": ".".join([parts[j] for j in order][:keep] if keep < 3 else [parts[j] for j in order]),
+        "parts": ".".join([parts[j] for j in order][:keep] if keep < 3
+                          else [parts[j] for j in order]),
         "case": token.swapcase(),
         "pad": token + extra,
         "unicode": token[:i] + foreign + token[i:],
@@ -185,8 +194,10 @@ def tampered(token: str, mutation: tuple[Any, ...]) -> str:
 
 _SIGNED_NONSENSE = [
     b"", b"null", b"[]", b"{}", b"\xff\xfe", b'{"sub": 7, "exp": 99999999999}', b'{"sub": "p_x"}',
-    b'{"sub": "p_x", "exp": "99999999999"}', b'{"sub": "p_x", "exp": 1e30}', b'{"sub": "p_x", "exp": true}',
-    b'{"sub": "p_x", "exp": 1}', b'{"sub": null, "exp": 99999999999}', b'{"sub": ["p_x"], "exp": 99999999999}',
+    b'{"sub": "p_x", "exp": "99999999999"}', b'{"sub": "p_x", "exp": 1e30}',
+    b'{"sub": "p_x", "exp": true}',
+    b'{"sub": "p_x", "exp": 1}', b'{"sub": null, "exp": 99999999999}',
+    b'{"sub": ["p_x"], "exp": 99999999999}',
 ]
 
 
@@ -198,10 +209,12 @@ async def test_signed_tokens_with_a_nonsense_payload_are_401(live: tuple[Api, Co
     for payload in _SIGNED_NONSENSE:
         token = sign(payload)
         for method, path, body in [("GET", f"/v1/games/{game_id}", None),
-                                   ("POST", f"/v1/games/{game_id}/commands", {"command": {"type": "draw"}})]:
+                                   ("POST", f"/v1/games/{game_id}/commands",
+                                    {"command": {"type": "draw"}})]:
             check_error(await api.request(method, path, token, json=body), 401, "unauthorized")
         messages, code = await hello_answer(api, game_id, token)
-        assert [m["error"]["code"] for m in messages] == ["unauthorized"] and code == 1008, (payload, messages)
+        codes = [m["error"]["code"] for m in messages]
+        assert codes == ["unauthorized"] and code == 1008, (payload, messages)
     assert (await api.state(game_id))["seq"] == 0
 
 
@@ -269,8 +282,10 @@ async def test_an_expired_token_opens_no_socket_and_a_live_socket_cannot_renew_w
             assert [m["error"]["code"] for m in messages] == ["unauthorized"] and code == 1008
             await sock.send({"type": "hello", "token": token, "since": 0})
             refusal = (await sock.until(lambda m: m["type"] == "error"))[-1]
-            assert refusal["error"]["code"] == "unauthorized" and "expired" in refusal["error"]["message"]
-            check_error(await api.command(token, game_id, {"type": "draw"}, expect=None), 401, "unauthorized")
+            assert refusal["error"]["code"] == "unauthorized"
+            assert "expired" in refusal["error"]["message"]
+            check_error(await api.command(token, game_id, {"type": "draw"}, expect=None), 401,
+                        "unauthorized")
         finally:
             await sock.ws.close()
 
@@ -284,8 +299,10 @@ RATE, BURST = 5.0, 10
 async def two_limited(redis_url: str, tmp_path: Path) -> AsyncIterator[tuple[Api, Api]]:
     """Two instances on one store, each with the small limit of 5 requests/s, bursts of 10."""
     limits = {"rate_limit_per_s": RATE, "rate_limit_burst": BURST}
-    async with running_app(settings_for_test(redis_url, tmp_path / "a", instance_id="a", **limits)) as (a, _), \
-            running_app(settings_for_test(redis_url, tmp_path / "b", instance_id="b", **limits)) as (b, _), \
+    async with running_app(settings_for_test(redis_url, tmp_path / "a", instance_id="a",
+                                             **limits)) as (a, _), \
+            running_app(settings_for_test(redis_url, tmp_path / "b", instance_id="b",
+                                          **limits)) as (b, _), \
             aiohttp.ClientSession() as session:
         yield Api(session, a), Api(session, b)
 
@@ -301,7 +318,8 @@ async def test_the_rate_limit_holds_across_two_instances_for_rest_and_websocket_
         two_limited: tuple[Api, Api], redis_url: str) -> None:
     """One player floods both instances (REST commands, socket commands, new games) at once:
     across both, no more requests get through than the bucket holds (a burst, then the rate),
-    every other one is a clean 429 or rate_limited error, and only what was accepted is in the log."""
+    every other one is a clean 429 or rate_limited error, and only what was accepted is in the
+    log."""
     a, b = two_limited
     _, flooder = await a.player("flooder")
     _, neighbour = await b.player("neighbour")
@@ -314,7 +332,8 @@ async def test_the_rate_limit_holds_across_two_instances_for_rest_and_websocket_
         if i % 5 == 4:
             reply = await api.request("POST", "/v1/games", flooder, json={"variant": "gate"})
             return "game", reply.status, reply
-        reply = await api.command(flooder, game_id, {"type": "draw"}, command_id=new_command_id(), expect=None)
+        reply = await api.command(flooder, game_id, {"type": "draw"}, command_id=new_command_id(),
+                                  expect=None)
         return "command", reply.status, reply
 
     async def ws(sock: Any, n: int) -> list[tuple[str, int, Any]]:
@@ -325,7 +344,8 @@ async def test_the_rate_limit_holds_across_two_instances_for_rest_and_websocket_
             m = await sock.recv()
             if m.get("command_id") in cids and m["type"] in ("ack", "error"):
                 answers[m["command_id"]] = m
-        return [("ws", 200 if m["type"] == "ack" else 409 if m["error"]["code"] == "conflict" else 429, m)
+        return [("ws", 200 if m["type"] == "ack"
+                 else 409 if m["error"]["code"] == "conflict" else 429, m)
                 for m in answers.values()]
 
     started = time.monotonic()
@@ -349,22 +369,26 @@ async def test_the_rate_limit_holds_across_two_instances_for_rest_and_websocket_
             check_rate_limited(429, reply["error"])
         else:
             check_rate_limited(status, reply.error, reply.headers)
-    # GCRA: at most the burst plus what the rate refilled meanwhile (leases only ever hold some back).
+    # GCRA: at most the burst plus what the rate refilled meanwhile (leases only ever hold some
+    # back).
     allowed = BURST + RATE * elapsed
     print(f"{len(passed)} of {len(results)} let through in {elapsed:.2f} s (bucket: {allowed:.1f})")
     assert len(passed) <= allowed
     assert len(passed) >= BURST - 2  # at most one unspent lease (of 2) per instance
-    accepted_commands = sum(1 for what, status, _ in results if what in ("command", "ws") and status == 200)
+    accepted_commands = sum(1 for what, status, _ in results
+                            if what in ("command", "ws") and status == 200)
     assert stored_game(redis_url, game_id).seq == accepted_commands
     for sock in socks:
         await sock.ws.close()
 
 
-async def test_creating_players_is_limited_per_address_across_two_instances(two_limited: tuple[Api, Api]) -> None:
+async def test_creating_players_is_limited_per_address_across_two_instances(
+        two_limited: tuple[Api, Api]) -> None:
     a, b = two_limited
     await asyncio.sleep(1.0 / RATE * BURST + 0.5)
     started = time.monotonic()
-    replies = await asyncio.gather(*((a, b)[i % 2].request("POST", "/v1/players", json={"name": f"bot{i}"})
+    replies = await asyncio.gather(*((a, b)[i % 2].request("POST", "/v1/players",
+                                                           json={"name": f"bot{i}"})
                                      for i in range(40)))
     elapsed = time.monotonic() - started
     ok = [r for r in replies if r.status == 201]
@@ -409,18 +433,21 @@ async def test_a_thousand_connections_opened_and_dropped_leave_nothing_behind(
             sock = socket_.socket()
             sock.setblocking(False)
             await loop.sock_connect(sock, ("127.0.0.1", int(api.base.rsplit(":", 1)[1])))
-            await loop.sock_sendall(sock, f"GET {path} HTTP/1.1\r\nHost: x\r\nUpgrade: webs".encode())
+            await loop.sock_sendall(sock,
+                                    f"GET {path} HTTP/1.1\r\nHost: x\r\nUpgrade: webs".encode())
             sock.close()
             done[kind] += 1
             return
         raw = await RawSocket.connect(api.base, path)
         try:
             if kind != "reset before hello":
-                await raw.send_json({"type": "hello", "token": token} if i % 2 else {"type": "hello"})
+                await raw.send_json({"type": "hello", "token": token} if i % 2
+                                    else {"type": "hello"})
                 while (await raw.recv())["type"] != "synced":
                     pass
             if kind == "command then reset":
-                await raw.send_json({"type": "command", "command_id": f"k{i}", "command": {"type": "undo"}})
+                await raw.send_json({"type": "command", "command_id": f"k{i}",
+                                     "command": {"type": "undo"}})
             if kind == "ping then close":
                 await raw.send_json({"type": "ping"})
                 assert (await raw.recv()) == {"type": "pong"}
@@ -443,8 +470,9 @@ async def test_a_thousand_connections_opened_and_dropped_leave_nothing_behind(
 
     await wait_for(lambda: not ctx.sockets and ctx.hub.listeners == 0 and ctx.hub.games == 0,
                    what="every socket, listener and subscription gone")
-    assert ctx.metrics.ws_connections.values.get((), 0) == 0
-    await wait_for(lambda: open_fds() <= fds_before + 2, what=f"the file descriptors back to {fds_before}")
+    assert ctx.metrics.value("solitaire_websocket_connections") == 0
+    await wait_for(lambda: open_fds() <= fds_before + 2,
+                   what=f"the file descriptors back to {fds_before}")
     assert (await api.request("GET", "/healthz")).status == 200
     assert (await api.request("GET", "/readyz")).status == 200
     sock, hello = await connect(api.session, api.base, games[0], token)
@@ -474,7 +502,8 @@ async def test_a_replayed_command_id_is_answered_with_its_first_result_and_chang
     first: dict[str, dict[str, Any]] = {}
     for i, command in enumerate([{"type": "draw"}, {"type": "draw"}, {"type": "undo"}]):
         cid = new_command_id()
-        first[cid] = (await api.command(token, game_id, command, expected_seq=i, command_id=cid)).body
+        first[cid] = (await api.command(token, game_id, command, expected_seq=i,
+                                        command_id=cid)).body
     ws_cid = await owner.command({"type": "draw"}, expected_seq=3)
     got = await owner.until(lambda m: m.get("command_id") == ws_cid)
     diff = next(m for m in got if m["type"] == "diff" and m["seq"] == 4)
@@ -482,16 +511,21 @@ async def test_a_replayed_command_id_is_answered_with_its_first_result_and_chang
     await watcher.until(lambda m: m["type"] == "diff" and m["seq"] == 4)
     before = stored_game(redis_url, game_id)
 
-    async with running_app(settings_for_test(redis_url, tmp_path / "b", instance_id="b")) as (b_base, _):
+    async with running_app(settings_for_test(redis_url, tmp_path / "b",
+                                             instance_id="b")) as (b_base, _):
         b = Api(api.session, b_base)
         for cid, result in first.items():
             for door in (api, b):
                 for command, expected in [({"type": "draw"}, None), ({"type": "resign"}, 0),
-                                          ({"type": "undo"}, 99), ({"type": "draw"}, result["seq"] - 1)]:
-                    reply = await door.command(token, game_id, command, expected_seq=expected, command_id=cid)
+                                          ({"type": "undo"}, 99),
+                                          ({"type": "draw"}, result["seq"] - 1)]:
+                    reply = await door.command(token, game_id, command, expected_seq=expected,
+                                               command_id=cid)
                     assert reply.body["seq"] == result["seq"]
-                    assert {k: v for k, v in reply.body["diff"].items() if k not in ("type", "at")} == \
-                        {k: v for k, v in result["diff"].items() if k not in ("type", "at")}
+                    assert ({k: v for k, v in reply.body["diff"].items()
+                             if k not in ("type", "at")}
+                            == {k: v for k, v in result["diff"].items()
+                                if k not in ("type", "at")})
             for command in ({"type": "resign"}, {"type": "draw"}):
                 await owner.command(command, expected_seq=0, command_id=cid)
                 answer = (await owner.until(lambda m, cid=cid: m.get("command_id") == cid))[-1]
@@ -500,7 +534,8 @@ async def test_a_replayed_command_id_is_answered_with_its_first_result_and_chang
 
         # After the game is over, a replay still gets its first result, not "the game is over".
         resign = new_command_id()
-        assert (await api.command(token, game_id, {"type": "resign"}, command_id=resign)).body["seq"] == 5
+        assert (await api.command(token, game_id, {"type": "resign"},
+                                  command_id=resign)).body["seq"] == 5
         over = stored_game(redis_url, game_id)
         for cid, result in [*first.items(), (resign, {"seq": 5})]:
             for door in (api, b):

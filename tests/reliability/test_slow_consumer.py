@@ -43,7 +43,8 @@ MAX_COMMANDS = 6000  # a bound; the slow client is closed long before
 async def service(redis_url: str, tmp_path: Path, request: pytest.FixtureRequest
                   ) -> AsyncIterator[tuple[Api, Context]]:
     close_timeout = getattr(request, "param", 1.0)
-    settings = settings_for_test(redis_url, tmp_path, ws_send_queue=QUEUE, ws_close_timeout_s=close_timeout)
+    settings = settings_for_test(redis_url, tmp_path, ws_send_queue=QUEUE,
+                                 ws_close_timeout_s=close_timeout)
     async with running_app(settings) as (base, ctx), aiohttp.ClientSession() as session:
         yield Api(session, base), ctx
 
@@ -132,14 +133,15 @@ async def test_a_client_that_stops_reading_is_closed_dropped_and_slows_nobody(
     def sample() -> bool:
         worst["outbox"] = max(worst["outbox"], conn.outbox.qsize())
         worst["buffer"] = max(worst["buffer"], transport.get_write_buffer_size())
-        return ctx.metrics.ws_closed_slow.values.get((), 0) >= 1
+        return ctx.metrics.value("solitaire_websocket_slow_closed_total") >= 1
 
     try:
         await play_until(play, sample, "the slow client judged too slow")
         print(f"closed as slow after {play.acked} commands; outbox at most {worst['outbox']}, "
               f"transport buffer at most {worst['buffer']} bytes")
         assert worst["outbox"] <= QUEUE
-        assert worst["buffer"] <= 1024 * 1024  # bounded: aiohttp stops writing while its buffer is full
+        # Bounded: aiohttp stops writing while its buffer is full.
+        assert worst["buffer"] <= 1024 * 1024
         # Not reading even its close frame: dropped, and nothing of it is left.
         await wait_for(lambda: conn.ws not in ctx.sockets and conn not in connections(ctx, game_id),
                        what="the slow client's socket and listener gone")
@@ -164,7 +166,8 @@ async def test_a_client_that_stops_reading_is_closed_dropped_and_slows_nobody(
     assert code in (Close.TRY_AGAIN_LATER, None)  # its close frame, or the connection's end
     # It reconnects with since and gets the rest: no gap, no duplicate.
     back, replay = await connect(api.session, api.base, game_id, since=len(got))
-    assert [m["seq"] for m in replay if m["type"] == "diff"] == list(range(len(got) + 1, more.acked + 1))
+    replayed = [m["seq"] for m in replay if m["type"] == "diff"]
+    assert replayed == list(range(len(got) + 1, more.acked + 1))
     assert replay[-1] == {"type": "synced", "seq": more.acked}
     for sock in (back, owner, watcher):
         await sock.ws.close()
@@ -172,14 +175,16 @@ async def test_a_client_that_stops_reading_is_closed_dropped_and_slows_nobody(
 
 
 @pytest.mark.parametrize("service", [60.0], indirect=True)
-async def test_a_slow_client_that_reads_again_gets_its_close_1013(service: tuple[Api, Context]) -> None:
+async def test_a_slow_client_that_reads_again_gets_its_close_1013(
+        service: tuple[Api, Context]) -> None:
     api, ctx = service
     _game_id, owner, watcher, slow, conn = await setup_game(api, ctx)
     seen: list[int] = []
     watching = asyncio.create_task(watch(watcher, seen))
     play = Play(owner)
     try:
-        await play_until(play, lambda: ctx.metrics.ws_closed_slow.values.get((), 0) >= 1,
+        await play_until(play,
+                         lambda: ctx.metrics.value("solitaire_websocket_slow_closed_total") >= 1,
                          "the slow client judged too slow")
         messages, code = await slow.until_closed()
         slow.close()
