@@ -22,6 +22,7 @@ from .ws import (
     DiffMessage,
     ErrorMessage,
     Hello,
+    MovesMessage,
     Ping,
     Pong,
     Snapshot,
@@ -43,6 +44,7 @@ FROM_SERVER: Final[dict[str, Any]] = {
     "ack": Ack,
     "error": ErrorMessage,
     "pong": Pong,
+    "moves": MovesMessage,
 }
 
 DESCRIPTION: Final = """\
@@ -61,6 +63,8 @@ with `since`, idempotency with `command_id`, errors and close codes.
    durably logged, or `error`) and `ping` (answered by `pong`); the server
    sends every applied command as a `diff`, in seq order, to every client of
    the game.
+4. A `hello` with `"moves": true` also gets `moves`, the legal moves at the
+   seq the client holds: after `synced`, and after the diff of each later seq.
 
 Close codes: 1000 normal; 1001 the server is shutting down (reconnect, with
 `since`); 1008 a refused hello (unknown or private game, bad token, no hello
@@ -124,7 +128,7 @@ def document() -> dict[str, Any]:
             "receive",
             "Start (or resume) a session: snapshot or missed diffs, then synced.",
             ["hello"],
-            **reply(["snapshot", "diff", "synced", "error"]),
+            **reply(["snapshot", "diff", "synced", "moves", "error"]),
         ),
         "receiveCommand": operation(
             "receive",
@@ -137,6 +141,11 @@ def document() -> dict[str, Any]:
             "send",
             "Every command applied to the game, by anyone through any instance, in seq order.",
             ["diff"],
+        ),
+        "sendMoves": operation(
+            "send",
+            "The legal moves after synced and after each diff, to a socket that asked for them.",
+            ["moves"],
         ),
         "sendError": operation(
             "send", "An error; with `command_id` when it answers a command.", ["error"]

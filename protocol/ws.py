@@ -28,10 +28,12 @@ class BaseClientMessage(
 
 class Hello(BaseClientMessage, tag="hello"):
     """The first message. No `token`: watch a public game. With `since`: replay the
-    diffs after that seq instead of sending a snapshot, when the log still has them."""
+    diffs after that seq instead of sending a snapshot, when the log still has them.
+    With `moves`: the server sends `moves` after `synced` and after each diff."""
 
     token: str | None = None
     since: Seq | None = None
+    moves: bool = False
 
 
 class CommandMessage(BaseClientMessage, tag="command", kw_only=True):
@@ -102,7 +104,18 @@ class Pong(BaseServerMessage, tag="pong"):
     """The answer to `ping`."""
 
 
-ServerMessage: TypeAlias = Snapshot | Synced | DiffMessage | Ack | ErrorMessage | Pong
+class MovesMessage(BaseServerMessage, tag="moves"):
+    """The legal moves at `seq`, as `GET /v1/games/{id}/moves` answers them, to a socket
+    whose `hello` asked for them: after `synced`, and after the diff of each later seq."""
+
+    seq: Seq
+    moves: list[Command]
+    can_undo: bool
+
+
+ServerMessage: TypeAlias = (
+    Snapshot | Synced | DiffMessage | Ack | ErrorMessage | Pong | MovesMessage
+)
 
 
 def diff_message(diff: Diff) -> DiffMessage:

@@ -20,6 +20,7 @@ from service.engine import VARIANTS
 from service.errors import ApiError, json_response
 from service.games import decode_event, engine_command
 from service.metrics import CONTENT_TYPE
+from service.moves import legal_moves
 
 routes = web.RouteTableDef()
 # The contract documents ship inside the protocol package (links to the top-level
@@ -155,9 +156,7 @@ async def get_moves(request: web.Request) -> web.Response:
     await count_read(request)
     loaded = await ctx.games.load(request.match_info["game_id"])
     ctx.games.check_read(loaded, player)
-    game = loaded.game
-    return json_response({"seq": loaded.seq, "moves": [m.to_dict() for m in game.legal_moves()],
-                          "can_undo": game.can_undo})
+    return json_response(legal_moves(loaded.seq, loaded.game))
 
 
 @routes.get("/v1/games/{game_id}/events")

@@ -28,6 +28,7 @@ from service.deadline import deadline
 from service.errors import ApiError, to_api_error
 from service.eventhash import hash_in
 from service.games import Loaded, engine_command
+from service.moves import MovesFeed
 from service.outbox import Outbox
 from service.ratelimit import Bucket
 from service.store.errors import StoreError
@@ -99,6 +100,9 @@ class Connection:
         self.writer: asyncio.Task[None] | None = None
         self.transport: asyncio.Transport | None = None  # the connection's, to drop it
         self._closer: asyncio.Task[None] | None = None
+        self.wants_moves = False  # the latest hello said "moves": true
+        self.moves: MovesFeed | None = None  # the game at last_seq, while moves are wanted
+        self.moves_sent = -1  # the seq of the latest moves message sent
 
     # --- what others call --------------------------------------------------------
     def deliver(self, seq: int, event: bytes | None) -> None:
@@ -175,6 +179,7 @@ class Connection:
                 # written again (a failover). Its state is not the server's: start it afresh.
                 await self._snapshot()
             # else seq <= last_seq: this client has it already
+            await self._send_moves()
 
     def _sent(self, seq: int, event: bytes) -> None:
         """Remember the hash of each recent event sent (to tell a rewritten log)."""
@@ -182,6 +187,8 @@ class Connection:
         if digest is not None:
             self.hashes[seq] = digest
             self.hashes.pop(seq - _HASHES_KEPT, None)
+        if self.moves is not None:
+            self.moves.follow(seq, event)
 
     def _rewritten(self, seq: int, event: bytes) -> bool:
         held = self.hashes.get(seq)
@@ -194,6 +201,7 @@ class Connection:
         self.hashes.clear()
         self.last_seq = loaded.seq
         self.hashes[loaded.seq] = loaded.hash.encode()
+        self._moves_from(loaded)
         await self.ws.send_frame(encode({"type": "snapshot", "seq": loaded.seq,
                                          "state": self.ctx.games.state(loaded)}), WSMsgType.TEXT)
 
@@ -211,6 +219,7 @@ class Connection:
     async def _resync(self, since: int) -> None:
         """A hello on a live socket: replay what followed ``since`` (or send a snapshot
         when that is more than ``replay_max_diffs``), then ``synced``."""
+        await self._moves_wanted()
         if since > self.last_seq:
             await self._refill()  # the log may be ahead of what this socket has sent
             if since > self.last_seq:
@@ -224,10 +233,41 @@ class Connection:
                                      WSMsgType.TEXT)
             self.last_seq = max(self.last_seq, loaded.seq)
             self.hashes[loaded.seq] = loaded.hash.encode()
+            self._moves_from(loaded)
         else:
             self.last_seq = since
         await self._refill()
         await self.ws.send_frame(encode({"type": "synced", "seq": self.last_seq}), WSMsgType.TEXT)
+        await self._send_moves(after_synced=True)
+
+    # --- moves: a hello with "moves": true (service/moves.py) -------------------------
+    # Anyone who may hold the socket may ask: the readers GET /moves answers too.
+    async def _moves_wanted(self) -> None:
+        """A later hello turned moves on (then read the game: the resync that follows
+        brings it to the socket's seq) or off."""
+        if self.wants_moves and self.moves is None:
+            self.moves = MovesFeed(await self.ctx.games.load(self.game_id))
+        elif not self.wants_moves:
+            self.moves = None
+
+    def _moves_from(self, loaded: Loaded) -> None:
+        """A snapshot was sent: the moves follow from its state."""
+        if self.moves is not None:
+            self.moves.reset(loaded)
+            self.moves_sent = -1  # even at the same seq: the state may differ (a failover)
+
+    async def _send_moves(self, after_synced: bool = False) -> None:
+        """The ``moves`` at the socket's seq: after ``synced``, and once after the diff
+        of each later seq (nothing when no diff was sent since the last one)."""
+        feed = self.moves
+        if feed is None or (self.moves_sent == self.last_seq and not after_synced):
+            return
+        if feed.seq != self.last_seq:  # every diff sent goes through _sent: cannot happen
+            log.warning("game %s: moves at seq %d, the socket at %d; not sent", self.game_id,
+                        feed.seq, self.last_seq)
+            return
+        await self.ws.send_frame(feed.message(), WSMsgType.TEXT)
+        self.moves_sent = feed.seq
 
     # --- the session -----------------------------------------------------------------
     async def run(self) -> None:
@@ -252,6 +292,8 @@ class Connection:
                                              WSMsgType.TEXT)
                     continue
                 self._watch(loaded)
+                if hello.moves:
+                    self.wants_moves, self.moves = True, MovesFeed(loaded)
             except Exception as exc:  # noqa: BLE001
                 await self._refuse(exc)
                 return
@@ -306,6 +348,7 @@ class Connection:
             # between was not published to us. The writer reads the log after it first.
             self.deliver(0, None)
         await self.ws.send_frame(encode({"type": "synced", "seq": self.last_seq}), WSMsgType.TEXT)
+        await self._send_moves(after_synced=True)
         self.state = State.LIVE
         self.writer = asyncio.create_task(self._write_loop())
         try:
@@ -408,6 +451,7 @@ class Connection:
             self.send(error_message(ApiError("bad_request", "hello on a live socket needs since "
                                              "(the last seq you have)")))
             return
+        self.wants_moves = hello.moves  # each hello says whether it wants moves
         self._put(_RESYNC_REQUEST, str(hello.since).encode())
 
     async def _on_command(self, message: CommandMessage) -> None:

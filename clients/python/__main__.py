@@ -2,6 +2,9 @@
 
 python -m clients.python play gilbert --seed 7
 python -m clients.python bot --games 20 --variant gate --concurrency 8 --seed 1
+
+The service's address is ``--url``, else the ``SOLITAIRE_URL`` environment
+variable, else http://127.0.0.1:8080 (where ``./run`` starts it).
 """
 
 from __future__ import annotations
@@ -9,8 +12,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Sequence
+
+import aiohttp
 
 from protocol.fields import OptionValue
 
@@ -18,6 +24,8 @@ from .bot import BotSummary, GameResult, run_bot
 from .notation import HELP
 
 DEFAULT_URL = "http://127.0.0.1:8080"
+# The service's address when --url is not given (then DEFAULT_URL).
+URL_VARIABLE = "SOLITAIRE_URL"
 VARIANTS = ("gilbert", "shamrocks", "gate", "caprice")
 
 
@@ -41,6 +49,24 @@ def _positive(text: str) -> int:
     return value
 
 
+def default_url() -> str:
+    """``$SOLITAIRE_URL`` when it is set and not empty, else :data:`DEFAULT_URL`."""
+    return os.environ.get(URL_VARIABLE, "").strip() or DEFAULT_URL
+
+
+def unreachable(url: str, exc: aiohttp.ClientConnectorError) -> str:
+    """The one line said when nothing answers at ``url``: where, why, and what to do."""
+    error = exc.os_error
+    if isinstance(error, ConnectionRefusedError):
+        reason = "connection refused"
+    else:
+        reason = error.strerror or str(error)
+    return (
+        f"cannot reach the solitaire service at {url} ({reason}): start it with ./run "
+        f"or python -m service, or point --url or {URL_VARIABLE} at a running one"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m clients.python",
@@ -50,7 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
-        "--url", default=DEFAULT_URL, help=f"the service's base URL (default {DEFAULT_URL})"
+        "--url",
+        default=default_url(),
+        help=f"the service's base URL (default: ${URL_VARIABLE} if set, else {DEFAULT_URL})",
     )
     common.add_argument(
         "--option",
@@ -183,13 +211,23 @@ def run_bot_cli(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.mode == "play":
-        from .play import main as play_main
+    try:
+        if args.mode == "play":
+            from .play import main as play_main
 
-        return play_main(
-            args.url, args.variant, args.seed, args.name, args.token, dict(args.option), args.color
-        )
-    return run_bot_cli(args)
+            return play_main(
+                args.url,
+                args.variant,
+                args.seed,
+                args.name,
+                args.token,
+                dict(args.option),
+                args.color,
+            )
+        return run_bot_cli(args)
+    except aiohttp.ClientConnectorError as exc:  # nothing listens there, or no such host
+        print(unreachable(args.url, exc), file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

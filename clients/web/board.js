@@ -1,6 +1,7 @@
 // Drawing a board from a variant's pile layout (row, col, spread) and a state's piles.
 // The board knows piles and cards, never rules: what may move comes from the server.
 
+import { describePile } from './announce.js';
 import { backElement, cardElement, suitIcon } from './cards.js';
 import { h } from './dom.js';
 
@@ -53,8 +54,11 @@ export function createBoard(layout) {
         'grid-row': String(pile.row + 1),
         'grid-column': `${pile.col + 1} / span ${pile.span}`,
       },
-      'aria-label': pile.id,
-    }, h('div', { class: 'slot' }, slotLabel(pile)));
+      // A button for the keyboard (keyboard.js) and screen readers; its label says what is on it.
+      tabindex: '0',
+      role: 'button',
+      'aria-label': describePile(pile.id, null),
+    }, h('div', { class: 'slot', 'aria-hidden': 'true' }, slotLabel(pile)));
     pileEls.set(pile.id, el);
     grid.append(el);
   }
@@ -73,8 +77,17 @@ export function renderPiles(board, piles) {
     el.dataset.up = upText;
     el.dataset.count = String(down + up.length);
     el.dataset.top = up.length ? up[up.length - 1] : '';
+    el.dataset.label = describePile(pile.id, { down, up });
     drawPile(el, pile.spread, down, up);
+    label(el);
   }
+}
+
+/** The pile's accessible name: what is on it, and whether it is selected or a target. */
+function label(el) {
+  const marks = [el.classList.contains('source') ? 'selected' : '',
+    el.classList.contains('target') ? 'a legal target' : ''].filter(Boolean);
+  el.setAttribute('aria-label', el.dataset.label + (marks.length ? ` (${marks.join(', ')})` : ''));
 }
 
 function place(card, x, y, z) {
@@ -141,6 +154,7 @@ export function setHighlights(board, selection, targets) {
     });
     if (selection && selection.pile === id && !up.length) el.classList.add('selected-empty');
     else el.classList.remove('selected-empty');
+    if (el.dataset.label) label(el);
   }
 }
 

@@ -1,17 +1,18 @@
-// One game on screen: the live state (snapshot + diffs over the socket), the
-// board, selection and commands. Legal moves come from GET /moves; the client
-// judges nothing itself: an illegal attempt goes to the server, whose reason is shown.
+// One game on screen: the board, the counters and the controls, and the player's input
+// (clicks, drag and drop, the keyboard). The live state, the legal moves and the
+// commands are the session's (session.js); the client judges nothing itself: an
+// illegal attempt goes to the server, whose reason is shown and announced.
 
+import { Announcer, cardList, describeDiff, pileName } from './announce.js';
 import { ApiError } from './api.js';
-import { Commander } from './commands.js';
 import { createBoard, layoutOf, renderPiles, setHighlights } from './board.js';
 import { enableDrag } from './drag.js';
 import { clock, fill, h } from './dom.js';
-import { GameSocket, socketUrl } from './socket.js';
-import { applyDiff, DiffError, FINAL_STATUSES } from './state.js';
+import { enableKeyboard } from './keyboard.js';
+import { GameSession } from './session.js';
+import { askHint, readReplay, renderReplay, showSolution, stepReplay } from './solver.js';
+import { FINAL_STATUSES } from './state.js';
 
-const CACHE_PREFIX = 'solitaire.state.';
-const REPLAY_PREFIX = 'solitaire.replay.';
 const CONFIRM_MS = 4000;
 const CONNECTION_LABELS = {
   idle: '', connecting: 'connecting…', syncing: 'syncing…', live: 'live', offline: 'reconnecting…',
@@ -23,48 +24,6 @@ const STATUS_BANNERS = {
   resigned: 'Game resigned.',
 };
 
-function readCache(gameId) {
-  try {
-    const state = JSON.parse(sessionStorage.getItem(CACHE_PREFIX + gameId) || 'null');
-    return state && state.game_id === gameId && Number.isInteger(state.seq) && state.piles ? state : null;
-  } catch {
-    return null;
-  }
-}
-
-function writeCache(state) {
-  try {
-    sessionStorage.setItem(CACHE_PREFIX + state.game_id, JSON.stringify(state));
-  } catch {
-    // storage full or disabled: resuming will take a snapshot instead
-  }
-}
-
-/** A solution being replayed in game `gameId`: {commands, index, of}. */
-function readReplay(gameId) {
-  try {
-    const replay = JSON.parse(sessionStorage.getItem(REPLAY_PREFIX + gameId) || 'null');
-    return replay && Array.isArray(replay.commands) && Number.isInteger(replay.index) ? replay : null;
-  } catch {
-    return null;
-  }
-}
-
-function writeReplay(gameId, replay) {
-  try {
-    sessionStorage.setItem(REPLAY_PREFIX + gameId, JSON.stringify(replay));
-  } catch {
-    // storage disabled: the replay ends with the page
-  }
-}
-
-function describe(command) {
-  if (command.type === 'draw') return 'draw from the stock';
-  if (command.type !== 'move') return command.type;
-  const n = command.count && command.count > 1 ? `${command.count} cards` : 'the top card';
-  return `move ${n} of ${command.from} to ${command.to}`;
-}
-
 export class GameView {
   constructor({ api, gameId, identity, variants, onLeave }) {
     this.api = api;
@@ -72,28 +31,37 @@ export class GameView {
     this.identity = identity;
     this.variants = variants; // id -> variant description
     this.onLeave = onLeave;
-    this.state = null;
     this.board = null;
-    this.moves = [];
-    this.movesSeq = -1;
-    this.canUndo = false;
     this.selection = null;
-    this.forceSnapshot = false;
-    this.resyncs = 0;
-    this.movesBusy = false;
-    this.movesDirty = false;
     this.confirmTimer = null;
     this.hinted = null; // {seq, command}: the suggestion shown on the board
     this.replay = readReplay(gameId); // stepping through a solution in this game
-    this.socket = new GameSocket(socketUrl(gameId), {
-      hello: () => this.hello(),
-      onMessage: (msg) => this.onMessage(msg),
-      onStatus: (status) => this.onConnection(status),
+    this.session = new GameSession({
+      api, gameId, identity,
+      onChange: (state, before, diff, live) => this.onChange(state, before, diff, live),
+      onMoves: (legal) => this.onMoves(legal),
+      onConnection: (status) => this.onConnection(status),
+      onError: (body) => this.onSessionError(body),
     });
-    this.commands = new Commander({ api, gameId, socket: this.socket, onDiff: (diff) => this.onDiff(diff) });
     this.onKey = (event) => {
-      if (event.key === 'Escape') this.select(null);
+      if (event.key === 'Escape' && this.selection) {
+        this.select(null);
+        this.announcer.say('Selection cancelled.');
+      }
     };
+  }
+
+  // The session's parts, as tests and tools reach them (window.solitaire.game).
+  get state() {
+    return this.session.state;
+  }
+
+  get socket() {
+    return this.session.socket;
+  }
+
+  get resyncs() {
+    return this.session.resyncs;
   }
 
   // --- the page ---------------------------------------------------------------------
@@ -114,18 +82,22 @@ export class GameView {
       undo: h('button', { id: 'undo', type: 'button', disabled: true, onclick: () => this.undo() }, 'Undo'),
       resign: h('button', { id: 'resign', type: 'button', onclick: () => this.resign() }, 'Resign'),
       message: h('div', { id: 'message', class: 'message', role: 'status', 'aria-live': 'polite' }),
+      announce: h('div', { id: 'announce', class: 'sr-only', 'aria-live': 'polite', 'aria-atomic': 'true' }),
       banner: h('div', { id: 'banner', class: 'banner', hidden: true }),
       replay: h('div', { id: 'replay', class: 'replay', hidden: true }),
-      board: h('div', { id: 'board', class: 'board', 'data-moves-seq': '-1' }),
+      board: h('div', { id: 'board', class: 'board', 'data-moves-seq': '-1', role: 'group',
+        'aria-label': 'Board: Tab or the arrow keys go from pile to pile; Enter picks a card up or puts it '
+          + 'down; F sends a top card to a foundation; Escape cancels' }),
     };
     const e = this.el;
+    this.announcer = new Announcer(e.announce);
     this.root = fill(root, h('section', { class: 'game' },
       h('div', { class: 'bar' },
         h('button', { id: 'back', type: 'button', class: 'link', onclick: () => this.onLeave() }, '← Lobby'),
         h('div', { class: 'heading' }, e.title, e.deal),
         h('div', { class: 'actions' }, e.hint, e.undo, e.resign)),
       h('div', { class: 'counters' }, e.moves, e.home, e.timer, e.seq, e.status, e.conn),
-      e.message, e.replay, e.banner, e.board));
+      e.message, e.announce, e.replay, e.banner, e.board));
     e.board.addEventListener('click', (event) => this.onBoardClick(event));
     e.board.addEventListener('dblclick', (event) => this.onBoardDoubleClick(event));
     enableDrag(e.board, {
@@ -133,23 +105,26 @@ export class GameView {
       drop: (pile, index, target) => this.dragDrop(pile, index, target),
       cancel: () => this.select(null),
     });
+    enableKeyboard(e.board, {
+      layout: () => this.board?.layout,
+      choose: (pileId) => this.keyPile(pileId),
+      toFoundation: (pileId) => this.toFoundation(pileId),
+    });
     document.addEventListener('keydown', this.onKey);
-    const cached = readCache(this.gameId);
-    if (cached) this.setState(cached);
     this.ticker = setInterval(() => this.renderTimer(), 500);
-    this.socket.start();
+    this.session.start();
   }
 
   destroy() {
-    this.socket.stop();
+    this.session.stop();
     clearInterval(this.ticker);
     clearTimeout(this.confirmTimer);
     document.removeEventListener('keydown', this.onKey);
-    this.commands.clear();
   }
 
   get watching() {
-    return !!this.state && (!this.identity || this.state.owner !== this.identity.player_id);
+    const s = this.state;
+    return !!s && (!this.identity || s.owner !== this.identity.player_id);
   }
 
   /** No input from the board: watching someone's game, or stepping through a solution. */
@@ -157,111 +132,38 @@ export class GameView {
     return this.watching || !!this.replay;
   }
 
-  // --- the socket ---------------------------------------------------------------------
-
-  hello() {
-    const since = this.state && !this.forceSnapshot ? this.state.seq : undefined;
-    return { token: this.identity ? this.identity.token : undefined, since };
-  }
+  // --- what the session says -----------------------------------------------------------
 
   onConnection(status) {
     this.el.conn.dataset.conn = status;
     this.el.conn.textContent = CONNECTION_LABELS[status] ?? status;
   }
 
-  onMessage(msg) {
-    switch (msg.type) {
-      case 'snapshot':
-        this.forceSnapshot = false;
-        this.hashes = new Map();
-        this.setState({ ...msg.state, seq: msg.seq });
-        break;
-      case 'diff':
-        this.onDiff(msg);
-        break;
-      case 'synced':
-        if (!this.state || this.state.seq !== msg.seq) {
-          this.resynchronise(true); // we should hold exactly what the server says we have
-          break;
-        }
-        this.commands.resend();
-        this.refreshMoves();
-        break;
-      case 'ack':
-        this.commands.answer(msg);
-        break;
-      case 'error':
-        if (!this.commands.answer(msg)) { // about the connection itself (a refused hello)
-          const err = ApiError.fromBody(msg.error);
-          this.sayError(err);
-          if (err.code === 'unauthorized' && this.api.onUnauthorized) this.api.onUnauthorized();
-        }
-        break;
-      default:
-        break; // messages added to the protocol later
-    }
+  onSessionError(body) {
+    const err = ApiError.fromBody(body);
+    this.sayError(err);
+    if (err.code === 'unauthorized' && this.api.onUnauthorized) this.api.onUnauthorized();
   }
 
-  /** Apply the next diff; a gap or a diff that does not fit means: resynchronise. */
-  onDiff(diff) {
-    if (!this.state) {
-      this.resynchronise(true);
-      return;
-    }
-    if (diff.seq <= this.state.seq) {
-      // Seen already, unless it is a different event at that seq: the log was rolled back
-      // and written again (a failover), and our state is not the server's any more.
-      const held = this.hashes && this.hashes.get(diff.seq);
-      if (held && diff.hash && held !== diff.hash) this.resynchronise(true);
-      return;
-    }
-    if (diff.seq !== this.state.seq + 1) {
-      this.resynchronise(false); // a gap: replay what followed our seq
-      return;
-    }
-    let next;
-    try {
-      next = applyDiff(this.state, diff);
-    } catch (err) {
-      if (!(err instanceof DiffError)) throw err;
-      console.warn('resynchronising:', err.message);
-      this.resynchronise(true);
-      return;
-    }
-    if (!this.hashes) this.hashes = new Map();
-    if (diff.hash) {
-      this.hashes.set(diff.seq, diff.hash);
-      this.hashes.delete(diff.seq - 256); // the latest events are enough
-    }
-    this.setState(next);
-  }
-
-  resynchronise(snapshot) {
-    this.resyncs += 1;
-    if (snapshot) this.forceSnapshot = true;
-    this.el.seq.querySelector('.value').dataset.resyncs = String(this.resyncs);
-    this.socket.resync();
-  }
-
-  // --- state and drawing ----------------------------------------------------------
-
-  setState(state) {
-    const before = this.state;
-    this.state = state;
-    writeCache(state);
+  onChange(state, before, diff, live) {
     if (!this.board) this.buildBoard(state.variant);
     if (this.board) renderPiles(this.board, state.piles);
+    this.el.seq.querySelector('.value').dataset.resyncs = String(this.session.resyncs);
     if (!before || before.seq !== state.seq) {
       this.selection = null;
       if (this.hinted && this.hinted.seq !== state.seq) this.hinted = null;
     }
     this.renderCounters();
     this.renderHighlights();
-    if (before && before.status !== state.status && FINAL_STATUSES.has(state.status) && state.seed == null) {
-      this.fetchFinalState();
-    }
-    if (!before || before.seq !== state.seq) this.refreshMoves();
+    if (diff && live) this.announcer.say(describeDiff(diff, before));
   }
+
+  onMoves(legal) {
+    this.el.board.dataset.movesSeq = String(legal.seq);
+    this.renderHighlights();
+  }
+
+  // --- drawing ---------------------------------------------------------------------
 
   buildBoard(variantId) {
     const variant = this.variants[variantId];
@@ -273,15 +175,6 @@ export class GameView {
     fill(this.el.board, this.board.el);
     this.el.title.textContent = variant.name;
     document.title = `${variant.name} – Solitaire`;
-  }
-
-  async fetchFinalState() {
-    try {
-      const state = await this.api.game(this.gameId);
-      if (this.state && state.seq === this.state.seq) this.setState(state);
-    } catch {
-      // the seed is a nicety
-    }
   }
 
   renderCounters() {
@@ -322,16 +215,19 @@ export class GameView {
   }
 
   legal() {
-    return this.state && this.movesSeq === this.state.seq ? this.moves : [];
+    return this.session.moves;
+  }
+
+  /** Where the selection may go, by the server's list. */
+  targets(sel = this.selection) {
+    return sel ? [...new Set(this.legal()
+      .filter((m) => m.type === 'move' && m.from === sel.pile && (m.count ?? 1) === sel.count)
+      .map((m) => m.to))] : [];
   }
 
   renderHighlights() {
-    if (!this.board) return;
-    const sel = this.selection;
-    const targets = new Set(sel ? this.legal()
-      .filter((m) => m.type === 'move' && m.from === sel.pile && (m.count ?? 1) === sel.count)
-      .map((m) => m.to) : []);
-    setHighlights(this.board, sel, targets);
+    if (!this.board || !this.state) return;
+    setHighlights(this.board, this.selection, new Set(this.targets()));
     const hinted = this.hinted && this.hinted.seq === this.state.seq ? this.hinted.command : null;
     for (const [id, el] of this.board.pileEls) {
       el.classList.toggle('hint-source', !!hinted && (hinted.type === 'draw' ? this.kindOf(id) === 'stock'
@@ -339,34 +235,7 @@ export class GameView {
       el.classList.toggle('hint-target', !!hinted && hinted.type === 'move' && (hinted.to === id
         || (hinted.to === 'foundation' && id.startsWith('foundation/'))));
     }
-    this.el.undo.disabled = !(this.canUndo && this.movesSeq === this.state.seq);
-  }
-
-  async refreshMoves() {
-    if (this.movesBusy) {
-      this.movesDirty = true;
-      return;
-    }
-    this.movesBusy = true;
-    try {
-      do {
-        this.movesDirty = false;
-        const answer = await this.api.moves(this.gameId);
-        if (this.state && answer.seq === this.state.seq) {
-          this.moves = answer.moves;
-          this.canUndo = answer.can_undo;
-          this.movesSeq = answer.seq;
-          this.el.board.dataset.movesSeq = String(answer.seq);
-          this.renderHighlights();
-        } else if (this.state && answer.seq < this.state.seq) {
-          this.movesDirty = true;
-        }
-      } while (this.movesDirty);
-    } catch {
-      // without the list, nothing is highlighted; commands still go to the server
-    } finally {
-      this.movesBusy = false;
-    }
+    this.el.undo.disabled = !this.session.canUndo;
   }
 
   // --- input ---------------------------------------------------------------------
@@ -406,7 +275,7 @@ export class GameView {
         this.select(null);
         this.send({ type: 'draw' });
       } else if (count != null && count !== sel.count) {
-        this.select({ pile: pileId, count });
+        this.pick({ pile: pileId, count });
       } else {
         this.select(null);
       }
@@ -416,14 +285,63 @@ export class GameView {
       // A move from the stock (Gate fills a space from it) is picked up like a card;
       // a second click on the stock then draws.
       if (this.legal().some((m) => m.type === 'move' && m.from === pileId)) {
-        this.select({ pile: pileId, count: 1 });
+        this.pick({ pile: pileId, count: 1 });
         this.say('Click a highlighted pile to place the stock\'s top card there, or the stock again to draw.');
       } else {
         this.send({ type: 'draw' });
       }
       return;
     }
-    if (count != null && count > 0) this.select({ pile: pileId, count });
+    if (count != null && count > 0) this.pick({ pile: pileId, count });
+  }
+
+  /** Enter or Space on a pile: as a click on its top card, but a second Enter on the same
+   *  pile takes a longer run (as far as the legal moves go), then puts it back. */
+  keyPile(pileId) {
+    if (!this.state || this.passive) return;
+    const sel = this.selection;
+    const pile = this.state.piles[pileId] || { down: 0, up: [] };
+    const counts = [...new Set(this.legal()
+      .filter((m) => m.type === 'move' && m.from === pileId).map((m) => m.count ?? 1))]
+      .sort((a, b) => a - b);
+    if (sel && sel.pile === pileId && this.kindOf(pileId) !== 'stock') {
+      const longer = counts.find((c) => c > sel.count && c <= pile.up.length);
+      if (longer) this.pick({ pile: pileId, count: longer });
+      else {
+        this.select(null);
+        this.announcer.say('Selection cancelled.');
+      }
+      return;
+    }
+    if (!sel && this.kindOf(pileId) !== 'stock') {
+      if (!pile.up.length) {
+        this.announcer.say(`${pileName(pileId)} has no face-up card to pick up.`);
+        return;
+      }
+      this.pick({ pile: pileId, count: counts.find((c) => c <= pile.up.length) ?? 1 });
+      return;
+    }
+    this.clickPile(pileId, null);
+  }
+
+  /** Select `selection` and say what was picked up and where it may go. */
+  pick(selection) {
+    this.select(selection);
+    const { pile: pileId, count } = selection;
+    const up = this.state.piles[pileId]?.up || [];
+    const what = this.kindOf(pileId) === 'stock' ? 'the stock\'s top card' : cardList(up.slice(up.length - count));
+    const targets = this.targets();
+    this.announcer.say(`Picked up ${what} from ${pileName(pileId)}. `
+      + (targets.length ? `It may go to ${targets.map(pileName).join(', ')}. Choose a pile and press Enter, `
+        + 'or Escape to cancel.' : 'The server lists no move for it; Escape cancels.'));
+  }
+
+  toFoundation(pileId) {
+    if (!this.state || this.passive) return;
+    const pile = this.state.piles[pileId];
+    if (!pile || !pile.up.length) return;
+    this.select(null);
+    this.send({ type: 'move', from: pileId, to: 'foundation', count: 1 });
   }
 
   onBoardDoubleClick(event) {
@@ -432,8 +350,7 @@ export class GameView {
     if (!pileEl || !this.state || this.passive) return;
     const pile = this.state.piles[pileEl.dataset.pile];
     if (!pile || Number(cardEl.dataset.index) !== pile.up.length - 1) return;
-    this.select(null);
-    this.send({ type: 'move', from: pileEl.dataset.pile, to: 'foundation', count: 1 });
+    this.toFoundation(pileEl.dataset.pile);
   }
 
   dragStart(pileId, index) {
@@ -474,94 +391,32 @@ export class GameView {
     this.el.resign.textContent = 'Resign';
   }
 
-  // --- the solver ----------------------------------------------------------------
+  // --- the solver (solver.js) ------------------------------------------------------
 
-  /** Ask the server for a hint; highlight its card and target until the game moves on. */
-  async askHint() {
-    if (!this.state || this.passive) return;
-    const button = this.el.hint;
-    button.disabled = true;
-    this.say('Thinking…');
-    try {
-      const hint = await this.api.hint(this.gameId);
-      if (!this.state || hint.seq !== this.state.seq) {
-        this.say('');
-        return; // the game moved on meanwhile
-      }
-      this.hinted = { seq: hint.seq, command: hint.command };
-      this.renderHighlights();
-      if (!hint.command) this.say('No command to suggest here.', 'hint');
-      else this.say(`Hint: ${describe(hint.command)} (won ${hint.wins} of ${hint.samples} sampled deals of the face-down cards).`, 'hint');
-    } catch (err) {
-      this.sayError(err);
-    } finally {
-      button.disabled = FINAL_STATUSES.has(this.state?.status);
-    }
+  askHint() {
+    return askHint(this);
   }
 
-  /** Fetch the solution and open a new game of the same deal to step through it. */
-  async showSolution() {
-    const s = this.state;
-    try {
-      const solution = await this.api.solution(this.gameId);
-      if (solution.result !== 'won') {
-        this.say(solution.result === 'lost' ? 'The solver proved this deal cannot be won.'
-          : 'The solver found no winning line within its budget.', 'info', solution.result);
-        return;
-      }
-      const seed = s.seed ?? (await this.api.game(this.gameId)).seed;
-      const created = await this.api.createGame({ variant: s.variant, seed, options: s.options });
-      writeReplay(created.game_id, { commands: solution.commands, index: 0, of: this.gameId });
-      location.hash = `g=${encodeURIComponent(created.game_id)}`;
-    } catch (err) {
-      this.sayError(err);
-    }
+  showSolution() {
+    return showSolution(this);
   }
 
   renderReplay() {
-    const r = this.replay;
-    const e = this.el.replay;
-    e.hidden = !r;
-    if (!r) return;
-    const next = r.commands[r.index];
-    fill(e,
-      h('span', { id: 'replay-step', 'data-index': String(r.index), 'data-total': String(r.commands.length) },
-        `Winning line: step ${r.index} of ${r.commands.length}`),
-      h('button', { type: 'button', id: 'replay-back', disabled: r.index === 0 || this.replayBusy,
-        onclick: () => this.stepReplay(-1) }, '◀ Back'),
-      h('button', { type: 'button', id: 'replay-next', disabled: !next || this.replayBusy,
-        onclick: () => this.stepReplay(1) }, 'Next ▶'),
-      h('span', { class: 'muted' }, next ? `next: ${describe(next)}` : 'won'));
+    renderReplay(this);
   }
 
-  /** One step forward (the line's next command) or back (undo) in the replay game. */
-  async stepReplay(direction) {
-    const r = this.replay;
-    if (!r || !this.state || this.replayBusy) return;
-    const command = direction > 0 ? r.commands[r.index] : { type: 'undo' };
-    if (!command || (direction < 0 && r.index === 0)) return;
-    this.replayBusy = true;
-    this.renderReplay();
-    try {
-      await this.commands.send(command, this.state.seq);
-      r.index += direction;
-      writeReplay(this.gameId, r);
-    } catch (err) {
-      this.sayError(err);
-    } finally {
-      this.replayBusy = false;
-      this.renderReplay();
-    }
+  stepReplay(direction) {
+    return stepReplay(this, direction);
   }
 
   // --- commands --------------------------------------------------------------------
 
-  /** Send a command at the state's seq; a refusal is shown as the server words it. */
+  /** Send a command at the state's seq; a refusal is shown (and read out) as the server words it. */
   async send(command) {
     if (!this.state) return;
     this.say('');
     try {
-      await this.commands.send(command, this.state.seq);
+      await this.session.send(command);
     } catch (err) {
       this.sayError(err);
     }

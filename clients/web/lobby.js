@@ -38,11 +38,14 @@ export function renderLobby(root, ctx) {
   };
 
   const picker = h('div', { class: 'variants', role: 'radiogroup', 'aria-label': 'Game' },
+    // Each radio is named by its game's name alone, and described by its decks.
     variants.map((v) => h('label', { class: 'variant' },
       h('input', { type: 'radio', name: 'variant', value: v.id, id: `variant-${v.id}`, checked: v.id === chosen,
+        'aria-labelledby': `variant-${v.id}-name`, 'aria-describedby': `variant-${v.id}-decks`,
         onchange: () => showVariant(v.id) }),
-      h('span', { class: 'variant-name' }, v.name),
-      h('span', { class: 'variant-decks' }, v.decks === 1 ? '1 deck' : `${v.decks} decks`))));
+      h('span', { class: 'variant-name', id: `variant-${v.id}-name` }, v.name),
+      h('span', { class: 'variant-decks', id: `variant-${v.id}-decks` },
+        v.decks === 1 ? '1 deck' : `${v.decks} decks`))));
 
   const form = h('form', { id: 'new-game', class: 'panel', novalidate: true, onsubmit: (event) => {
     event.preventDefault();

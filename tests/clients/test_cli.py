@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import socket
 import sys
+from collections.abc import Iterator, Mapping
 
 import pytest
 
@@ -12,13 +15,19 @@ from clients.python.__main__ import build_parser, main
 from tests.live import ROOT
 
 
-async def _run(*args: str, stdin: bytes = b"") -> tuple[int, str, str]:
+async def _run(
+    *args: str, stdin: bytes = b"", env: Mapping[str, str] | None = None
+) -> tuple[int, str, str]:
+    """The CLI as a user runs it; ``env`` is added to this process's environment, from
+    which SOLITAIRE_URL is removed first so that only the test decides it."""
+    environ = {k: v for k, v in os.environ.items() if k != "SOLITAIRE_URL"}
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "clients.python",
         *args,
         cwd=ROOT,
+        env={**environ, **(env or {})},
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -119,8 +128,10 @@ async def test_playing_in_the_terminal(service_url: str) -> None:
 
 
 async def test_the_terminal_client_asks_for_a_hint(service_url: str) -> None:
-    code, out, err = await _run("play", "gate", "--seed", "13", "--url", service_url, "--name", "hinted",
-                                "--no-color", stdin=b"hint\nq\n")
+    code, out, err = await _run(
+        "play", "gate", "--seed", "13", "--url", service_url, "--name", "hinted", "--no-color",
+        stdin=b"hint\nq\n",
+    )
     assert code == 0, err
     assert "hint: " in out and "sampled deals of the face-down cards" in out
 
@@ -128,3 +139,57 @@ async def test_the_terminal_client_asks_for_a_hint(service_url: str) -> None:
 async def test_a_refused_start_is_said_plainly(service_url: str) -> None:
     code, out, _ = await _run("play", "klondike", "--url", service_url, stdin=b"")
     assert code == 1 and "cannot start: unknown variant 'klondike'" in out
+
+
+@pytest.fixture
+def closed_url() -> Iterator[str]:
+    """An address where nothing listens: a port bound (so no one else takes it) but never
+    listened on, so a connection to it is refused."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{held.getsockname()[1]}"
+
+
+async def test_the_service_address_comes_from_solitaire_url(service_url: str) -> None:
+    code, out, err = await _run(
+        "bot", "--games", "1", "--variant", "gate", "--seed", "5", "--max-steps", "5", "--json",
+        env={"SOLITAIRE_URL": service_url},
+    )
+    assert code == 0, err
+    assert json.loads(out)["games"] == 1
+
+
+async def test_url_wins_over_solitaire_url(service_url: str, closed_url: str) -> None:
+    code, out, err = await _run(
+        "play", "gate", "--seed", "5", "--url", service_url, "--no-color",
+        stdin=b"q\n", env={"SOLITAIRE_URL": closed_url},
+    )
+    assert code == 0, err
+    assert out.rstrip().endswith("Resigned.")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("play", "gilbert"), ("bot", "--games", "3", "--concurrency", "2")],
+    ids=["play", "bot"],
+)
+async def test_an_unreachable_service_is_one_clear_line(
+    args: tuple[str, ...], closed_url: str
+) -> None:
+    code, out, err = await _run(*args, env={"SOLITAIRE_URL": closed_url})
+    assert code != 0
+    assert "Traceback" not in out + err
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert closed_url in lines[0]  # the address tried
+    assert "connection refused" in lines[0]
+    assert "./run" in lines[0] and "python -m service" in lines[0]  # how to start it
+
+
+def test_the_default_address_is_the_one_run_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SOLITAIRE_URL", raising=False)
+    assert build_parser().parse_args(["play", "gilbert"]).url == "http://127.0.0.1:8080"
+    monkeypatch.setenv("SOLITAIRE_URL", "http://example.test:9000")
+    assert build_parser().parse_args(["play", "gilbert"]).url == "http://example.test:9000"
+    assert build_parser().parse_args(["bot", "--url", "http://a.test"]).url == "http://a.test"

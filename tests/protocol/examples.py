@@ -161,6 +161,7 @@ MESSAGES: list[tuple[Any, Any]] = [
     (p.Hint, p.Hint(seq=0, command=None, samples=12, wins=0)),
     (p.ClientMessage, p.Hello()),
     (p.ClientMessage, p.Hello(token="t.x.y", since=12)),
+    (p.ClientMessage, p.Hello(token="t.x.y", since=12, moves=True)),
     (p.ClientMessage, p.CommandMessage(command_id="c-1", command=MOVE)),
     (p.ClientMessage, p.CommandMessage(command_id="c-2", expected_seq=13, command=p.Undo())),
     (p.ClientMessage, p.Ping()),
@@ -171,4 +172,6 @@ MESSAGES: list[tuple[Any, Any]] = [
     (p.ServerMessage, p.ErrorMessage(error=ERROR)),
     (p.ServerMessage, p.ErrorMessage(command_id="c-1", error=ERROR)),
     (p.ServerMessage, p.Pong()),
+    (p.ServerMessage, p.MovesMessage(seq=13, moves=[MOVE, p.Draw()], can_undo=True)),
+    (p.ServerMessage, p.MovesMessage(seq=40, moves=[], can_undo=False)),
 ]

@@ -54,6 +54,7 @@ def test_unions_have_names_and_discriminators() -> None:
         "ack",
         "error",
         "pong",
+        "moves",
     }
 
 

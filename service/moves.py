@@ -1,0 +1,45 @@
+"""The legal moves of a game: the body of ``GET /v1/games/{id}/moves``, and the socket's
+``moves`` message (the same body with ``"type": "moves"``) for a ``hello`` that asked.
+
+One function makes the body for both (:func:`legal_moves`). A socket keeps its own
+game at the seq it has sent (:class:`MovesFeed`): each diff it sends is applied to it,
+in memory, so the moves after a diff cost one engine step, not a read of the log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.codec import encode
+from service.engine import Game
+from service.games import Loaded, decode_event
+
+
+def legal_moves(seq: int, game: Game) -> dict[str, Any]:
+    """``{"seq", "moves", "can_undo"}`` of ``game`` at ``seq`` (PROTOCOL.md: every legal
+    move, foundations named by index, and draw; whether an undo would be accepted)."""
+    return {"seq": seq, "moves": [m.to_dict() for m in game.legal_moves()],
+            "can_undo": game.can_undo}
+
+
+class MovesFeed:
+    """The game of one socket at the seq of the last diff it sent, for its ``moves``."""
+
+    def __init__(self, loaded: Loaded) -> None:
+        self.game = loaded.game
+        self.seq = loaded.seq
+
+    def reset(self, loaded: Loaded) -> None:
+        """Start again from a state read from the log (a snapshot was sent)."""
+        self.game, self.seq = loaded.game, loaded.seq
+
+    def follow(self, seq: int, event: bytes) -> None:
+        """The socket sent the diff ``event`` at ``seq``: apply it if it is the next one
+        (a replayed diff this game already holds is skipped)."""
+        if seq == self.seq + 1:
+            self.game = self.game.apply(decode_event(event).command)[0]
+            self.seq = seq
+
+    def message(self) -> bytes:
+        """The ``moves`` message at this feed's seq."""
+        return encode({"type": "moves", **legal_moves(self.seq, self.game)})
