@@ -46,4 +46,6 @@ class Hints:
         return await self.pool.run(
             suggest, variant, options, piles, samples=s.hint_samples, budget_per_sample=self.budget(),
             rng_seed=view_seed(variant, options, piles), what="a hint",
-            wait_s=s.hint_samples * s.hint_sample_s + WAIT_MARGIN_S)
+            # Within the request's deadline, so a busy pool answers as a busy pool.
+            wait_s=min(s.hint_samples * s.hint_sample_s + WAIT_MARGIN_S,
+                       max(0.5, s.request_deadline_s - 1.0)))

@@ -64,6 +64,9 @@ class SolverPool:
         self.queue = queue
         self._pending = 0
         self._executor = self._new_executor()
+        # Background searches (the daily deals) leave one worker free for requests.
+        self.background_slots = max(1, workers - 1)
+        self._background: asyncio.Semaphore | None = None
 
     def _new_executor(self) -> concurrent.futures.ProcessPoolExecutor:
         # spawn, not fork: forking a process that runs an event loop and threads copies
@@ -117,6 +120,21 @@ class SolverPool:
             raise self.busy_error(what, wait_s) from None
         except BrokenProcessPool:  # a worker died (killed, out of memory): the next job gets a new pool
             raise self.busy_error(what, 1) from None
+
+    async def background(self, fn: Callable[..., T], *args: Any, what: str, **kwargs: Any) -> T:
+        """Run ``fn`` in a worker when one is free for background work: at most
+        ``background_slots`` at once, so a hint or a solution never waits behind them
+        (when there are two workers or more). Never refused: waits for room instead."""
+        if self._background is None:
+            self._background = asyncio.Semaphore(self.background_slots)
+        async with self._background:
+            while True:
+                try:
+                    future = self.submit(fn, *args, what=what, retry_s=1, **kwargs)
+                except ApiError:  # requests fill the queue: wait for room
+                    await asyncio.sleep(0.5)
+                    continue
+                return await future
 
     async def aclose(self) -> None:
         """Stop every worker now: a search in progress is abandoned (its caller is gone too)."""

@@ -133,22 +133,15 @@ class DailyDeals:
         raise RuntimeError(f"no winnable {variant} deal among {MAX_CANDIDATES} candidates of {day.iso}")
 
     async def _solve(self, variant: str, seed: int) -> SolveResult:
-        # Never refused for long: the pool's queue is shared with requests, so wait for room.
-        while True:
-            try:
-                search = self.pool.submit(solve_deal, variant, {}, seed, self.budget(),
-                                          what="a daily deal", retry_s=1)
-            except ApiError:
-                await asyncio.sleep(0.5)
-                continue
-            return await search
+        return await self.pool.background(solve_deal, variant, {}, seed, self.budget(),
+                                          what="a daily deal")
 
     async def choose_ahead(self) -> bool:
         """Today's deals, then tomorrow's; True when all are chosen."""
         current = today(self.clock.now())
         done = True
         for day in (Day(current), Day(current + timedelta(days=1))):
-            # The variants at once: the pool's workers search side by side.
+            # The variants at once: the pool's background slots search side by side.
             chosen = await asyncio.gather(*(self.choose(day, variant) for variant in VARIANTS))
             done = done and all(deal is not None for deal in chosen)
         return done

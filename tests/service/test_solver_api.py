@@ -256,3 +256,48 @@ async def test_the_pool_runs_jobs_in_other_processes(tmp_path: Path) -> None:
     finally:
         await pool.aclose()
 
+
+
+async def test_background_searches_leave_a_worker_free_for_requests(tmp_path: Path) -> None:
+    import os
+
+    from service.solving import SolverPool
+
+    pool = SolverPool(2, 4)
+    release = tmp_path / "release"
+    try:
+        # Three daily-deal searches at once: one runs, the others wait for the background slot.
+        daily = [asyncio.ensure_future(pool.background(wait_for_file, str(release), what="a deal"))
+                 for _ in range(3)]
+        await wait_for(lambda: pool.pending == 1, 60, "the first background search")
+        # A request is answered meanwhile, by the worker kept free.
+        assert await pool.run(os.getpid, what="a hint", wait_s=60) != os.getpid()
+        assert pool.pending == 1 and not any(job.done() for job in daily)
+        release.touch()
+        await asyncio.gather(*daily)
+    finally:
+        release.touch()
+        await pool.aclose()
+
+
+async def test_a_hint_behind_a_busy_pool_is_a_busy_pool_within_the_request_deadline(
+        redis_url: str, tmp_path: Path) -> None:
+    # The samples' budget is far longer than the request deadline: the answer is still the
+    # solver's 503 (retry later), not the deadline's "the store did not answer".
+    settings = settings_for_test(redis_url, tmp_path, solver_workers=1, solver_queue=2,
+                                 request_deadline_s=3.0, hint_sample_s=60.0)
+    async with running_app(settings) as (base, ctx), aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        await ctx.daily.deals.stop()
+        await wait_for(lambda: ctx.pool.pending == 0, 60, "the daily chooser's last search")
+        _, token = await api.player()
+        game = (await api.create(token, "gate", 13))["game_id"]
+        release = tmp_path / "release"
+        blocker = ctx.pool.submit(wait_for_file, str(release), what="a test's blocker", retry_s=1)
+        try:
+            reply = await api.request("POST", f"/v1/games/{game}/hint", token, 503)
+            assert "solver is busy" in reply.error["message"], reply.error
+            assert int(reply.headers["Retry-After"]) >= 1
+        finally:
+            release.touch()
+            await blocker
