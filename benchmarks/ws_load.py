@@ -63,7 +63,7 @@ from _harness import (
     tree_cpu_s,
 )
 
-from service.engine import DRAW, RESIGN, UNDO, Game, Move, Status
+from service.engine import DRAW, MAX_SEED, RESIGN, UNDO, Game, Move, Status
 
 VARIANTS = ("gilbert", "shamrocks", "gate", "caprice")
 MAX_COMMANDS_PER_GAME = 150
@@ -121,7 +121,7 @@ def make_plans(count: int, seed: int, undos: float = 0.0) -> list[Plan]:
     plans = []
     for _ in range(count):
         variant = rnd.choice(VARIANTS)
-        game_seed = rnd.randrange(2**53)
+        game_seed = rnd.randrange(MAX_SEED)
         game = Game.deal(variant, game_seed)
         commands = []
         while not game.status.is_final:

@@ -43,7 +43,7 @@ from .errors import (
     error_info,
     http_status,
 )
-from .fields import SEED_LIMIT, Status, utc_timestamp
+from .fields import Status, utc_timestamp
 from .rest import (
     CommandRequest,
     CommandResult,
@@ -89,7 +89,6 @@ __all__ = [
     "LEADERBOARD_LIMIT_DEFAULT",
     "LEADERBOARD_LIMIT_MAX",
     "PAYLOAD_TOO_LARGE",
-    "SEED_LIMIT",
     "Ack",
     "BaseClientMessage",
     "BaseCommand",

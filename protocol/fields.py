@@ -8,9 +8,11 @@ JSON Schema in ``openapi.yaml`` states them to clients.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Final, Literal, TypeAlias
+from typing import Annotated, Literal, TypeAlias
 
 from msgspec import Meta
+
+from service.engine.game import MAX_SEED, SEED_BITS
 
 Card: TypeAlias = Annotated[
     str,
@@ -51,11 +53,11 @@ Count: TypeAlias = Annotated[int, Meta(ge=0)]
 
 Status: TypeAlias = Literal["playing", "won", "lost", "resigned"]
 
-# JavaScript clients read numbers as doubles: 2**53 keeps every seed exact.
-SEED_LIMIT: Final = 2**53
+# The limit is the engine's (a deal is defined for these seeds); JavaScript clients
+# read numbers as doubles, which keeps every such seed exact.
 Seed: TypeAlias = Annotated[
     int,
-    Meta(ge=0, lt=SEED_LIMIT, description="A deal number, 0 <= seed < 2^53."),
+    Meta(ge=0, lt=MAX_SEED, description=f"A deal number, 0 <= seed < 2^{SEED_BITS}."),
 ]
 
 Timestamp: TypeAlias = Annotated[
