@@ -43,8 +43,9 @@ from urllib.parse import urlsplit
 
 from _harness import ROOT, median, percentile, wait_ready
 
+from protocol.fields import rfc3339
 from service.auth import Tokens
-from service.clock import Clock, rfc3339
+from service.clock import Clock
 from service.daily.challenge import Day, Seeds, epoch_ms
 from service.daily.ranking import Standing
 from service.daily.service import DailyService, encode_cursor

@@ -43,7 +43,7 @@ from .errors import (
     error_info,
     http_status,
 )
-from .fields import Status, utc_timestamp
+from .fields import Status, parse_rfc3339, rfc3339
 from .rest import (
     CommandRequest,
     CommandResult,
@@ -166,5 +166,6 @@ __all__ = [
     "error_body",
     "error_info",
     "http_status",
-    "utc_timestamp",
+    "parse_rfc3339",
+    "rfc3339",
 ]

@@ -117,12 +117,20 @@ OptionValue: TypeAlias = bool | int | str
 Options: TypeAlias = dict[str, OptionValue]
 
 
-def utc_timestamp(moment: datetime) -> str:
-    """Format an aware ``datetime`` as the wire's RFC 3339 UTC string, in milliseconds.
+def rfc3339(moment: datetime) -> str:
+    """An aware ``datetime`` as a ``Timestamp``: RFC 3339, UTC, in milliseconds (the one
+    formatter of the wire's and the store's times).
 
-    >>> utc_timestamp(datetime(2026, 3, 1, 12, tzinfo=UTC))
+    >>> rfc3339(datetime(2026, 3, 1, 12, tzinfo=UTC))
     '2026-03-01T12:00:00.000Z'
     """
-    if moment.tzinfo is None:
-        raise ValueError(f"a naive datetime has no time zone: {moment!r}")
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    if moment.tzinfo is not UTC:
+        if moment.tzinfo is None:
+            raise ValueError(f"a naive datetime has no time zone: {moment!r}")
+        moment = moment.astimezone(UTC)
+    return moment.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+
+
+def parse_rfc3339(text: str) -> datetime:
+    """The aware ``datetime`` of a ``Timestamp`` (what :func:`rfc3339` wrote)."""
+    return datetime.fromisoformat(text)

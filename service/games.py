@@ -22,7 +22,8 @@ import msgspec
 
 from protocol.codec import encode
 from protocol.commands import Move as pmove
-from service.clock import Clock, parse_rfc3339, rfc3339
+from protocol.fields import parse_rfc3339, rfc3339
+from service.clock import Clock
 from service.engine import (
     MAX_SEED,
     RULES_VERSION,

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from service.clock import rfc3339
+from protocol.fields import rfc3339
 from service.engine import SEED_BITS
 from service.errors import ApiError
 

@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from protocol.codec import encode
-from service.clock import parse_rfc3339
+from protocol.fields import parse_rfc3339
 from service.daily.challenge import epoch_ms
 
 MAX_FOUNDATION_CARDS = 127  # two decks hold 104 cards

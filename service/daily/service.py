@@ -24,7 +24,8 @@ import time
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from service.clock import Clock, rfc3339
+from protocol.fields import rfc3339
+from service.clock import Clock
 from service.daily.challenge import Day, epoch_ms, today
 from service.daily.deals import DailyDeals
 from service.daily.periodic import Periodic
