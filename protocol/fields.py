@@ -70,10 +70,12 @@ Timestamp: TypeAlias = Annotated[
     ),
 ]
 
+# YYYY-MM-DD; the service also parses query strings and paths with it (parse_date).
+DATE_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$"
 Date: TypeAlias = Annotated[
     str,
     Meta(
-        pattern=r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$",
+        pattern=DATE_PATTERN,
         description="A UTC calendar date, YYYY-MM-DD.",
         examples=["2026-03-01"],
         extra_json_schema={"format": "date"},

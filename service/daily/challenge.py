@@ -16,11 +16,11 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from protocol.fields import rfc3339
+from protocol.fields import DATE_PATTERN, rfc3339
 from service.engine import SEED_BITS
 from service.errors import ApiError
 
-_DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
+_DATE = re.compile(DATE_PATTERN)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MS = timedelta(milliseconds=1)
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from protocol.codec import decode_query
+from protocol.daily import DailyQuery
 from service.daily.challenge import Day, Seeds, challenge_body, epoch_ms, parse_date
 from service.daily.ranking import KEY_LEN, Standing, duration_ms
 from service.daily.service import decode_cursor, encode_cursor
@@ -53,6 +56,17 @@ def test_a_malformed_date_is_a_bad_request(text: str) -> None:
     with pytest.raises(ApiError) as err:
         parse_date(text)
     assert err.value.code == "bad_request"
+
+
+@pytest.mark.parametrize("text", ["2026-13-01", "2026-1-01", "26-11-29", "2026-11-29x", "",
+                                  "today"])
+def test_a_date_in_a_path_is_read_as_the_query_reads_it(text: str) -> None:
+    with pytest.raises(msgspec.ValidationError, match="date"):
+        decode_query({"date": text}, DailyQuery)
+    with pytest.raises(ApiError, match="not a UTC calendar date"):
+        parse_date(text)
+    day = "2026-11-29"
+    assert decode_query({"date": day}, DailyQuery).date == parse_date(day).isoformat() == day
 
 
 def test_data_is_kept_daily_keep_days_after_the_day() -> None:
