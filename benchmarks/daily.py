@@ -109,7 +109,8 @@ async def build_board(conn: RedisConn, date: str, n: int) -> Board:
     await store.record(date, VARIANT, records, 3 * 86400, batch=1000)
     for i in range(0, n, 2000):
         await store.redis.pipeline(
-            [("HSET", keys.player(s.player_id), "name", name(s)) for s in standings[i : i + 2000]]
+            [("HSET", keys.player(s.player_id), fields.PLAYER_NAME, name(s))
+             for s in standings[i : i + 2000]]
         )
     assert await store.size(date, VARIANT) == n
     ordered = sorted(standings, key=lambda s: s.member())

@@ -7,6 +7,7 @@ import unicodedata
 
 from service.errors import ApiError
 from service.store import keys
+from service.store import meta as mf
 from service.store.connection import RedisConn, Script
 
 NAME_MAX = 32
@@ -86,12 +87,12 @@ class Players:
         await self.redis.execute("ZREM", keys.player_open_games(player_id), game_id)
 
 
-_SET_NAME = Script("""
-redis.call('HSET', KEYS[1], 'name', ARGV[1])
+_SET_NAME = Script(mf.lua("""
+redis.call('HSET', KEYS[1], '$name', ARGV[1])
 local ttl = tonumber(ARGV[2])
 if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) else redis.call('PERSIST', KEYS[1]) end
 return 1
-""")
+""", name=mf.PLAYER_NAME))
 
 # KEYS: the player's open games. ARGV: game_id, now_s, expires_s, cap.
 # A game whose score has passed has expired untouched, or was played since and lives
