@@ -36,10 +36,17 @@ from service.store import keys
 from service.store import meta as mf
 from service.store.connection import RedisConn, Script
 
-KEY_LEN = 37  # service.daily.ranking.KEY_LEN; checked by the tests
+# A board member begins with its sort key: fixed-width digits, filled by
+# service.daily.ranking (won, foundation cards short of all, duration, moves, finish).
+WON_DIGITS, CARDS_DIGITS = 1, 3
+DURATION_DIGITS = 11  # ms: three years
+MOVES_DIGITS = 9
+FINISH_DIGITS = 13  # ms since the epoch: up to the year 2286
+KEY_LEN = WON_DIGITS + CARDS_DIGITS + DURATION_DIGITS + MOVES_DIGITS + FINISH_DIGITS
 # Player ids go into members and rendered JSON as they are (the service makes them so);
 # an entry's JSON holds no "|" (ids, statuses, numbers, times).
-_PLAYER_ID = re.compile(r"^[A-Za-z0-9_\-]{1,100}$")
+PLAYER_ID_PATTERN = r"[A-Za-z0-9_\-]{1,100}"
+_PLAYER_ID = re.compile(f"^{PLAYER_ID_PATTERN}$")
 
 
 def _json(name: str) -> bytes:

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from protocol.codec import decode_query
 from protocol.daily import DailyQuery
 from service.daily.challenge import Day, Seeds, challenge_body, epoch_ms, parse_date
-from service.daily.ranking import KEY_LEN, Standing, duration_ms
+from service.daily.ranking import Standing, duration_ms
 from service.daily.service import decode_cursor, encode_cursor
 from service.errors import ApiError
-from service.store import daily as daily_store
+from service.store.daily import KEY_LEN
 
 SECRET = b"test-secret-0123456789abcdef"
 
@@ -127,8 +127,10 @@ def test_the_sort_key_orders_exactly_as_the_ranking(rows: list[tuple[bool, int, 
     assert all(len(s.sort_key()) == KEY_LEN for s in standings)
 
 
-def test_the_store_and_the_ranking_agree_on_the_sort_key_length() -> None:
-    assert daily_store.KEY_LEN == KEY_LEN
+def test_the_sort_key_is_as_long_as_the_store_reads_it_even_at_its_limits() -> None:
+    least = standing(won=False, fc=0, duration=10**20, moves=10**20, finish_ms=10**20)
+    most = standing(won=True, fc=104, duration=0, moves=0, finish_ms=0)
+    assert len(least.sort_key()) == len(most.sort_key()) == KEY_LEN
 
 
 def test_an_attempt_not_final_stands_as_it_was_at_the_day_end() -> None:
