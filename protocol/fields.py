@@ -87,9 +87,11 @@ VariantId: TypeAlias = Annotated[
     Meta(pattern=r"^[a-z][a-z0-9_]{0,31}$", description="A variant id.", examples=["gilbert"]),
 ]
 
-# Names are shown to other players on leaderboards: no control characters.
+# Names are shown to other players on leaderboards: no control characters. The rest of
+# the rules (NFKC, visible characters only, the length after NFKC) are service/players.py's.
+PLAYER_NAME_MAX = 32
 PlayerName: TypeAlias = Annotated[
-    str, Meta(min_length=1, max_length=32, pattern=r"^[^\x00-\x1f\x7f]+$")
+    str, Meta(min_length=1, max_length=PLAYER_NAME_MAX, pattern=r"^[^\x00-\x1f\x7f]+$")
 ]
 
 EventHash: TypeAlias = Annotated[
