@@ -67,6 +67,11 @@ def _time(text: str | None) -> datetime | None:
     return parse_rfc3339(text) if text else None
 
 
+def new_game_id() -> str:
+    """A fresh game id: ``g_`` and 96 random bits (players' games and daily attempts alike)."""
+    return "g_" + secrets.token_urlsafe(12)
+
+
 def engine_command(command: Any) -> Command:
     """The engine's command for a decoded protocol command (or its JSON dict)."""
     if isinstance(command, dict):
@@ -121,7 +126,7 @@ class GameService:
         if seed is None:
             seed = secrets.randbelow(MAX_SEED)
         game = Game.deal(variant, seed, options)  # validates variant, options and seed
-        game_id = game_id or "g_" + secrets.token_urlsafe(12)
+        game_id = game_id or new_game_id()
         now = rfc3339(self.clock.now())
         meta = GameMeta(
             variant=game.variant.id, options=encode(game.variant.options).decode(), seed=seed, owner=owner,

@@ -32,7 +32,7 @@ from service.daily.periodic import Periodic
 from service.daily.ranking import Standing
 from service.engine import VARIANTS, Game, Status
 from service.errors import ApiError
-from service.games import GameService, Loaded
+from service.games import GameService, Loaded, new_game_id
 from service.settings import Settings
 from service.store import meta as fields
 from service.store.daily import KEY_LEN, PLAYER_ID_PATTERN, DailyStore, Page, Record
@@ -94,7 +94,7 @@ class DailyService:
                            f"({current.isoformat()}) can be attempted",
                            {"date": day.iso, "today": current.isoformat()})
         seed = await self.seed(day, variant)  # before reserving: 503 while the deal is being chosen
-        game_id = "g_" + secrets.token_urlsafe(12)
+        game_id = new_game_id()
         state, used = await self.store.reserve(day.iso, variant, player, game_id,
                                                self.settings.daily_attempts, self.keep_s(day))
         if state == "over":
