@@ -43,8 +43,9 @@ from urllib.parse import urlsplit
 
 from _harness import ROOT, median, percentile, wait_ready
 
+from protocol.fields import rfc3339
 from service.auth import Tokens
-from service.clock import Clock, rfc3339
+from service.clock import Clock
 from service.daily.challenge import Day, Seeds, epoch_ms
 from service.daily.ranking import Standing
 from service.daily.service import DailyService, encode_cursor
@@ -108,7 +109,8 @@ async def build_board(conn: RedisConn, date: str, n: int) -> Board:
     await store.record(date, VARIANT, records, 3 * 86400, batch=1000)
     for i in range(0, n, 2000):
         await store.redis.pipeline(
-            [("HSET", keys.player(s.player_id), "name", name(s)) for s in standings[i : i + 2000]]
+            [("HSET", keys.player(s.player_id), fields.PLAYER_NAME, name(s))
+             for s in standings[i : i + 2000]]
         )
     assert await store.size(date, VARIANT) == n
     ordered = sorted(standings, key=lambda s: s.member())

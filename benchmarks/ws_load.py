@@ -63,7 +63,9 @@ from _harness import (
     tree_cpu_s,
 )
 
-from service.engine import DRAW, RESIGN, UNDO, Game, Move, Status
+from service.engine import DRAW, MAX_SEED, RESIGN, UNDO, Game, Move, Status
+from service.settings import DURABILITY_LEVELS
+from service.store.embedded import appendfsync_for
 
 VARIANTS = ("gilbert", "shamrocks", "gate", "caprice")
 MAX_COMMANDS_PER_GAME = 150
@@ -121,7 +123,7 @@ def make_plans(count: int, seed: int, undos: float = 0.0) -> list[Plan]:
     plans = []
     for _ in range(count):
         variant = rnd.choice(VARIANTS)
-        game_seed = rnd.randrange(2**53)
+        game_seed = rnd.randrange(MAX_SEED)
         game = Game.deal(variant, game_seed)
         commands = []
         while not game.status.is_final:
@@ -577,7 +579,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--durability",
-        choices=("memory", "local", "replicated"),
+        choices=DURABILITY_LEVELS,
         default="local",
         help="the service's --durability; local and replicated run the store with "
         "appendfsync always (as the embedded store does), replicated needs --cluster",
@@ -645,7 +647,7 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.durability == "replicated" and not (args.cluster or args.redis_url):
         parser.error("--durability replicated needs replicas: add --cluster")
-    fsync = "everysec" if args.durability == "memory" else "always"
+    fsync = appendfsync_for(args.durability, "everysec")
     replicas = 1 if args.durability == "replicated" else 0
     accel = args.accel == "on"
     store_kind = (

@@ -43,7 +43,7 @@ from .errors import (
     error_info,
     http_status,
 )
-from .fields import SEED_LIMIT, Status, utc_timestamp
+from .fields import Status, parse_rfc3339, rfc3339
 from .rest import (
     CommandRequest,
     CommandResult,
@@ -90,7 +90,6 @@ __all__ = [
     "LEADERBOARD_LIMIT_DEFAULT",
     "LEADERBOARD_LIMIT_MAX",
     "PAYLOAD_TOO_LARGE",
-    "SEED_LIMIT",
     "Ack",
     "BaseClientMessage",
     "BaseCommand",
@@ -169,5 +168,6 @@ __all__ = [
     "error_body",
     "error_info",
     "http_status",
-    "utc_timestamp",
+    "parse_rfc3339",
+    "rfc3339",
 ]

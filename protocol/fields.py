@@ -8,9 +8,11 @@ JSON Schema in ``openapi.yaml`` states them to clients.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Final, Literal, TypeAlias
+from typing import Annotated, Literal, TypeAlias
 
 from msgspec import Meta
+
+from service.engine.game import MAX_SEED, SEED_BITS
 
 Card: TypeAlias = Annotated[
     str,
@@ -51,11 +53,11 @@ Count: TypeAlias = Annotated[int, Meta(ge=0)]
 
 Status: TypeAlias = Literal["playing", "won", "lost", "resigned"]
 
-# JavaScript clients read numbers as doubles: 2**53 keeps every seed exact.
-SEED_LIMIT: Final = 2**53
+# The limit is the engine's (a deal is defined for these seeds); JavaScript clients
+# read numbers as doubles, which keeps every such seed exact.
 Seed: TypeAlias = Annotated[
     int,
-    Meta(ge=0, lt=SEED_LIMIT, description="A deal number, 0 <= seed < 2^53."),
+    Meta(ge=0, lt=MAX_SEED, description=f"A deal number, 0 <= seed < 2^{SEED_BITS}."),
 ]
 
 Timestamp: TypeAlias = Annotated[
@@ -68,10 +70,12 @@ Timestamp: TypeAlias = Annotated[
     ),
 ]
 
+# YYYY-MM-DD; the service also parses query strings and paths with it (parse_date).
+DATE_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$"
 Date: TypeAlias = Annotated[
     str,
     Meta(
-        pattern=r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$",
+        pattern=DATE_PATTERN,
         description="A UTC calendar date, YYYY-MM-DD.",
         examples=["2026-03-01"],
         extra_json_schema={"format": "date"},
@@ -83,9 +87,11 @@ VariantId: TypeAlias = Annotated[
     Meta(pattern=r"^[a-z][a-z0-9_]{0,31}$", description="A variant id.", examples=["gilbert"]),
 ]
 
-# Names are shown to other players on leaderboards: no control characters.
+# Names are shown to other players on leaderboards: no control characters. The rest of
+# the rules (NFKC, visible characters only, the length after NFKC) are service/players.py's.
+PLAYER_NAME_MAX = 32
 PlayerName: TypeAlias = Annotated[
-    str, Meta(min_length=1, max_length=32, pattern=r"^[^\x00-\x1f\x7f]+$")
+    str, Meta(min_length=1, max_length=PLAYER_NAME_MAX, pattern=r"^[^\x00-\x1f\x7f]+$")
 ]
 
 EventHash: TypeAlias = Annotated[
@@ -115,12 +121,20 @@ OptionValue: TypeAlias = bool | int | str
 Options: TypeAlias = dict[str, OptionValue]
 
 
-def utc_timestamp(moment: datetime) -> str:
-    """Format an aware ``datetime`` as the wire's RFC 3339 UTC string, in milliseconds.
+def rfc3339(moment: datetime) -> str:
+    """An aware ``datetime`` as a ``Timestamp``: RFC 3339, UTC, in milliseconds (the one
+    formatter of the wire's and the store's times).
 
-    >>> utc_timestamp(datetime(2026, 3, 1, 12, tzinfo=UTC))
+    >>> rfc3339(datetime(2026, 3, 1, 12, tzinfo=UTC))
     '2026-03-01T12:00:00.000Z'
     """
-    if moment.tzinfo is None:
-        raise ValueError(f"a naive datetime has no time zone: {moment!r}")
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    if moment.tzinfo is not UTC:
+        if moment.tzinfo is None:
+            raise ValueError(f"a naive datetime has no time zone: {moment!r}")
+        moment = moment.astimezone(UTC)
+    return moment.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+
+
+def parse_rfc3339(text: str) -> datetime:
+    """The aware ``datetime`` of a ``Timestamp`` (what :func:`rfc3339` wrote)."""
+    return datetime.fromisoformat(text)

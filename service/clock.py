@@ -36,14 +36,3 @@ class FakeClock(Clock):
 
     def set(self, when: datetime) -> None:
         self._now = when
-
-
-def rfc3339(when: datetime) -> str:
-    """``2026-11-29T15:18:58.123Z``: RFC 3339, UTC, milliseconds."""
-    if when.tzinfo is not UTC:
-        when = when.astimezone(UTC)
-    return when.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
-
-
-def parse_rfc3339(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))

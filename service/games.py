@@ -22,7 +22,8 @@ import msgspec
 
 from protocol.codec import encode
 from protocol.commands import Move as pmove
-from service.clock import Clock, parse_rfc3339, rfc3339
+from protocol.fields import parse_rfc3339, rfc3339
+from service.clock import Clock
 from service.engine import (
     MAX_SEED,
     RULES_VERSION,
@@ -64,6 +65,11 @@ _MS = timedelta(milliseconds=1)
 
 def _time(text: str | None) -> datetime | None:
     return parse_rfc3339(text) if text else None
+
+
+def new_game_id() -> str:
+    """A fresh game id: ``g_`` and 96 random bits (players' games and daily attempts alike)."""
+    return "g_" + secrets.token_urlsafe(12)
 
 
 def engine_command(command: Any) -> Command:
@@ -120,7 +126,7 @@ class GameService:
         if seed is None:
             seed = secrets.randbelow(MAX_SEED)
         game = Game.deal(variant, seed, options)  # validates variant, options and seed
-        game_id = game_id or "g_" + secrets.token_urlsafe(12)
+        game_id = game_id or new_game_id()
         now = rfc3339(self.clock.now())
         meta = GameMeta(
             variant=game.variant.id, options=encode(game.variant.options).decode(), seed=seed, owner=owner,

@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from protocol.fields import PLAYER_NAME_MAX
 from service.errors import ApiError
 from service.store import keys
+from service.store import meta as mf
 from service.store.connection import RedisConn, Script
 
-NAME_MAX = 32
 # Letters (any script), digits, spaces and a little punctuation; no control or format characters.
 _NAME = re.compile(r"^[\w][\w .'\-]*$", re.UNICODE)
 
@@ -50,9 +51,9 @@ class Players:
             raise ApiError("bad_request", f"a player name may not hold the invisible character "
                            f"U+{ord(invisible):04X} ({unicodedata.name(invisible, 'unnamed')})",
                            {"field": "name"})
-        if not 1 <= len(clean) <= NAME_MAX:
-            raise ApiError("bad_request", f"a player name has 1 to {NAME_MAX} characters, got {len(clean)}",
-                           {"field": "name"})
+        if not 1 <= len(clean) <= PLAYER_NAME_MAX:
+            raise ApiError("bad_request", f"a player name has 1 to {PLAYER_NAME_MAX} characters, "
+                           f"got {len(clean)}", {"field": "name"})
         if not _NAME.match(clean) or "  " in clean:
             raise ApiError("bad_request", "a player name holds letters, digits, single spaces and . ' - _ "
                            "and starts with a letter or digit", {"field": "name"})
@@ -86,12 +87,12 @@ class Players:
         await self.redis.execute("ZREM", keys.player_open_games(player_id), game_id)
 
 
-_SET_NAME = Script("""
-redis.call('HSET', KEYS[1], 'name', ARGV[1])
+_SET_NAME = Script(mf.lua("""
+redis.call('HSET', KEYS[1], '$name', ARGV[1])
 local ttl = tonumber(ARGV[2])
 if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) else redis.call('PERSIST', KEYS[1]) end
 return 1
-""")
+""", name=mf.PLAYER_NAME))
 
 # KEYS: the player's open games. ARGV: game_id, now_s, expires_s, cap.
 # A game whose score has passed has expired untouched, or was played since and lives

@@ -18,7 +18,7 @@ from service.auth import bearer_token
 from service.context import Context, context
 from service.engine import VARIANTS
 from service.errors import ApiError, json_response
-from service.games import decode_event, engine_command
+from service.games import decode_event, engine_command, new_game_id
 from service.metrics import CONTENT_TYPE
 from service.moves import legal_moves
 
@@ -109,7 +109,7 @@ async def create_game(request: web.Request) -> web.Response:
     await ctx.create_limiter.check("new:" + player)
     await ctx.create_address_limiter.check("new:ip:" + client_address(request))
     settings, now = ctx.settings, ctx.clock.time()
-    game_id = "g_" + secrets.token_urlsafe(12)
+    game_id = new_game_id()
     await ctx.players.open_game(player, game_id, now, now + settings.game_ttl_s,
                                 settings.open_games_per_player)
     try:

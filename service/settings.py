@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ENV_PREFIX = "SOLITAIRE_"
+# The choices of two settings; the store's modules check them against these too.
+DURABILITY_LEVELS = ("memory", "local", "replicated")
+APPENDFSYNC_POLICIES = ("always", "everysec", "no")  # Redis' appendfsync
 
 
 @dataclass(frozen=True)
@@ -224,8 +227,15 @@ def _convert(f: dataclasses.Field[object], raw: str, source: str) -> object:
             return float(raw)
     except ValueError:
         raise ValueError(f"{source}={raw!r} is not a valid {kind.split(' ')[0]}") from None
-    if f.name == "durability" and raw not in ("memory", "local", "replicated"):
-        raise ValueError(f"{source}={raw!r}: expected memory, local or replicated")
-    if f.name == "appendfsync" and raw not in ("always", "everysec", "no"):
-        raise ValueError(f"{source}={raw!r}: expected always, everysec or no")
+    if f.name == "durability":
+        return one_of(source, raw, DURABILITY_LEVELS)
+    if f.name == "appendfsync":
+        return one_of(source, raw, APPENDFSYNC_POLICIES)
     return raw
+
+
+def one_of(source: str, value: str, choices: Sequence[str]) -> str:
+    """``value`` if it is one of ``choices``, else ValueError naming ``source`` and them."""
+    if value not in choices:
+        raise ValueError(f"{source}={value!r}: expected {', '.join(choices[:-1])} or {choices[-1]}")
+    return value

@@ -16,13 +16,13 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from service.clock import rfc3339
+from protocol.fields import DATE_PATTERN, rfc3339
+from service.engine import SEED_BITS
 from service.errors import ApiError
 
-_DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
+_DATE = re.compile(DATE_PATTERN)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MS = timedelta(milliseconds=1)
-SEED_BITS = 53  # seeds stay below 2**53, exact in every JSON client
 
 
 FIRST_DATE, LAST_DATE = date(1970, 1, 1), date(9998, 12, 31)  # a day and its end stay representable

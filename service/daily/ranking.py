@@ -15,14 +15,11 @@ from datetime import timedelta
 from typing import Any
 
 from protocol.codec import encode
-from service.clock import parse_rfc3339
+from protocol.fields import parse_rfc3339
 from service.daily.challenge import epoch_ms
+from service.store.daily import CARDS_DIGITS, DURATION_DIGITS, FINISH_DIGITS, MOVES_DIGITS
 
 MAX_FOUNDATION_CARDS = 127  # two decks hold 104 cards
-_DURATION_DIGITS = 11  # ms: three years
-_MOVES_DIGITS = 9
-_FINISH_DIGITS = 13  # ms since the epoch: up to the year 2286
-KEY_LEN = 1 + 3 + _DURATION_DIGITS + _MOVES_DIGITS + _FINISH_DIGITS
 
 
 def _clamp(value: int, digits: int) -> int:
@@ -63,11 +60,12 @@ class Standing:
 
     def sort_key(self) -> str:
         """Fixed-width digits whose byte order is the ranking order (smaller ranks higher)."""
+        cards_short = MAX_FOUNDATION_CARDS - min(self.foundation_cards, MAX_FOUNDATION_CARDS)
         return (("0" if self.won else "1")
-                + f"{MAX_FOUNDATION_CARDS - min(self.foundation_cards, MAX_FOUNDATION_CARDS):03d}"
-                + f"{_clamp(self.duration_ms, _DURATION_DIGITS):0{_DURATION_DIGITS}d}"
-                + f"{_clamp(self.moves, _MOVES_DIGITS):0{_MOVES_DIGITS}d}"
-                + f"{_clamp(self.finish_ms, _FINISH_DIGITS):0{_FINISH_DIGITS}d}")
+                + f"{cards_short:0{CARDS_DIGITS}d}"
+                + f"{_clamp(self.duration_ms, DURATION_DIGITS):0{DURATION_DIGITS}d}"
+                + f"{_clamp(self.moves, MOVES_DIGITS):0{MOVES_DIGITS}d}"
+                + f"{_clamp(self.finish_ms, FINISH_DIGITS):0{FINISH_DIGITS}d}")
 
     def member(self) -> str:
         return self.sort_key() + self.player_id

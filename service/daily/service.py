@@ -24,17 +24,18 @@ import time
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from service.clock import Clock, rfc3339
+from protocol.fields import rfc3339
+from service.clock import Clock
 from service.daily.challenge import Day, epoch_ms, today
 from service.daily.deals import DailyDeals
 from service.daily.periodic import Periodic
-from service.daily.ranking import KEY_LEN, Standing
+from service.daily.ranking import Standing
 from service.engine import VARIANTS, Game, Status
 from service.errors import ApiError
-from service.games import GameService, Loaded
+from service.games import GameService, Loaded, new_game_id
 from service.settings import Settings
 from service.store import meta as fields
-from service.store.daily import DailyStore, Page, Record
+from service.store.daily import KEY_LEN, PLAYER_ID_PATTERN, DailyStore, Page, Record
 from service.store.errors import GameExists, StoreError
 
 log = logging.getLogger("service.daily")
@@ -93,7 +94,7 @@ class DailyService:
                            f"({current.isoformat()}) can be attempted",
                            {"date": day.iso, "today": current.isoformat()})
         seed = await self.seed(day, variant)  # before reserving: 503 while the deal is being chosen
-        game_id = "g_" + secrets.token_urlsafe(12)
+        game_id = new_game_id()
         state, used = await self.store.reserve(day.iso, variant, player, game_id,
                                                self.settings.daily_attempts, self.keep_s(day))
         if state == "over":
@@ -247,7 +248,7 @@ def _record(s: Standing, name: str = "") -> Record:
 # A cursor is ``<sort key><player id>`` of the last entry read (base64url): the next
 # page starts just after it, wherever entries were added meanwhile.
 
-_MEMBER = re.compile(rb"^[0-9]{%d}[A-Za-z0-9_\-]{1,100}$" % KEY_LEN)
+_MEMBER = re.compile(rb"^[0-9]{%d}%s$" % (KEY_LEN, PLAYER_ID_PATTERN.encode()))
 
 
 def encode_cursor(member: bytes) -> str:

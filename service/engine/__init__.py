@@ -22,7 +22,7 @@ from .commands import (
 )
 from .diff import Op, compute_ops
 from .errors import BadCommand, BadOptions, EngineError, IllegalCommand, UnknownVariant
-from .game import MAX_SEED, RULES_VERSION, Diff, Game, Position, Status
+from .game import MAX_SEED, RULES_VERSION, SEED_BITS, Diff, Game, Position, Status
 from .piles import Pile, PileSpec
 from .variant import Option, Variant
 from .variants import VARIANTS, get_variant
@@ -30,6 +30,6 @@ from .variants import VARIANTS, get_variant
 __all__ = [
     "DRAW", "RESIGN", "UNDO", "Command", "Draw", "Move", "Resign", "Undo", "command_from_dict",
     "command_to_dict", "Op", "compute_ops", "BadCommand", "BadOptions", "EngineError",
-    "IllegalCommand", "UnknownVariant", "MAX_SEED", "RULES_VERSION", "Diff", "Game", "Position",
-    "Status", "Pile", "PileSpec", "Option", "Variant", "VARIANTS", "get_variant",
+    "IllegalCommand", "UnknownVariant", "MAX_SEED", "RULES_VERSION", "SEED_BITS", "Diff", "Game",
+    "Position", "Status", "Pile", "PileSpec", "Option", "Variant", "VARIANTS", "get_variant",
 ]

@@ -22,7 +22,11 @@ from .variant import Variant
 
 # A stored game records this; a change to RULES.md that changes any outcome bumps it.
 RULES_VERSION = 1
-MAX_SEED = 2**53  # seeds are integers 0 <= seed < 2**53 (exact in every JSON client)
+# Seeds are integers 0 <= seed < 2**SEED_BITS: JavaScript clients read JSON numbers as
+# doubles, exact up to 2**53. The one home of the limit (the protocol's Seed type and
+# the daily seeds take it from here: the engine imports nothing).
+SEED_BITS = 53
+MAX_SEED = 2**SEED_BITS
 
 
 class Status(enum.StrEnum):
@@ -93,7 +97,7 @@ class Game:
         from .variants import get_variant
 
         if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < MAX_SEED:
-            raise BadCommand(f"a seed is a whole number 0 <= seed < 2**53, got {seed!r}")
+            raise BadCommand(f"a seed is a whole number 0 <= seed < 2**{SEED_BITS}, got {seed!r}")
         variant = get_variant(variant_id)(options)
         position = Position(variant.deal(seed), None, None, True)
         # A deal can leave no legal command at all: such a game is lost from the start.

@@ -33,12 +33,20 @@ from typing import Any
 import msgspec
 
 from service.store import keys
+from service.store import meta as mf
 from service.store.connection import RedisConn, Script
 
-KEY_LEN = 37  # service.daily.ranking.KEY_LEN; checked by the tests
+# A board member begins with its sort key: fixed-width digits, filled by
+# service.daily.ranking (won, foundation cards short of all, duration, moves, finish).
+WON_DIGITS, CARDS_DIGITS = 1, 3
+DURATION_DIGITS = 11  # ms: three years
+MOVES_DIGITS = 9
+FINISH_DIGITS = 13  # ms since the epoch: up to the year 2286
+KEY_LEN = WON_DIGITS + CARDS_DIGITS + DURATION_DIGITS + MOVES_DIGITS + FINISH_DIGITS
 # Player ids go into members and rendered JSON as they are (the service makes them so);
 # an entry's JSON holds no "|" (ids, statuses, numbers, times).
-_PLAYER_ID = re.compile(r"^[A-Za-z0-9_\-]{1,100}$")
+PLAYER_ID_PATTERN = r"[A-Za-z0-9_\-]{1,100}"
+_PLAYER_ID = re.compile(f"^{PLAYER_ID_PATTERN}$")
 
 
 def _json(name: str) -> bytes:
@@ -130,7 +138,7 @@ return written
 # more (0/1), members, my rank - 1 or -1, rank - 1 of the first near member, near members,
 # the caller's own name or ''}. The members are rendered by the caller (Python is
 # quicker at it than Redis's Lua, and Redis is the shared one).
-_PAGE = Script(_COMMON + """
+_PAGE = Script(_COMMON + mf.lua("""
 if ARGV[1] == '1' and redis.call('EXISTS', KEYS[3]) == 0 then return {-1} end
 local limit = tonumber(ARGV[3])
 local members = redis.call('ZRANGE', KEYS[1], ARGV[2], '+', 'BYLEX', 'LIMIT', 0, limit + 1)
@@ -152,9 +160,9 @@ if ARGV[4] ~= '' then
   end
 end
 local current = ''
-if KEYS[4] then current = redis.call('HGET', KEYS[4], 'name') or '' end
+if KEYS[4] then current = redis.call('HGET', KEYS[4], '$name') or '' end
 return {0, first, more, members, rank, lo, near, current}
-""")
+""", name=mf.PLAYER_NAME))
 
 # KEYS: board, ranked, names;  ARGV: player_id, name JSON.  A new name, on a board the
 # player is on.
@@ -227,11 +235,11 @@ return 1
 """)
 
 # KEYS: player hashes (single server only: they span slots).  Returns each ``name`` or ''.
-_NAMES = Script("""
+_NAMES = Script(mf.lua("""
 local out = {}
-for i, key in ipairs(KEYS) do out[i] = redis.call('HGET', key, 'name') or '' end
+for i, key in ipairs(KEYS) do out[i] = redis.call('HGET', key, '$name') or '' end
 return out
-""")
+""", name=mf.PLAYER_NAME))
 
 @dataclass(frozen=True, slots=True)
 class Record:
@@ -350,7 +358,8 @@ class DailyStore:
         own_name = None
         if me is not None:
             if self.redis.is_cluster:
-                own_name = asyncio.ensure_future(self.redis.execute("HGET", keys.player(me), "name"))
+                own_name = asyncio.ensure_future(
+                    self.redis.execute("HGET", keys.player(me), mf.PLAYER_NAME))
             else:
                 script_keys.append(keys.player(me))
         try:
@@ -422,7 +431,8 @@ class DailyStore:
         if not player_ids:
             return {}
         if self.redis.is_cluster:
-            replies = await self.redis.pipeline([("HGET", keys.player(pid), "name") for pid in player_ids])
+            replies = await self.redis.pipeline(
+                [("HGET", keys.player(pid), mf.PLAYER_NAME) for pid in player_ids])
         else:
             replies = await self.redis.run(_NAMES, [keys.player(pid) for pid in player_ids], [])
         return {pid: raw.decode() if raw else pid for pid, raw in zip(player_ids, replies, strict=True)}

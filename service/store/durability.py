@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 
 from redis.asyncio.cluster import PipelineCommand, RedisCluster
 
+from service.settings import DURABILITY_LEVELS, one_of
 from service.store.errors import StoreUnavailable
 
 logger = logging.getLogger(__name__)
@@ -75,9 +76,7 @@ class Durability:
     callers: int = 0  # callers served by them
 
     def __post_init__(self) -> None:
-        if self.level not in LEVELS:
-            raise ValueError(f"durability={self.level!r}: expected memory, local or replicated")
-        self.need = LEVELS[self.level]
+        self.need = LEVELS[one_of("durability", self.level, DURABILITY_LEVELS)]
 
     async def wait(self, slot_key: str, publish: Publish | None = None) -> None:
         """``slot_key``: a marker key in the slot of the writes to cover (it is written).

@@ -49,7 +49,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Self
 
-from service.settings import Settings
+from service.settings import APPENDFSYNC_POLICIES, Settings, one_of
 
 logger = logging.getLogger(__name__)
 
@@ -459,22 +459,25 @@ def private_folder(path: Path) -> None:
                 os.chmod(full, stat.S_IMODE(os.lstat(full).st_mode) & 0o700)
 
 
+def appendfsync_for(durability: str, configured: str) -> str:
+    """The store's appendfsync under a durability level: ``configured`` for "memory",
+    else "always". A durable acknowledgement (WAITAOF) under everysec would wait up to
+    a second for the next fsync; under always Redis fsyncs once per event-loop cycle,
+    for every client at once (group commit), and WAITAOF returns at once."""
+    return configured if durability == "memory" else "always"
+
+
 class EmbeddedServer(ServerProcess):
     """The service's own store server: ``<data_dir>/redis``, AOF on, no RDB saves."""
 
     @classmethod
     def from_settings(cls, settings: Settings, **kwargs: Any) -> EmbeddedServer:
-        # A durable acknowledgement (WAITAOF) under everysec would wait up to a second for
-        # the next fsync; under always Redis fsyncs once per event-loop cycle, for every
-        # client at once (group commit), and WAITAOF returns at once.
-        fsync = settings.appendfsync if settings.durability == "memory" else "always"
+        fsync = appendfsync_for(settings.durability, settings.appendfsync)
         return cls(settings.data_dir / "redis", appendfsync=fsync, **kwargs)
 
     def __init__(self, directory: Path | str, *, appendfsync: str = "everysec",
                  config: Mapping[str, str | Sequence[str]] | None = None, **kwargs: Any) -> None:
-        if appendfsync not in ("always", "everysec", "no"):
-            raise ValueError(f"appendfsync={appendfsync!r}: expected always, everysec or no")
-        self.appendfsync = appendfsync
+        self.appendfsync = one_of("appendfsync", appendfsync, APPENDFSYNC_POLICIES)
         merged: dict[str, str | Sequence[str]] = {
             "appendonly": "yes",
             "appendfsync": appendfsync,

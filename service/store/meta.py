@@ -5,6 +5,9 @@ service (the counters each command changes, a daily attempt's tags) and by the
 solver's store (hints taken), and read by Lua scripts too (ranking a day's open
 attempts): each of them names a field by the constant here, never by a string of
 its own. Values are strings in Redis; the type says how to read one.
+
+A player's hash (``keys.player``) has its own short catalogue at the end, on the
+same terms: written by :mod:`service.players`, read by the daily store's Lua.
 """
 
 from __future__ import annotations
@@ -79,6 +82,14 @@ CORE = frozenset((VARIANT, OPTIONS, SEED, OWNER, RULES_VERSION, CREATED_AT, STAT
 
 # What ranking a daily attempt reads (Games.attempts), in this order.
 ATTEMPT = (OWNER, SEQ, STATUS, MOVES, FOUNDATION_CARDS, STARTED_AT, LAST_AT, FINISHED_AT)
+
+
+# -- a player's hash (keys.player), not a game's ----------------------------------
+PLAYER_NAME = "name"
+
+PLAYER_CATALOGUE: tuple[Field, ...] = (
+    Field(PLAYER_NAME, str, "the player's name as leaderboards show it (service/players.py)"),
+)
 
 
 def lua_list(names: tuple[str, ...]) -> str:

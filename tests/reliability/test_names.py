@@ -61,3 +61,13 @@ async def test_visible_names_of_every_script_are_still_welcome(api: Api) -> None
 def test_every_default_ignorable_range_is_invisible() -> None:
     assert all(is_invisible(c) for c in INVISIBLE)
     assert not any(is_invisible(c) for c in "aZ09 .'-ëé李")
+
+
+async def test_a_name_has_at_most_32_characters_as_sent_and_as_kept(api: Api) -> None:
+    await api.request("POST", "/v1/players", json={"name": "x" * 32}, expect=201)
+    sent = await api.request("POST", "/v1/players", json={"name": "x" * 33})
+    assert sent.status == 400 and "<= 32" in sent.error["message"]  # the protocol's maxLength
+    # Two characters as sent, 36 once folded (U+FDFA is a whole phrase in NFKC).
+    kept = await api.request("POST", "/v1/players", json={"name": "\ufdfa\ufdfa"})
+    assert kept.status == 400
+    assert kept.error["message"] == "a player name has 1 to 32 characters, got 36"

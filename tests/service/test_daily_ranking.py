@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from protocol.codec import decode_query
+from protocol.daily import DailyQuery
 from service.daily.challenge import Day, Seeds, challenge_body, epoch_ms, parse_date
-from service.daily.ranking import KEY_LEN, Standing, duration_ms
+from service.daily.ranking import Standing, duration_ms
 from service.daily.service import decode_cursor, encode_cursor
 from service.errors import ApiError
-from service.store import daily as daily_store
+from service.store.daily import KEY_LEN
 
 SECRET = b"test-secret-0123456789abcdef"
 
@@ -53,6 +56,17 @@ def test_a_malformed_date_is_a_bad_request(text: str) -> None:
     with pytest.raises(ApiError) as err:
         parse_date(text)
     assert err.value.code == "bad_request"
+
+
+@pytest.mark.parametrize("text", ["2026-13-01", "2026-1-01", "26-11-29", "2026-11-29x", "",
+                                  "today"])
+def test_a_date_in_a_path_is_read_as_the_query_reads_it(text: str) -> None:
+    with pytest.raises(msgspec.ValidationError, match="date"):
+        decode_query({"date": text}, DailyQuery)
+    with pytest.raises(ApiError, match="not a UTC calendar date"):
+        parse_date(text)
+    day = "2026-11-29"
+    assert decode_query({"date": day}, DailyQuery).date == parse_date(day).isoformat() == day
 
 
 def test_data_is_kept_daily_keep_days_after_the_day() -> None:
@@ -113,8 +127,10 @@ def test_the_sort_key_orders_exactly_as_the_ranking(rows: list[tuple[bool, int, 
     assert all(len(s.sort_key()) == KEY_LEN for s in standings)
 
 
-def test_the_store_and_the_ranking_agree_on_the_sort_key_length() -> None:
-    assert daily_store.KEY_LEN == KEY_LEN
+def test_the_sort_key_is_as_long_as_the_store_reads_it_even_at_its_limits() -> None:
+    least = standing(won=False, fc=0, duration=10**20, moves=10**20, finish_ms=10**20)
+    most = standing(won=True, fc=104, duration=0, moves=0, finish_ms=0)
+    assert len(least.sort_key()) == len(most.sort_key()) == KEY_LEN
 
 
 def test_an_attempt_not_final_stands_as_it_was_at_the_day_end() -> None:

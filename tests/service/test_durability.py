@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
 
-from service.settings import Settings
+from service.settings import DURABILITY_LEVELS, Settings
 from service.store import GameMeta, StoreUnavailable
-from service.store.embedded import EmbeddedServer
+from service.store.durability import LEVELS, Durability
+from service.store.embedded import EmbeddedServer, appendfsync_for
 from tests.stores import Store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
@@ -24,6 +26,23 @@ def test_durability_is_a_setting_with_three_honest_levels() -> None:
     assert Settings.from_env({"SOLITAIRE_DURABILITY": "memory"}).durability == "memory"
     with pytest.raises(ValueError, match="expected memory, local or replicated"):
         Settings.from_env({"SOLITAIRE_DURABILITY": "fast"})
+
+
+def test_the_settings_and_the_store_refuse_the_same_levels_and_policies_alike(
+        tmp_path: Path) -> None:
+    refused = "^durability='fast': expected memory, local or replicated$"
+    with pytest.raises(ValueError, match=refused):
+        Durability(conn=None, level="fast", timeout_s=1.0)
+    with pytest.raises(ValueError, match="^appendfsync='often': expected always, everysec or no$"):
+        EmbeddedServer(tmp_path, appendfsync="often")
+    with pytest.raises(ValueError, match="=.often.: expected always, everysec or no"):
+        Settings.from_env({"SOLITAIRE_APPENDFSYNC": "often"})
+    assert tuple(LEVELS) == DURABILITY_LEVELS  # each level's wait is declared
+
+
+def test_a_durable_level_runs_the_embedded_store_with_appendfsync_always() -> None:
+    assert [appendfsync_for(level, "everysec") for level in DURABILITY_LEVELS] == [
+        "everysec", "always", "always"]
 
 
 async def test_local_waits_for_an_fsync_and_concurrent_commands_share_one(

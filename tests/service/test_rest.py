@@ -14,10 +14,12 @@ import aiohttp
 import msgspec
 import pytest
 
-from protocol.rest import CommandResult, Events, LegalMoves
+from protocol.codec import decode
+from protocol.errors import bad_request_from
+from protocol.rest import CommandResult, CreateGame, Events, LegalMoves
 from service.auth import Tokens
 from service.clock import FakeClock
-from service.engine import DRAW, UNDO, Game, Move, Status
+from service.engine import DRAW, UNDO, BadCommand, Game, Move, Status
 from service.store import keys
 from tests.live import running_service, settings_for_test
 from tests.redis_servers import sync_client
@@ -236,6 +238,20 @@ async def test_a_bad_create_game_body_is_400(api: Api, owner: tuple[str, str], b
                               headers={"Content-Type": "application/json"})
     err = check_error(reply, 400, "bad_request")
     assert len(err["message"]) > 10
+
+
+async def test_a_seed_of_2_to_the_53_is_refused_in_the_words_of_the_protocol(
+        api: Api, owner: tuple[str, str]) -> None:
+    body = b'{"variant": "gilbert", "seed": 9007199254740992}'  # 2**53
+    reply = await api.request("POST", "/v1/games", owner[1], data=body,
+                              headers={"Content-Type": "application/json"})
+    err = check_error(reply, 400, "bad_request")
+    with pytest.raises(msgspec.ValidationError) as refused:
+        decode(body, CreateGame)
+    assert err["message"] == bad_request_from(refused.value).error.message
+    assert "<= 9007199254740991" in err["message"] and "$.seed" in err["message"]
+    with pytest.raises(BadCommand, match=r"0 <= seed < 2\*\*53"):  # the engine's own guard
+        Game.deal("gilbert", 2**53)
 
 
 @pytest.mark.parametrize("body", [

@@ -22,7 +22,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from service.clock import FakeClock, rfc3339
+from protocol.fields import rfc3339
+from service.clock import FakeClock
 from service.errors import to_api_error
 from service.games import GameService, Loaded
 from service.metrics import Metrics
