@@ -8,11 +8,23 @@ Deal a game from (variant, options, seed), list the legal commands, apply one
     game.status, game.legal_moves(), game.public_piles()
 """
 
-from .commands import DRAW, RESIGN, UNDO, Command, Draw, Move, Resign, Undo, command_from_dict, command_to_dict
+from .commands import (
+    DRAW,
+    RESIGN,
+    UNDO,
+    Command,
+    Draw,
+    Move,
+    Resign,
+    Undo,
+    command_from_dict,
+    command_to_dict,
+)
 from .diff import Op, apply_ops, compute_ops
 from .errors import BadCommand, BadOptions, EngineError, IllegalCommand, UnknownVariant
-from .game import MAX_SEED, RULES_VERSION, Diff, Game, Position, Status
+from .game import MAX_SEED, RULES_VERSION, Diff, Game, Status
 from .piles import Pile, PileSpec
+from .position import Position
 from .variant import Option, Variant
 from .variants import VARIANTS, get_variant
 

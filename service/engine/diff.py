@@ -97,15 +97,18 @@ def compute_ops(before: Mapping[str, Pile], after: Mapping[str, Pile], order: It
     return leave + arrive + turn
 
 
-def apply_ops(piles: Mapping[str, Mapping[str, Any]], ops: Iterable[Op]) -> dict[str, dict[str, Any]]:
-    """Apply operations to a public view's piles (``{"down": n, "up": [...]}``), as a client does."""
+def apply_ops(piles: Mapping[str, Mapping[str, Any]],
+              ops: Iterable[Op]) -> dict[str, dict[str, Any]]:
+    """Apply operations to a public view's piles (``{"down": n, "up": [...]}``), as a client
+    does."""
     out = {k: {"down": v["down"], "up": list(v["up"])} for k, v in piles.items()}
     for op in ops:
         pile = out[op["pile"]]
         kind = op["op"]
         if kind == "pop":
             if op["n"] > len(pile["up"]):
-                raise ValueError(f"pop {op['n']} from {op['pile']} with {len(pile['up'])} face-up cards")
+                raise ValueError(f"pop {op['n']} from {op['pile']} with {len(pile['up'])} "
+                                 "face-up cards")
             del pile["up"][len(pile["up"]) - op["n"]:]
         elif kind == "push":
             pile["up"].extend(op["cards"])

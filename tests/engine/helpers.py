@@ -37,7 +37,7 @@ from service.engine import (
     get_variant,
 )
 from service.engine.cards import ALL_CARDS, RANKS, name
-from service.engine.movegen import foundation_next
+from service.engine.rules import foundation_next
 
 VARIANT_IDS = ("gilbert", "shamrocks", "gate", "caprice")
 # Every (variant, options) the engine plays, for tests that run on all of them.
@@ -135,7 +135,8 @@ def publicly_named_cards(game: Game) -> set[str]:
 
 
 def hidden_cards(game: Game) -> set[str]:
-    """Face-down cards that no face-up copy or public fact names (see :func:`publicly_named_cards`)."""
+    """Face-down cards that no face-up copy or public fact names (see
+    :func:`publicly_named_cards`)."""
     return {c for p in game.piles.values() for c in p.down} - publicly_named_cards(game)
 
 
