@@ -22,8 +22,9 @@ from .commands import (
 )
 from .diff import Op, compute_ops
 from .errors import BadCommand, BadOptions, EngineError, IllegalCommand, UnknownVariant
-from .game import MAX_SEED, RULES_VERSION, SEED_BITS, Diff, Game, Position, Status
+from .game import MAX_SEED, RULES_VERSION, SEED_BITS, Diff, Game, Status
 from .piles import Pile, PileSpec
+from .position import Position
 from .variant import Option, Variant
 from .variants import VARIANTS, get_variant
 

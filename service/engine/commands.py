@@ -46,7 +46,7 @@ Command = Move | Draw | Undo | Resign
 DRAW = Draw()
 UNDO = Undo()
 RESIGN = Resign()
-_SIMPLE = {"draw": DRAW, "undo": UNDO, "resign": RESIGN}
+_SIMPLE: dict[str, Command] = {"draw": DRAW, "undo": UNDO, "resign": RESIGN}
 
 
 def command_from_dict(data: Any) -> Command:

@@ -1,24 +1,28 @@
 """A game: the deal, the commands in effect, the outcome.
 
 A :class:`Game` is immutable: :meth:`Game.apply` returns the next game and
-its :class:`Diff`. Each :class:`Position` (the piles after one command in
-effect) points at the position before it, so ``undo`` is a step back along
-that chain: exactly the replay of the commands not undone, without replaying.
+its :class:`Diff`. The game holds its :class:`~service.engine.position.Position`
+(the piles after the commands in effect), whose chain of parents is what ``undo``
+steps back along.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .commands import DRAW, RESIGN, UNDO, Command, Draw, Move, Resign, Undo, command_from_dict
 from .diff import Op, changed_piles, compute_ops
 from .errors import BadCommand, IllegalCommand
 from .movegen import check_move, legal_moves
 from .piles import Pile
-from .variant import Variant
+from .position import Position
+from .variants import get_variant
+
+if TYPE_CHECKING:
+    from .variant import Variant
 
 # A stored game records this; a change to RULES.md that changes any outcome bumps it.
 RULES_VERSION = 1
@@ -40,32 +44,6 @@ class Status(enum.StrEnum):
         return self in (Status.WON, Status.RESIGNED)
 
 
-class Position:
-    """The piles after the deal and the commands in effect so far."""
-
-    __slots__ = ("piles", "command", "_parent", "_rebuild", "only_draws_since_turnover")
-
-    def __init__(self, piles: dict[str, Pile], command: Command | None, parent: Position | None,
-                 only_draws_since_turnover: bool, rebuild: Callable[[], Position | None] | None = None) -> None:
-        self.piles = piles
-        self.command = command  # the command that led here (None for the deal)
-        self._parent = parent
-        self._rebuild = rebuild  # set on positions restored from a snapshot
-        # Gilbert's "lost" test (c): every command in effect since the waste was
-        # last turned over (or since the deal) is a draw.
-        self.only_draws_since_turnover = only_draws_since_turnover
-
-    @property
-    def parent(self) -> Position | None:
-        if self._rebuild is not None:
-            self._parent, self._rebuild = self._rebuild(), None
-        return self._parent
-
-    @property
-    def has_parent(self) -> bool:
-        return self.command is not None
-
-
 @dataclass(frozen=True, slots=True)
 class Diff:
     """What one applied command changed: the operations and the new outcome."""
@@ -82,7 +60,8 @@ class Game:
 
     __slots__ = ("variant", "seed", "position", "moves", "status", "_foundation_cards")
 
-    def __init__(self, variant: Variant, seed: int, position: Position, moves: int, status: Status) -> None:
+    def __init__(self, variant: Variant, seed: int, position: Position, moves: int,
+                 status: Status) -> None:
         self.variant = variant
         self.seed = seed
         self.position = position
@@ -94,8 +73,6 @@ class Game:
     @classmethod
     def deal(cls, variant_id: str, seed: int, options: Mapping[str, Any] | None = None) -> Game:
         """The dealt game of ``variant_id`` with ``seed`` (see :mod:`service.engine.rng`)."""
-        from .variants import get_variant
-
         if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < MAX_SEED:
             raise BadCommand(f"a seed is a whole number 0 <= seed < 2**{SEED_BITS}, got {seed!r}")
         variant = get_variant(variant_id)(options)
@@ -122,7 +99,8 @@ class Game:
     def foundation_cards(self) -> int:
         if self._foundation_cards < 0:
             piles = self.position.piles
-            self._foundation_cards = sum(len(piles[spec.id].up) for spec in self.variant.foundations)
+            self._foundation_cards = sum(len(piles[spec.id].up)
+                                         for spec in self.variant.foundations)
         return self._foundation_cards
 
     @property
@@ -164,7 +142,8 @@ class Game:
 
     # --- playing -------------------------------------------------------------------
     def apply(self, command: Command | Mapping[str, Any]) -> tuple[Game, Diff]:
-        """The game after ``command`` and its diff; :class:`IllegalCommand` says which rule refuses it."""
+        """The game after ``command`` and its diff; :class:`IllegalCommand` says which rule
+        refuses it."""
         if not isinstance(command, (Move, Draw, Undo, Resign)):
             command = command_from_dict(command)
         if self.status.is_final:
@@ -197,7 +176,8 @@ class Game:
         variant.after_move(piles, move.from_)
         return self._next(move, Position(piles, move, self.position, False), (move.from_, move.to))
 
-    def _next(self, command: Command, position: Position, order: tuple[str, ...] | None) -> tuple[Game, Diff]:
+    def _next(self, command: Command, position: Position,
+              order: tuple[str, ...] | None) -> tuple[Game, Diff]:
         before, after = self.position.piles, position.piles
         changed = changed_piles(before, after)
         ops = compute_ops(before, after, order or (), changed)
@@ -229,9 +209,8 @@ class Game:
 
     @classmethod
     def from_snapshot(cls, data: Mapping[str, Any]) -> Game:
-        """The game of :meth:`snapshot`; positions before it are rebuilt only if undo reaches them."""
-        from .variants import get_variant
-
+        """The game of :meth:`snapshot`; positions before it are rebuilt only if undo reaches
+        them."""
         variant = get_variant(data["variant"])(data["options"])
         seed = data["seed"]
         effective = [command_from_dict(c) for c in data["effective"]]

@@ -1,30 +1,32 @@
-"""Legal moves: generating them all, and checking one with the reason it is refused.
+"""Legal moves: one generator says which moves are legal; a move it does not list is
+refused with the rule it breaks.
 
-Both paths use the same declarations (build rule, capacity, what an empty
-tableau pile accepts, where a foundation's top may go), and the property tests
-check that they agree.
+:func:`_moves` is the only statement of which moves are legal. The full list
+(:func:`legal_moves`), the lost test (:func:`has_legal_move`) and the check of one
+command (:func:`check_move`) all ask it, the last for the one source and the one
+destination the command names, so checking a command costs no more than the piles
+it names. :func:`_why_refused` only explains a move the generator does not list:
+it names the rule (the ``rule`` of PROTOCOL.md's 422 ``illegal_move``) and says it
+in words. The property tests check, over many random positions of every variant,
+that the check accepts exactly the listed moves and that every other move gets a
+reason.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
-from .cards import RANK, card as make_card, name
+from .cards import name
 from .commands import Move
 from .errors import BadCommand, IllegalCommand
-from .piles import Pile, PileSpec, foundation_name
-from .rules import ACCEPTS, BUILD_RULE_TEXT, BUILD_RULES, run_length
-from .variant import Variant
+from .piles import Kind, Pile, PileSpec, foundation_name
+from .rules import ACCEPTS, BUILD_RULE_TEXT, foundation_next, run_length
 
+if TYPE_CHECKING:
+    from .variant import Variant
 
-def foundation_next(spec: PileSpec, pile: Pile) -> str | None:
-    """The one card a foundation takes next (``None`` when it is complete)."""
-    suit = spec.suit or "C"
-    if spec.direction == "ascending":
-        rank = RANK[pile.up[-1]] + 1 if pile.up else 1
-        return make_card(rank, suit) if rank <= 13 else None
-    rank = RANK[pile.up[-1]] - 1 if pile.up else 13
-    return make_card(rank, suit) if rank >= 1 else None
+_UNLIMITED = 1 << 30  # the room of a tableau pile in a variant without a capacity
 
 
 def movable_counts(variant: Variant, spec: PileSpec, pile: Pile) -> range:
@@ -36,186 +38,172 @@ def movable_counts(variant: Variant, spec: PileSpec, pile: Pile) -> range:
     return range(1, 2)
 
 
-def _destinations(variant: Variant, piles: Mapping[str, Pile]) -> tuple[dict[str, list[str]], list[str]]:
-    """Card -> the non-empty piles that take it; and the empty tableau piles."""
-    index: dict[str, list[str]] = {}
-    for spec in variant.foundations:
-        need = foundation_next(spec, piles[spec.id])
-        if need is not None:
-            index.setdefault(need, []).append(spec.id)
+def _moves(variant: Variant, piles: Mapping[str, Pile], sources: Iterable[PileSpec],
+           dests: Iterable[PileSpec], first_only: bool = False) -> list[Move]:
+    """The legal moves from ``sources`` onto ``dests``: for each source in order, each
+    count (fewest cards first), the foundations, then the non-empty tableau piles,
+    then the empty ones, each in the order of ``dests``. ``first_only``: stop at one."""
+    # What each destination takes now. Nothing is ever placed on a stock, waste or reserve.
+    needs: dict[str, list[str]] = {}  # card -> the foundations that take it next
+    targets: list[tuple[str, frozenset[str], int]] = []  # tableau pile, cards it takes, room
+    spaces: list[str] = []  # tableau piles holding no card
     accepts = ACCEPTS[variant.tableau_build]
-    cap = variant.tableau_capacity
-    empties: list[str] = []
-    for spec in variant.tableaux:
+    capacity = _UNLIMITED if variant.tableau_capacity is None else variant.tableau_capacity
+    for spec in dests:
         pile = piles[spec.id]
-        if pile.up:
-            if cap is not None and len(pile.up) >= cap:
-                continue
-            for c in accepts[pile.up[-1]]:
-                index.setdefault(c, []).append(spec.id)
-        elif not pile.down:
-            empties.append(spec.id)
-    return index, empties
-
-
-def legal_moves(variant: Variant, piles: Mapping[str, Pile], first_only: bool = False) -> list[Move]:
-    """Every legal ``move`` now, foundations named by index, in layout order."""
-    index, empties = _destinations(variant, piles)
-    kind = variant.kind
+        if spec.kind == "foundation":
+            need = foundation_next(spec, pile)
+            if need is not None:
+                needs.setdefault(need, []).append(spec.id)
+        elif spec.kind == "tableau":
+            if pile.up:
+                room = capacity - len(pile.up)
+                if room > 0:
+                    targets.append((spec.id, accepts[pile.up[-1]], room))
+            elif not pile.down:
+                spaces.append(spec.id)
     returns = variant.foundation_returns
     out: list[Move] = []
-    for spec in variant.sources:
-        pile = piles[spec.id]
-        if not pile.up:
+    for spec in sources:
+        src = spec.id
+        if spec.kind == "stock":  # its unseen top card, into a space, where the variant allows
+            if spaces and variant.stock_refusal(piles) is None:
+                for dest in spaces:
+                    out.append(Move(src, dest, 1))
+                    if first_only:
+                        return out
             continue
-        src_kind = spec.kind
+        pile = piles[src]
+        from_foundation = spec.kind == "foundation"
+        onto_foundation = not from_foundation or "foundation" in returns
+        onto_tableau = not from_foundation or "tableau" in returns
         for count in movable_counts(variant, spec, pile):
-            c = pile.up[-count]
-            for dest in index.get(c, ()):
-                if dest == spec.id:
-                    continue
-                dest_kind = kind[dest]
-                if dest_kind == "foundation" and count != 1:
-                    continue
-                if src_kind == "foundation" and dest_kind not in returns:
-                    continue
-                out.append(Move(spec.id, dest, count))
-                if first_only:
-                    return out
-            if empties and (src_kind != "foundation" or "tableau" in returns):
-                if variant.empty_tableau_refusal(src_kind, c) is None:
-                    for dest in empties:
-                        out.append(Move(spec.id, dest, count))
+            card = pile.up[-count]
+            if count == 1 and onto_foundation:
+                for dest in needs.get(card, ()):
+                    if dest != src:
+                        out.append(Move(src, dest, 1))
                         if first_only:
                             return out
-    if variant.stock_fills_spaces and empties and piles["stock"].down and not piles["waste"].up:
-        if variant.empty_tableau_refusal("stock", "") is None:
-            out.extend(Move("stock", dest, 1) for dest in empties)
+            if not onto_tableau:
+                continue
+            for dest, takes, room in targets:
+                if card in takes and count <= room and dest != src:
+                    out.append(Move(src, dest, count))
+                    if first_only:
+                        return out
+            if spaces and variant.empty_tableau_refusal(spec.kind, card) is None:
+                for dest in spaces:
+                    out.append(Move(src, dest, count))
+                    if first_only:
+                        return out
     return out
 
 
+def legal_moves(variant: Variant, piles: Mapping[str, Pile]) -> list[Move]:
+    """Every legal ``move`` now, foundations named by index, in layout order."""
+    return _moves(variant, piles, variant.sources, variant.layout)
+
+
+def moves_from(variant: Variant, piles: Mapping[str, Pile], source: str) -> list[Move]:
+    """The legal moves whose ``from`` is ``source``, in the order of :func:`legal_moves`."""
+    return _moves(variant, piles, (variant.spec[source],), variant.layout)
+
+
 def has_legal_move(variant: Variant, piles: Mapping[str, Pile]) -> bool:
-    """Whether :func:`legal_moves` would find any move (the lost test, after every command).
-
-    The same conditions as :func:`legal_moves`, answered at the first move found,
-    without building the card -> destinations index or any move."""
-    needs: dict[str, list[str]] = {}
-    for spec in variant.foundations:
-        need = foundation_next(spec, piles[spec.id])
-        if need is not None:
-            needs.setdefault(need, []).append(spec.id)
-    accepts = ACCEPTS[variant.tableau_build]
-    cap = variant.tableau_capacity
-    targets: list[tuple[str, frozenset[str]]] = []  # non-empty tableau piles with room: what they take
-    empties = False
-    for spec in variant.tableaux:
-        pile = piles[spec.id]
-        if pile.up:
-            if cap is None or len(pile.up) < cap:
-                targets.append((spec.id, accepts[pile.up[-1]]))
-        elif not pile.down:
-            empties = True
-    returns = variant.foundation_returns
-    to_foundation_from_foundation = "foundation" in returns
-    to_tableau_from_foundation = "tableau" in returns
-    for spec in variant.sources:
-        pile = piles[spec.id]
-        if not pile.up:
-            continue
-        from_foundation = spec.kind == "foundation"
-        for count in movable_counts(variant, spec, pile):
-            c = pile.up[-count]
-            if count == 1 and (not from_foundation or to_foundation_from_foundation):
-                for dest in needs.get(c, ()):
-                    if dest != spec.id:
-                        return True
-            if not from_foundation or to_tableau_from_foundation:
-                for dest, takes in targets:
-                    if c in takes and dest != spec.id:
-                        return True
-                if empties and variant.empty_tableau_refusal(spec.kind, c) is None:
-                    return True
-    if variant.stock_fills_spaces and empties and piles["stock"].down and not piles["waste"].up:
-        if variant.empty_tableau_refusal("stock", "") is None:
-            return True
-    return False
+    """Whether :func:`legal_moves` lists any move (the lost test, after every command):
+    the same generator, stopped at the first move it finds."""
+    return bool(_moves(variant, piles, variant.sources, variant.layout, first_only=True))
 
 
-# --- checking one move, with the reason -------------------------------------------
+# --- checking one command ------------------------------------------------------------
 
 
 def check_move(variant: Variant, piles: Mapping[str, Pile], move: Move) -> Move:
-    """The move with ``"foundation"`` resolved to an index, or :class:`IllegalCommand`."""
+    """The move if :func:`legal_moves` lists it, with ``"foundation"`` resolved to the
+    lowest-index foundation listed for it; else :class:`IllegalCommand` with the rule."""
     if type(move.count) is not int or move.count < 1:  # a Move built directly, not parsed
         raise BadCommand(f"'count' must be a whole number of at least 1, got {move.count!r}")
     src = variant.spec.get(move.from_)
     if src is None:
         raise IllegalCommand("unknown_pile", f"{variant.name} has no pile {move.from_!r}; "
                              f"its piles are {', '.join(variant.spec)}")
-    if move.to != "foundation" and move.to not in variant.spec:
-        raise IllegalCommand("unknown_pile", f"{variant.name} has no pile {move.to!r}; "
-                             f"its piles are {', '.join(variant.spec)} (or \"foundation\")")
-    if move.to == move.from_:
-        raise IllegalCommand("same_pile", "a move never lands on the pile it came from")
-    c = _check_source(variant, piles, src, move.count)
+    dests: tuple[PileSpec, ...]
     if move.to == "foundation":
         if not variant.foundations:
             raise IllegalCommand("unknown_pile", f"{variant.name} has no foundation")
-        for spec in variant.foundations:
-            if spec.id != move.from_ and _refusal(variant, piles, src, spec, c, move.count) is None:
-                return Move(move.from_, spec.id, move.count)
-        what = f"the {name(c)}" if c else "that card"
-        raise IllegalCommand("no_foundation_accepts", f"no foundation accepts {what}")
-    dest = variant.spec[move.to]
-    reason = _refusal(variant, piles, src, dest, c, move.count)
+        dests = variant.foundations  # in index order: the first listed is the lowest
+    elif move.to in variant.spec:
+        dests = (variant.spec[move.to],)
+    else:
+        raise IllegalCommand("unknown_pile", f"{variant.name} has no pile {move.to!r}; "
+                             f"its piles are {', '.join(variant.spec)} (or \"foundation\")")
+    for legal in _moves(variant, piles, (src,), dests):
+        if legal.count == move.count:
+            return legal
+    reason = _why_refused(variant, piles, src, move)
+    if reason is None:
+        raise RuntimeError(f"engine bug: {variant.name} refuses {move.to_dict()}, "
+                           "but none of the refusal rules applies")
+    raise IllegalCommand(*reason)
+
+
+# --- why a move is refused ------------------------------------------------------------
+
+
+def _why_refused(variant: Variant, piles: Mapping[str, Pile], src: PileSpec,
+                 move: Move) -> tuple[str, str] | None:
+    """The first rule ``move`` (between known piles) breaks: its ``rule`` and a sentence.
+    ``None`` when it breaks none, which the generator and this agreeing rules out."""
+    if move.to == move.from_:
+        return ("same_pile", "a move never lands on the pile it came from")
+    reason = _source_refusal(variant, piles, src, move.count)
     if reason is not None:
-        raise IllegalCommand(reason[0], reason[1])
-    return move
+        return reason
+    card = "" if src.kind == "stock" else piles[src.id].up[-move.count]  # "": unseen
+    if move.to == "foundation":
+        what = f"the {name(card)}" if card else "that card"
+        return ("no_foundation_accepts", f"no foundation accepts {what}")
+    return _destination_refusal(variant, piles, src, variant.spec[move.to], card, move.count)
 
 
-def _check_source(variant: Variant, piles: Mapping[str, Pile], src: PileSpec, count: int) -> str:
-    """The first (bottom) card that would move; ``""`` for the unseen top of the stock."""
-    pile = piles[src.id]
+def _source_refusal(variant: Variant, piles: Mapping[str, Pile], src: PileSpec,
+                    count: int) -> tuple[str, str] | None:
+    """Why ``count`` cards may not leave ``src`` now, wherever they go."""
     if src.kind == "stock":
-        if not variant.stock_fills_spaces:
-            raise IllegalCommand("stock_by_draw_only", "cards leave the stock only by a draw")
-        if count != 1:
-            raise IllegalCommand("one_card_from_stock", "one card at a time comes from the stock")
-        if not pile.down:
-            raise IllegalCommand("stock_empty", "the stock is empty")
-        if piles["waste"].up:
-            raise IllegalCommand("space_from_waste_first",
-                                 "a space is filled from the stock only when the waste is empty: "
-                                 "play the waste top into it")
-        return ""
+        reason = variant.stock_refusal(piles)
+        if reason is None and count != 1:
+            return ("one_card_from_stock", "one card at a time comes from the stock")
+        return reason
+    pile = piles[src.id]
     if not pile.up:
-        raise IllegalCommand("nothing_to_move", f"nothing to move: {src.id} has no face-up card")
+        return ("nothing_to_move", f"nothing to move: {src.id} has no face-up card")
     if src.kind != "tableau" and count != 1:
-        what = {"waste": "the waste", "reserve": "a pillar", "foundation": "a foundation"}[src.kind]
-        raise IllegalCommand("top_card_only", f"only the top card of {what} can be played")
+        return ("top_card_only", f"only the top card of {_a_pile(variant, src.kind)} can be played")
     if count > len(pile.up):
-        raise IllegalCommand("not_enough_cards",
-                             f"{src.id} shows {len(pile.up)} face-up card(s); cannot move {count}")
-    if count > 1:
-        if not variant.runs_move:
-            raise IllegalCommand("one_card_at_a_time", f"only one card moves at a time in {variant.name}"
-                                 + (" with single_card_moves" if variant.options.get("single_card_moves") else ""))
-        if run_length(pile.up, variant.tableau_build) < count:
-            raise IllegalCommand("not_a_run", f"the {count} cards moved must form a run: "
-                                 f"{BUILD_RULE_TEXT[variant.tableau_build]}")
-    return pile.up[-count]
+        return ("not_enough_cards",
+                f"{src.id} shows {len(pile.up)} face-up card(s); cannot move {count}")
+    if count > 1 and not variant.runs_move:
+        return ("one_card_at_a_time", variant.why_one_card_at_a_time())
+    if count > run_length(pile.up, variant.tableau_build):
+        return ("not_a_run", f"the {count} cards moved must form a run: "
+                f"{BUILD_RULE_TEXT[variant.tableau_build]}")
+    return None
 
 
-def _refusal(variant: Variant, piles: Mapping[str, Pile], src: PileSpec, dest: PileSpec,
-             c: str, count: int) -> tuple[str, str] | None:
-    """Why ``dest`` refuses the ``count`` cards starting with ``c`` from ``src`` (None: it takes them)."""
+def _destination_refusal(variant: Variant, piles: Mapping[str, Pile], src: PileSpec,
+                         dest: PileSpec, card: str, count: int) -> tuple[str, str] | None:
+    """Why ``dest`` refuses the ``count`` cards from ``src`` starting with ``card``."""
     pile = piles[dest.id]
     if dest.kind in ("stock", "waste"):
-        return ("never_onto", f"nothing is ever placed on the {dest.kind}")
+        return ("never_onto", f"nothing is ever placed on the {variant.pile_nouns[dest.kind]}")
     if dest.kind == "reserve":
-        return ("never_onto", f"nothing is ever placed on {dest.id}")
-    if src.kind == "foundation" and dest.kind not in variant.foundation_returns:
-        return ("foundation_returns", "a foundation's top card may go back only onto the tableau")
+        return ("never_onto", f"nothing is ever placed on {_a_pile(variant, dest.kind)} "
+                f"({dest.id})")
+    returns = variant.foundation_returns
+    if src.kind == "foundation" and dest.kind not in returns:
+        onto = " or ".join(_a_pile(variant, k) for k in ("tableau", "foundation") if k in returns)
+        return ("foundation_returns", f"a foundation's top card may go back only onto {onto}")
     if src.kind == "stock" and not (dest.kind == "tableau" and not pile.up and not pile.down):
         return ("stock_fills_spaces_only", "a card from the stock may only fill a space")
     if dest.kind == "foundation":
@@ -224,25 +212,28 @@ def _refusal(variant: Variant, piles: Mapping[str, Pile], src: PileSpec, dest: P
         need = foundation_next(dest, pile)
         if need is None:
             return ("foundation_complete", f"{foundation_name(dest)} is complete")
-        if c != need:
+        if card != need:
             return ("foundation_order", f"{foundation_name(dest)} takes the {name(need)} next, "
-                    f"not the {name(c)}")
+                    f"not the {name(card)}")
         return None
     # a tableau pile
     if pile.up:
-        cap = variant.tableau_capacity
-        if cap is not None and len(pile.up) + count > cap:
-            return ("capacity", f"a {_tableau_word(variant)} holds at most {cap} cards")
+        capacity = variant.tableau_capacity
+        if capacity is not None and len(pile.up) + count > capacity:
+            return ("capacity",
+                    f"{_a_pile(variant, 'tableau')} holds at most {capacity} cards")
         top = pile.up[-1]
-        if not BUILD_RULES[variant.tableau_build](top, c):
-            return ("build", f"{BUILD_RULE_TEXT[variant.tableau_build]}: the {name(c)} "
+        if card not in ACCEPTS[variant.tableau_build][top]:
+            return ("build", f"{BUILD_RULE_TEXT[variant.tableau_build]}: the {name(card)} "
                     f"cannot go on the {name(top)}")
         return None
     if pile.down:  # a tableau pile always shows its top card; kept for safety
         return ("build", f"{dest.id} has no face-up card")
-    reason = variant.empty_tableau_refusal(src.kind, c)
+    reason = variant.empty_tableau_refusal(src.kind, card)
     return None if reason is None else ("empty_tableau", reason)
 
 
-def _tableau_word(variant: Variant) -> str:
-    return "fan" if variant.tableau_capacity is not None else "tableau pile"
+def _a_pile(variant: Variant, kind: Kind) -> str:
+    """``"the waste"``, ``"a pillar"``: a pile of ``kind`` in the variant's own words."""
+    noun = variant.pile_nouns[kind]
+    return f"the {noun}" if kind in ("stock", "waste") else f"a {noun}"

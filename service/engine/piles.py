@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
+from .cards import SUIT_NAMES
+
 Kind = Literal["stock", "waste", "foundation", "tableau", "reserve"]
 Direction = Literal["ascending", "descending"]
 Spread = Literal["none", "down", "right"]
@@ -38,7 +40,7 @@ class Pile(NamedTuple):
     def top(self) -> str | None:
         return self.up[-1] if self.up else None
 
-    def __len__(self) -> int:  # type: ignore[override]
+    def __len__(self) -> int:
         return len(self.down) + len(self.up)
 
     def public(self) -> dict[str, object]:
@@ -50,8 +52,6 @@ EMPTY = Pile()
 
 
 def foundation_name(spec: PileSpec) -> str:
-    from .cards import SUIT_NAMES
-
     start = "the Ace" if spec.direction == "ascending" else "the King"
     way = "up" if spec.direction == "ascending" else "down"
     return f"{spec.id} ({SUIT_NAMES[spec.suit or 'C']} {way} from {start})"

@@ -1,14 +1,19 @@
-"""Build rules by name: which card may go on which, and which face-up runs move as one.
+"""Build rules: which card may go on which tableau card (by the rule's name), which
+face-up runs move as one, and which card a foundation takes next.
 
-Each rule is a table ``top card -> frozenset of cards that may be placed on it``,
-computed once, so move generation is a dictionary look-up.
+Each tableau rule is a table ``top card -> frozenset of cards that may be placed
+on it``, computed once, so move generation is a dictionary look-up.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from .cards import ALL_CARDS, RANK, RED, SUIT
+from .cards import ALL_CARDS, RANK, RED, SUIT, card
+
+if TYPE_CHECKING:
+    from .piles import Pile, PileSpec
 
 Fits = Callable[[str, str], bool]  # (top, card) -> may card go on top
 
@@ -54,3 +59,13 @@ def run_length(up: tuple[str, ...], rule: str) -> int:
     while k < n and fits(up[n - k - 1], up[n - k]):
         k += 1
     return k
+
+
+def foundation_next(spec: PileSpec, pile: Pile) -> str | None:
+    """The one card a foundation takes next (``None`` when it is complete)."""
+    suit = spec.suit or "C"
+    if spec.direction == "ascending":
+        rank = RANK[pile.up[-1]] + 1 if pile.up else 1
+        return card(rank, suit) if rank <= 13 else None
+    rank = RANK[pile.up[-1]] - 1 if pile.up else 13
+    return card(rank, suit) if rank >= 1 else None

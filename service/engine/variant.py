@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .cards import ordered_deck
 from .errors import BadOptions, IllegalCommand
+from .movegen import has_legal_move
 from .piles import Kind, Pile, PileSpec
 from .rng import shuffle
 
 if TYPE_CHECKING:
-    from .game import Position
+    from .position import Position
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,16 +46,24 @@ class Variant:
     tableau_build: ClassVar[str] = "alternate_colour_down"  # a name in rules.BUILD_RULES
     tableau_capacity: ClassVar[int | None] = None  # at most this many cards on a tableau pile
     runs_move: bool = True  # face-up runs move as a unit (else one card at a time)
+    # where a foundation's top card may go back into play
     foundation_returns: ClassVar[frozenset[Kind]] = frozenset({"tableau"})
-    stock_fills_spaces: ClassVar[bool] = False  # Gate: "from": "stock" into a space
+    # what the refusals call a pile of each kind ("the waste", "a pillar")
+    pile_nouns: ClassVar[Mapping[Kind, str]] = {
+        "stock": "stock", "waste": "waste", "foundation": "foundation",
+        "tableau": "tableau pile", "reserve": "reserve",
+    }
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         self.options = self.normalize_options(options)
         self.spec: dict[str, PileSpec] = {p.id: p for p in self.layout}
         self.kind: dict[str, Kind] = {p.id: p.kind for p in self.layout}
+        # In index order, as in every layout: "to": "foundation" takes the first that accepts.
         self.foundations = tuple(p for p in self.layout if p.kind == "foundation")
         self.tableaux = tuple(p for p in self.layout if p.kind == "tableau")
-        self.sources = tuple(p for p in self.layout if p.kind in ("waste", "reserve", "foundation", "tableau"))
+        # The piles moves may come from, in the order legal moves are listed: the stock last.
+        self.sources = (*(p for p in self.layout if p.kind != "stock"),
+                        *(p for p in self.layout if p.kind == "stock"))
         self.total_cards = 52 * self.decks
 
     @classmethod
@@ -64,7 +73,8 @@ class Variant:
         unknown = sorted(set(given) - set(cls.options_spec))
         if unknown:
             known = ", ".join(cls.options_spec) or "none"
-            raise BadOptions(f"{cls.id} has no option {', '.join(map(repr, unknown))} (its options: {known})")
+            raise BadOptions(f"{cls.id} has no option {', '.join(map(repr, unknown))} "
+                             f"(its options: {known})")
         out: dict[str, Any] = {}
         for key, spec in cls.options_spec.items():
             value = given.get(key, spec.default)
@@ -95,6 +105,16 @@ class Variant:
         (``None``: it accepts it)."""
         return None
 
+    def stock_refusal(self, piles: Mapping[str, Pile]) -> tuple[str, str] | None:
+        """Why the stock's top card may not now be moved, turned face up, into an empty
+        tableau pile: the ``rule`` and a sentence (``None``: it may). By default cards
+        leave the stock only by a draw."""
+        return ("stock_by_draw_only", "cards leave the stock only by a draw")
+
+    def why_one_card_at_a_time(self) -> str:
+        """The refusal of a run of cards moved as one, in a variant where they may not."""
+        return f"only one card moves at a time in {self.name}"
+
     def can_draw(self, piles: Mapping[str, Pile]) -> bool:
         return False
 
@@ -113,8 +133,6 @@ class Variant:
 
     def is_lost(self, position: Position) -> bool:
         """No ``move`` and no ``draw`` is legal (Gilbert has a test of its own)."""
-        from .movegen import has_legal_move
-
         return not self.can_draw(position.piles) and not has_legal_move(self, position.piles)
 
     # --- description for clients ---------------------------------------------

@@ -38,7 +38,7 @@ from service.engine import (
     get_variant,
 )
 from service.engine.cards import ALL_CARDS, RANKS, name
-from service.engine.movegen import foundation_next
+from service.engine.rules import foundation_next
 
 VARIANT_IDS = ("gilbert", "shamrocks", "gate", "caprice")
 # Every (variant, options) the engine plays, for tests that run on all of them.

@@ -1,4 +1,5 @@
-"""Regenerate the engine's data files: ``python -m tests.engine.make_data`` (from the repository root).
+"""Regenerate the engine's data files: ``python -m tests.engine.make_data`` (from the repository
+root).
 
 Writes ``tests/engine/data/perft_<variant>.json`` (fixed command sequences with the
 number of legal commands at each step, and perft node counts) and
@@ -32,10 +33,11 @@ VARIANT_IDS = ("gilbert", "shamrocks", "gate", "caprice")
 # --- perft -------------------------------------------------------------------------------
 
 POLICIES = {
-    "index": "at step i (from 0): an undo when i % 10 == 9 and undo is legal; else moves[(7 * i) % len(moves)] "
-    "where moves is game.legal_moves() (moves and draw); else an undo (a lost game)",
-    "random": "random.Random(rng_seed): a draw with probability 0.5 when one is legal, else a random legal "
-    "move; an undo with probability 0.05, and always when the game is lost",
+    "index": "at step i (from 0): an undo when i % 10 == 9 and undo is legal; else "
+    "moves[(7 * i) % len(moves)] where moves is game.legal_moves() (moves and draw); else an "
+    "undo (a lost game)",
+    "random": "random.Random(rng_seed): a draw with probability 0.5 when one is legal, else a "
+    "random legal move; an undo with probability 0.05, and always when the game is lost",
 }
 # Each game: its deal, options and policy. The random games' seeds were picked (the first
 # ones found from 0 up) so that each variant's file holds games that are lost along the way.
@@ -157,8 +159,9 @@ def perft(game: Game, depth: int) -> list[int]:
 
 def perft_file(variant_id: str) -> dict[str, Any]:
     return {
-        "about": f"Move generation of {variant_id}, pinned. Regenerate with `python -m tests.engine.make_data` "
-        "only for a deliberate rules change (see its docstring).",
+        "about": f"Move generation of {variant_id}, pinned. Regenerate with "
+        "`python -m tests.engine.make_data` only for a deliberate rules change (see its "
+        "docstring).",
         "rules_version": RULES_VERSION,
         "variant": variant_id,
         "policies": POLICIES,
@@ -195,8 +198,8 @@ def golden_file() -> dict[str, Any]:
         shuffle(deck, seed)
         shuffles[str(seed)] = deck
     return {
-        "about": "Deals pinned by seed. Regenerate with `python -m tests.engine.make_data` only for a "
-        "deliberate rules change (see its docstring).",
+        "about": "Deals pinned by seed. Regenerate with `python -m tests.engine.make_data` only "
+        "for a deliberate rules change (see its docstring).",
         "rules_version": RULES_VERSION,
         "splitmix64_first_10": splitmix,
         "shuffle_one_deck": shuffles,

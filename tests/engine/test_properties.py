@@ -8,7 +8,8 @@ fixed seeds, so a failure repeats.
 Every assertion message names the game (``deal seed``, ``walk``) and the step; to
 repeat a random game::
 
-    python -c "from tests.engine.test_properties import repeat; print(repeat('gilbert:long:3').log())"
+    python -c "from tests.engine.test_properties import repeat
+    print(repeat('gilbert:long:3').log())"
 
 then ``Game.replay(variant, seed, options, log)`` reproduces it.
 """
@@ -179,7 +180,8 @@ def test_every_card_is_conserved(games):
 
 
 def test_face_down_cards_lie_only_under_face_up_ones_in_the_tableau(games):
-    # A tableau pile showing no card but holding face-down ones never exists: the top turns up at once.
+    # A tableau pile showing no card but holding face-down ones never exists: the top turns up
+    # at once.
     for played, step in _steps(games):
         for spec in step.after.variant.tableaux:
             p = step.after.piles[spec.id]

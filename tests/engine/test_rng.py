@@ -31,7 +31,8 @@ SEED_0 = [
 
 
 def _next(state: list[int]) -> int:
-    """One SplitMix64 step, written out from the rng module's docstring, independently of its code."""
+    """One SplitMix64 step, written out from the rng module's docstring, independently of its
+    code."""
     state[0] = (state[0] + 0x9E3779B97F4A7C15) % 2**64
     z = state[0]
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % 2**64

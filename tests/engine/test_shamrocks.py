@@ -49,7 +49,8 @@ def test_shamrocks_deal_moves_any_king_to_the_bottom_of_its_fan_keeping_relative
 
 
 def test_shamrocks_deal_several_kings_in_one_fan_keep_their_order_and_so_do_the_others():
-    # Find deals with a fan of two Kings over another card, and one with a King on top of two others.
+    # Find deals with a fan of two Kings over another card, and one with a King on top of two
+    # others.
     two_kings = one_king_on_top = None
     for seed in range(5000):
         for i, dealt in enumerate(_dealt_fans(seed)):

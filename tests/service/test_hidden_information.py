@@ -23,15 +23,15 @@ import pytest
 
 from service.engine import Game
 from service.engine.cards import RANK_NAMES, SUIT_NAMES
-from service.engine.movegen import foundation_next
+from service.engine.rules import foundation_next
 from service.store import keys
 from tests.live import running_service, settings_for_test
 from tests.redis_servers import sync_client
 from tests.service.helpers import CONFIGS, Api, Socket, connect, new_command_id
 
 CARD = re.compile(r"(?<![A-Za-z0-9])([A2-9TJQK][CDHS])(?![A-Za-z0-9])")
-NAME = re.compile(r"\b(" + "|".join(RANK_NAMES.values()) + r") of (" + "|".join(SUIT_NAMES.values()) + r")\b",
-                  re.IGNORECASE)
+NAME = re.compile(r"\b(" + "|".join(RANK_NAMES.values()) + r") of ("
+                  + "|".join(SUIT_NAMES.values()) + r")\b", re.IGNORECASE)
 _RANK_OF = {v.lower(): k for k, v in RANK_NAMES.items()}
 _SUIT_OF = {v: k for k, v in SUIT_NAMES.items()}
 IDS = re.compile(r"\b[gp]_[A-Za-z0-9_-]+")  # game and player ids inside messages
@@ -109,7 +109,8 @@ class Truth:
         leaked = (fields - self.shown[at]) | (words - self.shown[at] - wanted(self.game))
         assert not leaked, f"{what}: {sorted(leaked)} never shown by seq {at} in {payload[:400]!r}"
         if not self.game.status.is_final:
-            assert str(self.seed).encode() not in payload, f"{what}: the secret seed in {payload[:400]!r}"
+            assert str(self.seed).encode() not in payload, (
+                f"{what}: the secret seed in {payload[:400]!r}")
         self.checked += 1
         self.cards_seen_in_payloads += len(fields) + len(words)
 
@@ -131,8 +132,8 @@ def random_move(rng: random.Random, piles: list[str]) -> dict[str, Any]:
     return move
 
 
-async def play_one(api: Api, redis_url: str, rng: random.Random, variant: str, options: dict[str, Any],
-                   token: str, other: str) -> Truth:
+async def play_one(api: Api, redis_url: str, rng: random.Random, variant: str,
+                   options: dict[str, Any], token: str, other: str) -> Truth:
     created = await api.create(token, variant, options=options or None, public=rng.random() < 0.7)
     game_id = created["game_id"]
     with sync_client(redis_url) as r:
@@ -146,7 +147,7 @@ async def play_one(api: Api, redis_url: str, rng: random.Random, variant: str, o
         watchers.append(await connect(api.session, api.base, game_id))
         watchers.append(await connect(api.session, api.base, game_id, other))
     owner, _ = await connect(api.session, api.base, game_id, token)
-    for sock, hello in [*watchers, (owner, [])]:
+    for sock, _hello in [*watchers, (owner, [])]:
         for raw in sock.received:
             truth.check(raw, what="hello")
     owner.received.clear()
@@ -175,11 +176,13 @@ async def play_one(api: Api, redis_url: str, rng: random.Random, variant: str, o
                 who = rng.choice([None, other, token])
                 for path in ("", "/moves", "/events?after=0"):
                     await rest("GET", f"/v1/games/{game_id}{path}", who)
-                await rest("POST", f"/v1/games/{game_id}/commands", other, json={"command": {"type": "draw"}})
+                await rest("POST", f"/v1/games/{game_id}/commands", other,
+                           json={"command": {"type": "draw"}})
                 continue
             if rng.random() < 0.5:
+                expected_seq = truth.seq if rng.random() < 0.5 else None
                 reply = await api.command(token, game_id, command, command_id=new_command_id(),
-                                          expected_seq=truth.seq if rng.random() < 0.5 else None, expect=None)
+                                          expected_seq=expected_seq, expect=None)
                 assert reply.status in (200, 422), reply.raw
                 if reply.status == 200:
                     truth.applied(reply.body["diff"]["command"])
@@ -196,19 +199,21 @@ async def play_one(api: Api, redis_url: str, rng: random.Random, variant: str, o
                     assert answer["error"]["code"] == "illegal_move", answer
                 for raw in owner.received:
                     message = json.loads(raw)
-                    truth.check(raw, message.get("seq") if message["type"] == "diff" else None, "socket")
+                    seq = message.get("seq") if message["type"] == "diff" else None
+                    truth.check(raw, seq, "socket")
                 owner.received.clear()
         # What the log says, and what the state says, once more at the end.
         await rest("GET", f"/v1/games/{game_id}/events")
         state = (await rest("GET", f"/v1/games/{game_id}")).body
         assert state["seq"] == truth.seq
         assert state["piles"] == truth.game.public_piles()  # the replay is the real game
-        for sock, hello in watchers:
+        for sock, _hello in watchers:
             if truth.seq:
                 await sock.until(lambda m: m["type"] == "diff" and m["seq"] == truth.seq)
             for raw in sock.received:
                 message = json.loads(raw)
-                seq = message.get("seq") if message["type"] in ("diff", "snapshot", "synced") else None
+                synced = message["type"] in ("diff", "snapshot", "synced")
+                seq = message.get("seq") if synced else None
                 truth.check(raw, seq, "watcher")
     finally:
         for sock, _ in watchers:
@@ -217,7 +222,8 @@ async def play_one(api: Api, redis_url: str, rng: random.Random, variant: str, o
     return truth
 
 
-@pytest.mark.parametrize(("variant", "options"), CONFIGS, ids=[v + ("+1" if o else "") for v, o in CONFIGS])
+@pytest.mark.parametrize(("variant", "options"), CONFIGS,
+                         ids=[v + ("+1" if o else "") for v, o in CONFIGS])
 async def test_no_byte_sent_reveals_an_unseen_card_or_a_secret_seed(
         api: Api, redis_url: str, variant: str, options: dict[str, Any]) -> None:
     rng = random.Random(f"hidden-{variant}-{options}")
@@ -226,17 +232,20 @@ async def test_no_byte_sent_reveals_an_unseen_card_or_a_secret_seed(
     truths = [await play_one(api, redis_url, rng, variant, options, token, other)
               for _ in range(GAMES_PER_CONFIG)]
     commands = sum(t.seq for t in truths)
-    print(f"{variant} {options}: {commands} commands applied, {sum(t.checked for t in truths)} payloads "
-          f"checked, {sum(t.cards_seen_in_payloads for t in truths)} card mentions")
+    print(f"{variant} {options}: {commands} commands applied, "
+          f"{sum(t.checked for t in truths)} payloads checked, "
+          f"{sum(t.cards_seen_in_payloads for t in truths)} card mentions")
     assert commands >= 10
     assert sum(t.cards_seen_in_payloads for t in truths) > 100  # the check looked at real cards
-    if variant != "shamrocks":  # Shamrocks is dealt all face up: there is nothing to hide but the seed
+    # Shamrocks is dealt all face up: there is nothing to hide but the seed
+    if variant != "shamrocks":
         assert max(t.hidden_max for t in truths) > 10  # and there was something to hide
 
 
 def test_the_card_finder_finds_codes_and_names_but_not_ids() -> None:
     payload = json.dumps({"game_id": "g_7H-QS_abc", "piles": {"t": {"up": ["7H", "TD"]}},
-                          "error": {"message": "the Queen of spades cannot go on the King of hearts (g_xx-2C-yy)"},
+                          "error": {"message": "the Queen of spades cannot go on the King of "
+                                                "hearts (g_xx-2C-yy)"},
                           "token": "v1.AS.KD"}).encode()
     assert cards_in(payload) == ({"7H", "TD"}, {"QS", "KH"})
 

@@ -14,10 +14,9 @@ VARIANTS: dict[str, type[Variant]] = {v.id: v for v in (Gilbert, Shamrocks, Gate
 
 def get_variant(variant_id: object) -> type[Variant]:
     """The variant class registered as ``variant_id``, or :class:`UnknownVariant`."""
-    try:
-        return VARIANTS[variant_id]  # type: ignore[index]
-    except (KeyError, TypeError):
-        raise UnknownVariant(variant_id, list(VARIANTS)) from None
+    if isinstance(variant_id, str) and variant_id in VARIANTS:
+        return VARIANTS[variant_id]
+    raise UnknownVariant(variant_id, list(VARIANTS))
 
 
 __all__ = ["VARIANTS", "get_variant", "Gilbert", "Shamrocks", "Gate", "Caprice"]

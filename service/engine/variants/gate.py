@@ -4,7 +4,8 @@ fills a space. Draw one, one pass."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..errors import IllegalCommand
 from ..piles import Kind, Pile, PileSpec
@@ -35,10 +36,11 @@ class Gate(Variant):
         "is empty. A click on the stock turns one card; there is one pass."
     )
     options_spec = {
-        "single_card_moves": Option(False, "only one card moves at a time (Marks and Harrod's rule)"),
+        "single_card_moves": Option(
+            False, "only one card moves at a time (Marks and Harrod's rule)"),
     }
     tableau_build = "alternate_colour_down"
-    stock_fills_spaces = True
+    pile_nouns = {**Variant.pile_nouns, "reserve": "pillar"}
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -56,11 +58,24 @@ class Gate(Variant):
         piles["stock"] = Pile(tuple(cards[18:]), ())
         return piles
 
+    def why_one_card_at_a_time(self) -> str:
+        return f"{super().why_one_card_at_a_time()} with single_card_moves"
+
     def empty_tableau_refusal(self, source_kind: Kind, card: str) -> str | None:
-        if source_kind in ("waste", "stock"):
+        if source_kind == "waste":
             return None
         return ("a space may be filled only with the waste top, or with the stock's top card "
                 "when the waste is empty")
+
+    def stock_refusal(self, piles: Mapping[str, Pile]) -> tuple[str, str] | None:
+        """The stock's top card fills a space only when the waste is empty."""
+        if not piles["stock"].down:
+            return ("stock_empty", "the stock is empty")
+        if piles["waste"].up:
+            return ("space_from_waste_first",
+                    "a space is filled from the stock only when the waste is empty: "
+                    "play the waste top into it")
+        return None
 
     def after_move(self, piles: dict[str, Pile], source: str) -> None:
         if self.kind[source] != "tableau" or piles[source].up:

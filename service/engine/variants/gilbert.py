@@ -4,17 +4,18 @@ unlimited redeals, and a "lost" test that tells nothing about unseen cards."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..cards import RANK
 from ..errors import IllegalCommand
-from ..movegen import has_legal_move, legal_moves
+from ..movegen import has_legal_move, moves_from
 from ..piles import Kind, Pile, PileSpec
 from ..variant import Variant
 from ._layout import foundations, tableau
 
 if TYPE_CHECKING:
-    from ..game import Position
+    from ..position import Position
 
 
 class Gilbert(Variant):
@@ -56,7 +57,7 @@ class Gilbert(Variant):
     def empty_tableau_refusal(self, source_kind: Kind, card: str) -> str | None:
         return None if RANK[card] == 7 else "only a Seven may fill an empty tableau pile"
 
-    def can_draw(self, piles: dict[str, Pile]) -> bool:  # type: ignore[override]
+    def can_draw(self, piles: Mapping[str, Pile]) -> bool:
         return bool(piles["stock"].down or piles["waste"].up)
 
     def draw(self, piles: dict[str, Pile]) -> bool:
@@ -68,7 +69,8 @@ class Gilbert(Variant):
             piles["waste"] = Pile((), waste.up + dealt)
             return False
         if waste.up:
-            # Turned over as a whole, order kept: the next pass deals the same cards in the same order.
+            # Turned over as a whole, order kept: the next pass deals the same cards in the
+            # same order.
             piles["stock"] = Pile(waste.up[::-1], ())
             piles["waste"] = Pile()
             return True
@@ -89,6 +91,6 @@ class Gilbert(Variant):
         for card in reachable:
             trial = dict(piles)
             trial["waste"] = Pile((), (card,))
-            if any(m.from_ == "waste" for m in legal_moves(self, trial)):
+            if moves_from(self, trial, "waste"):
                 return False
         return True

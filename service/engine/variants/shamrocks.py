@@ -27,6 +27,7 @@ class Shamrocks(Variant):
     )
     tableau_build = "rank_adjacent_any_suit"
     tableau_capacity = 3
+    pile_nouns = {**Variant.pile_nouns, "tableau": "fan"}
     runs_move = False
 
     def deal(self, seed: int) -> dict[str, Pile]:
