@@ -11,6 +11,7 @@ never, so they are not edges; importing ``pkg.mod`` from outside ``pkg`` also ru
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -166,14 +167,44 @@ def test_no_module_of_service_or_protocol_imports_itself_back() -> None:
     assert not found, "import circles:\n  " + describe(graph, found)
 
 
-# Circles closed only by an import inside a function, known and owned elsewhere (the
-# engine's own import check covers service/engine). An import moved into a function
-# to dodge a circle hides it; no new one may appear.
-KNOWN_DEFERRED = [["service.engine.movegen", "service.engine.variant"]]
-
-
-def test_no_import_inside_a_function_closes_a_new_circle() -> None:
+def test_no_import_inside_a_function_closes_a_circle() -> None:
+    # An import moved into a function to dodge a circle only hides it.
     graph = import_graph(deferred=True)
-    found = [c for c in circles(graph) if c not in KNOWN_DEFERRED]
+    found = circles(graph)
     assert not found, ("import circles through imports inside functions:\n  "
                        + describe(graph, found))
+
+
+# The pure parts: what each may import besides the standard library and itself.
+PURE = {"service.engine": (), "service.solver": ("service.engine",)}
+
+
+def absolute_imports(name: str, path: Path) -> set[str]:
+    """Every name ``name`` imports, anywhere in it but under ``if TYPE_CHECKING:``."""
+    anchor = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    out: set[str] = set()
+    for node in _all_imports(ast.parse(path.read_text(), str(path)).body):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif node.level:
+            base = anchor[:len(anchor) - (node.level - 1)]
+            out.add(".".join([*base, node.module] if node.module else base))
+        else:
+            out.add(node.module or "")
+    return out
+
+
+def test_the_engine_and_the_solver_import_only_the_standard_library_and_what_they_may() -> None:
+    wrong: dict[str, set[str]] = {}
+    for package, may in PURE.items():
+        allowed = (package, *may)
+        for name, path in module_names().items():
+            if not (name == package or name.startswith(package + ".")):
+                continue
+            for imported in absolute_imports(name, path):
+                top = imported.partition(".")[0]
+                if top in sys.stdlib_module_names or top == "__future__" or any(
+                        imported == a or imported.startswith(a + ".") for a in allowed):
+                    continue
+                wrong.setdefault(name, set()).add(imported)
+    assert not wrong, f"the pure parts import outside the standard library: {wrong}"

@@ -1,0 +1,29 @@
+"""Lint and types are part of the suite: ruff over the whole tree with the rules of
+pyproject.toml, and ``mypy --strict`` over the pure parts (the rules engine, the solver)
+and the protocol package, whose types are the contract."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def test_ruff_finds_nothing() -> None:
+    result = run(str(BIN / "ruff"), "check", "--no-cache", "service", "protocol", "clients",
+                 "tests", "benchmarks")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_strict_passes_on_the_engine_the_solver_and_the_protocol() -> None:
+    # The strict modules are listed in pyproject.toml ([[tool.mypy.overrides]] strict = true).
+    result = run(sys.executable, "-m", "mypy", "--no-incremental", "service/engine",
+                 "service/solver", "protocol")
+    assert result.returncode == 0, result.stdout + result.stderr
