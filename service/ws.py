@@ -13,21 +13,31 @@ import asyncio
 import contextlib
 import enum
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 from aiohttp import WSMsgType, web
 
 from protocol.codec import decode_client_message, encode
-from protocol.errors import error_body
-from protocol.ws import CommandMessage, Hello, Ping
+from protocol.errors import error_info
+from protocol.ws import (
+    Ack,
+    CloseCode,
+    CommandMessage,
+    ErrorMessage,
+    Hello,
+    Ping,
+    Pong,
+    Snapshot,
+    Synced,
+)
 from service.addresses import client_address
 from service.deadline import deadline
 from service.errors import ApiError, to_api_error
 from service.eventhash import hash_in
 from service.games import Loaded, engine_command
-from service.ratelimit import Bucket
 from service.outbox import Outbox
+from service.ratelimit import Bucket
 from service.store.errors import StoreError
 from service.store.fanout import Published, Resync
 
@@ -38,16 +48,7 @@ from service.app import context
 
 log = logging.getLogger("service.ws")
 
-
-class Close(enum.IntEnum):
-    """The close codes this endpoint uses."""
-
-    NORMAL = 1000
-    GOING_AWAY = 1001  # the server is shutting down: reconnect (to another instance)
-    POLICY_VIOLATION = 1008  # a refused hello: unknown or private game, bad token, no hello
-    MESSAGE_TOO_BIG = 1009
-    INTERNAL_ERROR = 1011
-    TRY_AGAIN_LATER = 1013  # too slow, the store is unreachable, or a limit: reconnect (with since)
+Close = CloseCode  # the contract's close codes, by the name the service and its tests use
 
 
 REASON_MAX_BYTES = 123  # a close frame's reason (RFC 6455: 125 bytes of payload, 2 for the code)
@@ -66,25 +67,31 @@ class State(enum.Enum):
     CLOSING = "closing"
 
 
-_PONG = encode({"type": "pong"})
+_PONG = encode(Pong())
 _PAGE = 1000  # events read from the log at a time
 _HASHES_KEPT = 256  # hashes of the latest events sent, per socket
 _RESYNC_REQUEST = -2  # outbox marker: a hello on a live socket
-_seq_only = msgspec.json.Decoder(dict[str, Any])
 
 
 def error_message(err: ApiError, command_id: str | None = None) -> bytes:
-    body = error_body(err.code, err.message, err.details)
-    msg: dict[str, Any] = {"type": "error", "error": body.error}
-    if command_id is not None:
-        msg["command_id"] = command_id
-    return encode(msg)
+    """The ``error`` message of ``err``; ``command_id`` when it answers a command."""
+    return encode(ErrorMessage(command_id=command_id,
+                               error=error_info(err.code, err.message, err.details)))
+
+
+def snapshot_message(ctx: Context, loaded: Loaded) -> bytes:
+    return encode(Snapshot(seq=loaded.seq, state=ctx.games.state(loaded)))
+
+
+def synced_message(seq: int) -> bytes:
+    return encode(Synced(seq=seq))
 
 
 class Connection:
     """One client socket on one game."""
 
-    def __init__(self, ctx: Context, ws: web.WebSocketResponse, game_id: str, address: str = "") -> None:
+    def __init__(self, ctx: Context, ws: web.WebSocketResponse, game_id: str,
+                 address: str = "") -> None:
         self.ctx = ctx
         self.ws = ws
         self.game_id = game_id
@@ -94,7 +101,8 @@ class Connection:
         self.token_expires: int | None = None  # the socket's token stops commanding then
         self.watching = False  # counted in ctx.watchers
         settings = ctx.settings
-        self.hellos = Bucket(settings.hello_rate_per_s, settings.hello_burst, "hellos on this socket")
+        self.hellos = Bucket(settings.hello_rate_per_s, settings.hello_burst,
+                             "hellos on this socket")
         self.last_seq = 0  # the last diff this client has
         self.hashes: dict[int, bytes] = {}  # seq -> hash of the recent events this client has
         self.outbox: Outbox[tuple[int, bytes | None]] = Outbox(ctx.settings.ws_send_queue)
@@ -134,7 +142,8 @@ class Connection:
         # ws_close_timeout_s to read up to its close frame and answer, then drop it.
         with contextlib.suppress(Exception):
             async with asyncio.timeout(self.ctx.settings.ws_close_timeout_s):
-                await self.ws.close(code=Close.TRY_AGAIN_LATER, message=b"too slow: reconnect with since")
+                await self.ws.close(code=Close.TRY_AGAIN_LATER,
+                                    message=b"too slow: reconnect with since")
                 return
         if self.transport is not None:
             self.transport.abort()  # close() would wait for the unread bytes to go out first
@@ -148,7 +157,8 @@ class Connection:
         except Exception:  # e.g. the store went away during a refill
             # A writer that died would leave a socket that never sends again: close it
             # instead, and the client reconnects with since.
-            log.info("WebSocket writer on game %s failed; closing with 1013", self.game_id, exc_info=True)
+            log.info("WebSocket writer on game %s failed; closing with %d", self.game_id,
+                     Close.TRY_AGAIN_LATER, exc_info=True)
             self.state = State.CLOSING
             await self.ws.close(code=Close.TRY_AGAIN_LATER,
                                 message=b"store unavailable: reconnect with since")
@@ -194,8 +204,7 @@ class Connection:
         self.hashes.clear()
         self.last_seq = loaded.seq
         self.hashes[loaded.seq] = loaded.hash.encode()
-        await self.ws.send_frame(encode({"type": "snapshot", "seq": loaded.seq,
-                                         "state": self.ctx.games.state(loaded)}), WSMsgType.TEXT)
+        await self.ws.send_frame(snapshot_message(self.ctx, loaded), WSMsgType.TEXT)
 
     async def _refill(self) -> None:
         """Send every event of the log after ``last_seq``, a page at a time."""
@@ -214,18 +223,18 @@ class Connection:
         if since > self.last_seq:
             await self._refill()  # the log may be ahead of what this socket has sent
             if since > self.last_seq:
-                await self.ws.send_frame(error_message(since_beyond(since, self.last_seq)), WSMsgType.TEXT)
+                await self.ws.send_frame(error_message(since_beyond(since, self.last_seq)),
+                                         WSMsgType.TEXT)
                 return
         if self.last_seq - since > self.ctx.settings.replay_max_diffs:
             loaded = await self.ctx.games.load(self.game_id)
-            await self.ws.send_frame(encode({"type": "snapshot", "seq": loaded.seq,
-                                             "state": self.ctx.games.state(loaded)}), WSMsgType.TEXT)
+            await self.ws.send_frame(snapshot_message(self.ctx, loaded), WSMsgType.TEXT)
             self.last_seq = max(self.last_seq, loaded.seq)
             self.hashes[loaded.seq] = loaded.hash.encode()
         else:
             self.last_seq = since
         await self._refill()
-        await self.ws.send_frame(encode({"type": "synced", "seq": self.last_seq}), WSMsgType.TEXT)
+        await self.ws.send_frame(synced_message(self.last_seq), WSMsgType.TEXT)
 
     # --- the session -----------------------------------------------------------------
     async def run(self) -> None:
@@ -273,8 +282,9 @@ class Connection:
         watchers = self.ctx.watchers
         cap = self.ctx.settings.watchers_per_game
         if watchers.get(self.game_id, 0) >= cap:
-            raise ApiError("rate_limited", f"this game has {cap} watchers on this server, its limit; "
-                           "retry in 30 s", {"limit": "watchers_per_game", "retry_after_s": 30})
+            raise ApiError("rate_limited", f"this game has {cap} watchers on this server, its "
+                           "limit; retry in 30 s",
+                           {"limit": "watchers_per_game", "retry_after_s": 30})
         watchers[self.game_id] = watchers.get(self.game_id, 0) + 1
         self.watching = True
 
@@ -297,12 +307,11 @@ class Connection:
         else:
             self.last_seq = loaded.seq
             self.hashes[loaded.seq] = loaded.hash.encode()
-            await self.ws.send_frame(encode({"type": "snapshot", "seq": loaded.seq,
-                                             "state": ctx.games.state(loaded)}), WSMsgType.TEXT)
+            await self.ws.send_frame(snapshot_message(ctx, loaded), WSMsgType.TEXT)
             # The snapshot was read before the subscription: a command appended in
             # between was not published to us. The writer reads the log after it first.
             self.deliver(0, None)
-        await self.ws.send_frame(encode({"type": "synced", "seq": self.last_seq}), WSMsgType.TEXT)
+        await self.ws.send_frame(synced_message(self.last_seq), WSMsgType.TEXT)
         self.state = State.LIVE
         self.writer = asyncio.create_task(self._write_loop())
         try:
@@ -316,15 +325,16 @@ class Connection:
     async def _receive_hello(self) -> Hello | None:
         try:
             msg = await self.ws.receive(timeout=self.ctx.settings.hello_timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await self._refuse(ApiError("bad_request", "expected a hello message within "
                                         f"{self.ctx.settings.hello_timeout_s:g} s"))
             return None
         if msg.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED):
             return None
         if msg.type is WSMsgType.ERROR:
+            too_big = "size" in str(msg.data)
             await self._refuse(ApiError("bad_request", f"bad frame: {msg.data}"),
-                               Close.MESSAGE_TOO_BIG if "size" in str(msg.data) else Close.POLICY_VIOLATION)
+                               Close.MESSAGE_TOO_BIG if too_big else Close.POLICY_VIOLATION)
             return None
         if msg.type is not WSMsgType.TEXT:
             await self._refuse(ApiError("bad_request", "messages are JSON text frames"))
@@ -342,9 +352,11 @@ class Connection:
     async def _refuse(self, exc: BaseException, code: Close = Close.POLICY_VIOLATION) -> None:
         err = to_api_error(exc)
         if err is None:
-            log.exception("unexpected error in a WebSocket hello on game %s", self.game_id, exc_info=exc)
+            log.exception("unexpected error in a WebSocket hello on game %s", self.game_id,
+                          exc_info=exc)
             err = ApiError("unavailable", "internal error; try again", status=500)
-        if err.code in ("unavailable", "rate_limited"):  # retrying later will work (1008 says it won't)
+        # Retrying later will work (POLICY_VIOLATION says it won't).
+        if err.code in ("unavailable", "rate_limited"):
             code = Close.TRY_AGAIN_LATER
         self.state = State.CLOSING
         with contextlib.suppress(Exception):
@@ -380,7 +392,8 @@ class Connection:
             assert self.ctx.read_limiter is not None
             await self.ctx.read_limiter.check("read:" + self.address)
         except Exception as exc:  # noqa: BLE001
-            err = to_api_error(exc) or ApiError("unavailable", "internal error; try again", status=500)
+            err = (to_api_error(exc)
+                   or ApiError("unavailable", "internal error; try again", status=500))
             self.send(error_message(err))
             return
         if hello.token is not None:
@@ -390,10 +403,11 @@ class Connection:
                 self.send(error_message(err))
                 return
             if player != self.player:
-                self.send(error_message(ApiError("bad_request", "a socket keeps the token of its first "
-                                                 "hello: reconnect to change it")))
+                self.send(error_message(ApiError("bad_request", "a socket keeps the token of its "
+                                                 "first hello: reconnect to change it")))
                 return
-            if self.token_expires is not None:  # a fresher token of the same player renews the socket
+            # A fresher token of the same player renews the socket.
+            if self.token_expires is not None:
                 self.token_expires = max(self.token_expires, expires)
         if hello.since is None:
             self.send(error_message(ApiError("bad_request", "hello on a live socket needs since "
@@ -405,7 +419,8 @@ class Connection:
         ctx = self.ctx
         try:
             if self.player is None:
-                raise ApiError("unauthorized", "this socket has no token: send hello with the owner's token")
+                raise ApiError("unauthorized",
+                               "this socket has no token: send hello with the owner's token")
             if self.token_expires is not None and self.token_expires <= ctx.clock.time():
                 await self._token_expired(message.command_id)
                 return
@@ -423,11 +438,12 @@ class Connection:
             return
         # The diff first (unless the feed delivered it already), then the ack.
         self.deliver(seq, event)
-        self.send(encode({"type": "ack", "command_id": message.command_id, "seq": seq}))
+        self.send(encode(Ack(command_id=message.command_id, seq=seq)))
 
     async def _token_expired(self, command_id: str) -> None:
         """The token expired while the socket was open: it commands nothing more (1008)."""
-        err = ApiError("unauthorized", "the token has expired: create a player again, then reconnect")
+        err = ApiError("unauthorized",
+                       "the token has expired: create a player again, then reconnect")
         self.state = State.CLOSING
         with contextlib.suppress(Exception):
             await self.ws.send_frame(error_message(err, command_id), WSMsgType.TEXT)
@@ -448,8 +464,9 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     if open_here >= ctx.settings.ws_per_address:
         # Before the upgrade: a plain 429 (the error middleware shapes it).
         cap = ctx.settings.ws_per_address
-        raise ApiError("rate_limited", f"too many open sockets from this address: at most {cap} on this "
-                       "server; close one, or retry in 5 s", {"limit": "ws_per_address", "retry_after_s": 5},
+        raise ApiError("rate_limited", f"too many open sockets from this address: at most {cap} "
+                       "on this server; close one, or retry in 5 s",
+                       {"limit": "ws_per_address", "retry_after_s": 5},
                        headers={"Retry-After": "5"})
     # Counted before the upgrade's first await, so concurrent upgrades cannot overshoot.
     ctx.sockets_by_address[address] = open_here + 1
@@ -458,7 +475,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
                                    heartbeat=30.0, decode_text=False)
         await ws.prepare(request)
         conn = Connection(ctx, ws, request.match_info["game_id"], address)
-        conn.transport = request.transport  # type: ignore[assignment]
+        conn.transport = request.transport
         ctx.sockets.add(ws)
         ctx.metrics.ws_connections.inc()
         try:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from protocol.codec import encode
+from protocol.diffs import Stats
 from service.clock import parse_rfc3339
 from service.daily.challenge import epoch_ms
 
@@ -26,7 +26,8 @@ KEY_LEN = 1 + 3 + _DURATION_DIGITS + _MOVES_DIGITS + _FINISH_DIGITS
 
 
 def _clamp(value: int, digits: int) -> int:
-    return max(0, min(value, 10**digits - 1))
+    top: int = 10**digits - 1
+    return max(0, min(value, top))
 
 
 _ONE_MS = timedelta(milliseconds=1)
@@ -82,21 +83,23 @@ class Standing:
     def of(cls, *, player_id: str, game_id: str, seq: int, status: str, foundation_cards: int,
            moves: int, started_at: str | None, last_at: str | None, finished_at: str | None,
            day_end_ms: int) -> Standing:
-        """The standing of a game from its stats; a game not final stands as it is at its day's end."""
+        """The standing of a game from its stats; a game not final stands as it is at its
+        day's end."""
         final = status in ("won", "resigned")
         finished = finished_at if final else None
         return cls(player_id=player_id, game_id=game_id, seq=seq, status=status,
                    foundation_cards=foundation_cards, moves=moves,
-                   duration_ms=duration_ms(started_at, finished_at or last_at), finished_at=finished,
+                   duration_ms=duration_ms(started_at, finished_at or last_at),
+                   finished_at=finished,
                    finish_ms=epoch_ms(parse_rfc3339(finished)) if finished else day_end_ms)
 
     @classmethod
-    def from_stats(cls, player_id: str, game_id: str, seq: int, status: str, stats: dict[str, Any],
+    def from_stats(cls, player_id: str, game_id: str, seq: int, status: str, stats: Stats,
                    day_end_ms: int) -> Standing:
         """From GameService.stats of a loaded game."""
         final = status in ("won", "resigned")
-        finished = stats["finished_at"] if final else None
+        finished = stats.finished_at if final else None
         return cls(player_id=player_id, game_id=game_id, seq=seq, status=status,
-                   foundation_cards=stats["foundation_cards"], moves=stats["moves"],
-                   duration_ms=stats["duration_ms"], finished_at=finished,
+                   foundation_cards=stats.foundation_cards, moves=stats.moves,
+                   duration_ms=stats.duration_ms, finished_at=finished,
                    finish_ms=epoch_ms(parse_rfc3339(finished)) if finished else day_end_ms)

@@ -6,7 +6,8 @@ import msgspec
 from aiohttp import web
 
 from protocol.codec import decode, decode_query
-from protocol.daily import DailyQuery, LeaderboardQuery
+from protocol.daily import DailyDay, DailyQuery, LeaderboardQuery
+from protocol.rest import GameCreated
 from service.daily.challenge import Day, challenge_body, parse_date, today
 from service.daily.service import DailyService, decode_cursor
 from service.engine import VARIANTS
@@ -29,7 +30,8 @@ def daily_of(request: web.Request) -> DailyService:
 def _variant(request: web.Request) -> str:
     variant = request.match_info["variant"]
     if variant not in VARIANTS:
-        raise ApiError("not_found", f"no variant {variant!r}: expected one of {', '.join(VARIANTS)}",
+        raise ApiError("not_found",
+                       f"no variant {variant!r}: expected one of {', '.join(VARIANTS)}",
                        {"variant": variant})
     return variant
 
@@ -41,10 +43,11 @@ async def get_daily(request: web.Request) -> web.Response:
     now = daily.clock.now()
     day = Day(parse_date(query.date) if query.date is not None else today(now))
     challenges = []
-    for variant in VARIANTS:  # 503 until every deal of the day is chosen: never a challenge without par
+    # 503 until every deal of the day is chosen: never a challenge without par.
+    for variant in VARIANTS:
         seed, deal = await daily.deals.require(day, variant)
         challenges.append(challenge_body(day, variant, seed, deal.par, now))
-    return json_response({"date": day.iso, "challenges": challenges})
+    return json_response(DailyDay(date=day.iso, challenges=challenges))
 
 
 @routes.post("/v1/daily/{date}/{variant}/attempts")
@@ -60,7 +63,7 @@ async def start_attempt(request: web.Request) -> web.Response:
     variant = _variant(request)
     await ctx.limiter.check(player)
     loaded = await daily.start_attempt(player, day, variant)
-    return json_response({"game_id": loaded.game_id, "state": ctx.games.state(loaded)}, 201)
+    return json_response(GameCreated(game_id=loaded.game_id, state=ctx.games.state(loaded)), 201)
 
 
 @routes.get("/v1/daily/{date}/{variant}/leaderboard")
