@@ -8,7 +8,7 @@ from these (and from protocol/'s other Structs), and msgspec encodes them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -42,17 +42,24 @@ def command_of(data: Mapping[str, Any]) -> Command:
     return result
 
 
-_OPS: dict[str, Callable[[Mapping[str, Any]], Op]] = {
-    "pop": lambda op: Pop(pile=op["pile"], n=op["n"]),
-    "push": lambda op: Push(pile=op["pile"], cards=op["cards"]),
-    "flip": lambda op: Flip(pile=op["pile"], card=op["card"]),
-    "down": lambda op: Down(pile=op["pile"], n=op["n"]),
-}
-
-
 def ops(engine_ops: Iterable[Mapping[str, Any]]) -> list[Op]:
-    """The protocol ops of an engine diff (its ops are ``{"pile", "op", ...}`` mappings)."""
-    return [_OPS[op["op"]](op) for op in engine_ops]
+    """The protocol ops of an engine diff (its ops are ``{"pile", "op", ...}`` mappings).
+
+    On every command's path: an if-chain, the cheapest dispatch measured here."""
+    out: list[Op] = []
+    for op in engine_ops:
+        kind = op["op"]
+        if kind == "pop":
+            out.append(Pop(pile=op["pile"], n=op["n"]))
+        elif kind == "push":
+            out.append(Push(pile=op["pile"], cards=op["cards"]))
+        elif kind == "flip":
+            out.append(Flip(pile=op["pile"], card=op["card"]))
+        elif kind == "down":
+            out.append(Down(pile=op["pile"], n=op["n"]))
+        else:
+            raise ValueError(f"the engine produced an unknown op {kind!r}")
+    return out
 
 
 def piles(public_piles: Mapping[str, Mapping[str, Any]]) -> dict[str, Pile]:
