@@ -74,5 +74,4 @@ async def get_leaderboard(request: web.Request) -> web.Response:
     query: LeaderboardQuery = decode_query(request.query, LeaderboardQuery)
     after = decode_cursor(query.cursor) if query.cursor is not None else None
     player = player_of(request, required=False)
-    body = await daily.leaderboard(day, variant, after, query.limit, player)
-    return web.Response(body=body, content_type="application/json")
+    return json_response(await daily.leaderboard(day, variant, after, query.limit, player))
