@@ -13,7 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
+import msgspec
+
 from protocol.codec import encode
+from protocol.daily import LeaderboardEntry
 from protocol.diffs import Stats
 from service.clock import parse_rfc3339
 from service.daily.challenge import epoch_ms
@@ -31,6 +34,14 @@ def _clamp(value: int, digits: int) -> int:
 
 
 _ONE_MS = timedelta(milliseconds=1)
+
+# What the store adds to an entry when it reads the board (service.store.daily._render).
+ADDED_ON_READ = ("rank", "player_id", "name")
+# An entry as stored: the protocol's LeaderboardEntry without those, derived from it so
+# that the shape is written once (a field renamed there fails here, at the first entry).
+StoredEntry = msgspec.defstruct(
+    "StoredEntry", [(f.name, f.type) for f in msgspec.structs.fields(LeaderboardEntry)
+                    if f.name not in ADDED_ON_READ])
 
 
 def duration_ms(started_at: str | None, end: str | None) -> int:
@@ -75,9 +86,9 @@ class Standing:
 
     def entry_json(self) -> bytes:
         """The entry's stored fields (rank, player_id and name are added when read)."""
-        return encode({"game_id": self.game_id, "status": self.status, "won": self.won,
-                       "foundation_cards": self.foundation_cards, "moves": self.moves,
-                       "duration_ms": self.duration_ms, "finished_at": self.finished_at})
+        return encode(StoredEntry(game_id=self.game_id, status=self.status, won=self.won,
+                                  foundation_cards=self.foundation_cards, moves=self.moves,
+                                  duration_ms=self.duration_ms, finished_at=self.finished_at))
 
     @classmethod
     def of(cls, *, player_id: str, game_id: str, seq: int, status: str, foundation_cards: int,
