@@ -50,16 +50,14 @@ log = logging.getLogger("service.games")
 _MAX_RACES = 64
 
 
-class _EventHead(msgspec.Struct):
-    """What the service reads back from a stored event (the rest goes to clients as is)."""
+class _Replayed(msgspec.Struct):
+    """The one field of a stored event (a DiffMessage) that replaying it needs: the other
+    fields are skipped unread, and the command is left to the engine to parse."""
 
-    seq: int
     command: dict[str, Any]
-    at: str
-    hash: str | None = None  # None: stored before events had hashes
 
 
-_event_head = msgspec.json.Decoder(_EventHead)
+_replayed = msgspec.json.Decoder(_Replayed)
 _snapshot_decoder = msgspec.json.Decoder(dict[str, Any])
 _options_decoder = msgspec.json.Decoder(dict[str, Any])
 _MS = timedelta(milliseconds=1)
@@ -78,8 +76,8 @@ def engine_command(command: Any) -> Command:
     return command_from_dict({"type": type(command).__name__.lower()})
 
 
-def decode_event(data: bytes) -> _EventHead:
-    return _event_head.decode(data)
+def decode_event(data: bytes) -> _Replayed:
+    return _replayed.decode(data)
 
 
 @dataclass(slots=True)
