@@ -68,11 +68,16 @@ def _follow(node: dict[str, Any], keep_ref: bool = False) -> dict[str, Any]:
 
 
 def exactly(raw: bytes, type_: Any) -> Any:
-    """``raw`` decoded strictly as ``type_``, which must hold all of it and nothing more."""
+    """``raw`` decoded strictly as ``type_``, which must hold all of it and nothing more;
+    an error's ``details`` only members that ``ErrorDetails`` declares."""
     value = msgspec.json.decode(raw, type=type_, strict=True)
     sent = msgspec.json.decode(raw)
     again = msgspec.json.decode(msgspec.json.encode(value))
     assert again == sent, f"not exactly a {type_}:\n sent  {sent}\n read  {again}"
+    error = getattr(value, "error", None)
+    if isinstance(error, protocol.ErrorInfo):
+        undeclared = set(error.details) - set(protocol.ErrorDetails.__annotations__)
+        assert not undeclared, f"details members ErrorDetails does not declare: {undeclared}"
     return value
 
 
