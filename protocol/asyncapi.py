@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -18,6 +19,7 @@ from typing import Any, Final
 from .schema import dump_yaml, schemas_of
 from .ws import (
     Ack,
+    CloseCode,
     CommandMessage,
     DiffMessage,
     ErrorMessage,
@@ -47,8 +49,29 @@ FROM_SERVER: Final[dict[str, Any]] = {
     "moves": MovesMessage,
 }
 
-DESCRIPTION: Final = """\
-The WebSocket of one game, `GET /v1/games/{id}/ws`. Every message is one JSON
+# What each close code means to a client, in the words of docs/protocol.md.
+CLOSE_MEANINGS: Final[dict[CloseCode, str]] = {
+    CloseCode.NORMAL: "normal",
+    CloseCode.GOING_AWAY: "the server is shutting down (reconnect, with `since`)",
+    CloseCode.POLICY_VIOLATION: "a refused hello (unknown or private game, bad token, no hello "
+    "in time; do not retry as is)",
+    CloseCode.MESSAGE_TOO_BIG: "a message over the size limit",
+    CloseCode.INTERNAL_ERROR: "an internal error",
+    CloseCode.TRY_AGAIN_LATER: "too slow to read, or the store is unreachable (reconnect with "
+    "`since`)",
+}
+
+_REFUSED = (
+    f"{CloseCode.POLICY_VIOLATION:d} ({CloseCode.TRY_AGAIN_LATER:d} when the store is unreachable)"
+)
+_CLOSE_CODES = textwrap.fill(
+    "Close codes: " + "; ".join(f"{code:d} {meaning}" for code, meaning in CLOSE_MEANINGS.items())
+    + ".",
+    width=77,
+)
+
+DESCRIPTION: Final = f"""\
+The WebSocket of one game, `GET /v1/games/{{id}}/ws`. Every message is one JSON
 text frame, tagged by `type`. REST is described by `openapi.yaml`; both share
 these schemas. docs/protocol.md says what the messages mean: ordering, resuming
 with `since`, idempotency with `command_id`, errors and close codes.
@@ -58,7 +81,7 @@ with `since`, idempotency with `command_id`, errors and close codes.
    optionally `since`, the last seq the client holds.
 2. The server answers with `snapshot`, or with the `diff` messages after
    `since`; either way then `synced`. A refused hello gets `error`, then the
-   socket is closed with 1008 (1013 when the store is unreachable).
+   socket is closed with {_REFUSED}.
 3. Then the client sends `command` (answered by `ack` once the command is
    durably logged, or `error`) and `ping` (answered by `pong`); the server
    sends every applied command as a `diff`, in seq order, to every client of
@@ -66,11 +89,7 @@ with `since`, idempotency with `command_id`, errors and close codes.
 4. A `hello` with `"moves": true` also gets `moves`, the legal moves at the
    seq the client holds: after `synced`, and after the diff of each later seq.
 
-Close codes: 1000 normal; 1001 the server is shutting down (reconnect, with
-`since`); 1008 a refused hello (unknown or private game, bad token, no hello
-in time; do not retry as is); 1009 a message over the size limit; 1011 an
-internal error; 1013 too slow to read, or the store is unreachable (reconnect
-with `since`)."""
+{_CLOSE_CODES}"""
 
 
 def _message(name: str, struct: Any) -> dict[str, Any]:

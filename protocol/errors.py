@@ -9,7 +9,7 @@ from typing import Annotated, Any, Final, Literal, TypeAlias, TypedDict, get_arg
 import msgspec
 from msgspec import Meta
 
-from .fields import Date, Seq, Timestamp
+from .fields import Date, Seq, Status, Timestamp
 
 ErrorCode: TypeAlias = Literal[
     "bad_request",
@@ -62,7 +62,8 @@ class ErrorDetails(TypedDict, total=False):
         ),
     ]
     retry_after_s: Annotated[
-        int, Meta(ge=1, description="429: seconds to wait, as in the Retry-After header.")
+        int,
+        Meta(ge=1, description="429 and 503: seconds to wait, as in the Retry-After header."),
     ]
     limit: Annotated[
         str,
@@ -74,6 +75,24 @@ class ErrorDetails(TypedDict, total=False):
             description="503 after a command reached the store: it may or may not have "
             "been applied; send it again with the same `command_id`."
         ),
+    ]
+    deadline_s: Annotated[
+        float, Meta(gt=0, description="503: the request deadline that passed, in seconds.")
+    ]
+    open_games: Annotated[
+        int, Meta(ge=0, description="429 on a new game: the player's open games, the limit.")
+    ]
+    status: Annotated[
+        Status,
+        Meta(description="409 on a solution or a hint: the game's status that refuses it."),
+    ]
+    available_at: Annotated[
+        Timestamp,
+        Meta(description="403 on a daily attempt's solution: when it will be shown."),
+    ]
+    daily: Annotated[
+        str,
+        Meta(description="403 on a hint in a daily attempt: its challenge, `date/variant`."),
     ]
     field: Annotated[str, Meta(description="400: the input that is wrong.")]
     closes_at: Annotated[Timestamp, Meta(description="403: when the daily attempt closed.")]

@@ -141,20 +141,22 @@ def dump_yaml(data: Any) -> str:
     order, long strings as block scalars, no anchors."""
     import yaml  # a development dependency: only regeneration needs it
 
-    class Dumper(yaml.SafeDumper):
+    def ignore_aliases(dumper: Any, data: Any) -> bool:
         # msgspec reuses one object for a shared Meta (examples lists): write it out
         # each time instead of as YAML anchors, which people misread.
-        def ignore_aliases(self, data: Any) -> bool:
-            return True
+        return True
 
-    def text(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    def text(dumper: Any, data: str) -> Any:
         # Docstrings run over several lines: keep them readable as block scalars.
         style = "|" if "\n" in data else None
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
-    Dumper.add_representer(str, text)
+    # Built with type() rather than a class statement: PyYAML has no type stubs here,
+    # and a class statement would subclass an unknown (Any) type.
+    Dumper = type("Dumper", (yaml.SafeDumper,), {"ignore_aliases": ignore_aliases})
+    Dumper.add_representer(str, text)  # type: ignore[attr-defined]
 
-    return yaml.dump(
+    document: str = yaml.dump(
         data,
         Dumper=Dumper,
         sort_keys=False,
@@ -162,6 +164,7 @@ def dump_yaml(data: Any) -> str:
         default_flow_style=False,
         width=100,
     )
+    return document
 
 
 def render() -> str:

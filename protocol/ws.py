@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from typing import Final, TypeAlias
 
 import msgspec
@@ -13,8 +14,21 @@ from .fields import CommandId, EventHash, Seq, Status, Timestamp
 
 # The first client message must arrive within this time.
 HELLO_TIMEOUT_S: Final = 5.0
+
+
+class CloseCode(enum.IntEnum):
+    """The close codes the server uses on a game's socket (docs/protocol.md "Close codes")."""
+
+    NORMAL = 1000
+    GOING_AWAY = 1001  # the server is shutting down: reconnect (to another instance)
+    POLICY_VIOLATION = 1008  # a refused hello: unknown or private game, bad token, no hello
+    MESSAGE_TOO_BIG = 1009
+    INTERNAL_ERROR = 1011
+    TRY_AGAIN_LATER = 1013  # too slow, the store is unreachable, or a limit: reconnect (with since)
+
+
 # Close code of a refused hello (unknown or private game, bad token).
-CLOSE_POLICY_VIOLATION: Final = 1008
+CLOSE_POLICY_VIOLATION: Final = CloseCode.POLICY_VIOLATION
 
 
 # --- client -> server ---------------------------------------------------------

@@ -24,8 +24,11 @@ def too_late(seconds: float, write: bool) -> ApiError:
     retry = max(1, math.ceil(seconds))
     what = (f"the game store did not answer within the request deadline ({seconds:g} s); "
             + (UNKNOWN_OUTCOME if write else "nothing was written, try again"))
-    return ApiError("unavailable", what, {"deadline_s": seconds, "outcome": "unknown" if write else "none"},
-                    headers={"Retry-After": str(retry)})
+    # A read has no outcome to tell: nothing was written (as the store's own 503 says).
+    details: dict[str, object] = {"deadline_s": seconds}
+    if write:
+        details["outcome"] = "unknown"
+    return ApiError("unavailable", what, details, headers={"Retry-After": str(retry)})
 
 
 @contextlib.asynccontextmanager

@@ -13,7 +13,13 @@ from typing import Any
 
 import msgspec
 from aiohttp import web
-from aiohttp.http_exceptions import BadHttpMethod, BadStatusLine, HttpProcessingError, InvalidHeader, LineTooLong
+from aiohttp.http_exceptions import (
+    BadHttpMethod,
+    BadStatusLine,
+    HttpProcessingError,
+    InvalidHeader,
+    LineTooLong,
+)
 
 from protocol.codec import encode
 from protocol.errors import PAYLOAD_TOO_LARGE, ErrorCode, error_body, http_status
@@ -59,14 +65,18 @@ def to_api_error(exc: BaseException) -> ApiError | None:
                         "state; an operator must repair it", status=500)
     if isinstance(exc, StoreUnavailable):
         if exc.sent:
-            return ApiError("unavailable", f"the game store failed during the command: {UNKNOWN_OUTCOME}",
+            return ApiError("unavailable",
+                            f"the game store failed during the command: {UNKNOWN_OUTCOME}",
                             {"outcome": "unknown"}, headers={"Retry-After": "1"})
-        return ApiError("unavailable", "the game store is unreachable; nothing was written, try again",
+        return ApiError("unavailable",
+                        "the game store is unreachable; nothing was written, try again",
                         headers={"Retry-After": "1"})
     return None
 
 
-def json_response(body: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> web.Response:
+def json_response(body: msgspec.Struct, status: int = 200,
+                  headers: Mapping[str, str] | None = None) -> web.Response:
+    """A JSON response whose body is one of protocol/'s Structs, encoded by msgspec."""
     return web.Response(body=encode(body), status=status, content_type="application/json",
                         headers=headers)
 
@@ -95,7 +105,8 @@ def json_protocol_errors() -> None:
         return
 
     def handle_error(self: web_protocol.RequestHandler, request: Any, status: int = 500,
-                     exc: BaseException | None = None, message: str | None = None) -> web.StreamResponse:
+                     exc: BaseException | None = None,
+                     message: str | None = None) -> web.StreamResponse:
         if status < 500 and isinstance(exc, HttpProcessingError):
             # aiohttp's message (and its log line) quote the offending bytes: a header may
             # hold a token or a cookie. Say which rule was broken, never what was sent.
@@ -104,7 +115,8 @@ def json_protocol_errors() -> None:
             if request.writer.output_size > 0:
                 raise ConnectionError("a response was started: no error response can follow")
         else:
-            original(self, request, status, exc, message)  # logs, and raises if a response was started
+            # logs, and raises if a response was started
+            original(self, request, status, exc, message)
             reason = HTTPStatus(status).phrase
         code = _HTTP_CODES.get(status, "unavailable" if status >= 500 else "bad_request")
         text = (f"malformed HTTP request: {reason}" if status < 500
@@ -147,5 +159,6 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         if err is None:
             incident = uuid.uuid4().hex[:12]
             log.exception("unhandled error %s on %s %s", incident, request.method, request.path)
-            err = ApiError("unavailable", f"internal error (incident {incident}); try again", status=500)
+            err = ApiError("unavailable", f"internal error (incident {incident}); try again",
+                           status=500)
         return error_response(err)

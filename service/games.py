@@ -22,7 +22,10 @@ import msgspec
 
 from protocol.codec import encode
 from protocol.commands import Move as pmove
+from protocol.diffs import GameState, Stats
 from protocol.fields import parse_rfc3339, rfc3339
+from protocol.ws import DiffMessage
+from service import wire
 from service.clock import Clock
 from service.engine import (
     MAX_SEED,
@@ -48,16 +51,14 @@ log = logging.getLogger("service.games")
 _MAX_RACES = 64
 
 
-class _EventHead(msgspec.Struct):
-    """What the service reads back from a stored event (the rest goes to clients as is)."""
+class _Replayed(msgspec.Struct):
+    """The one field of a stored event (a DiffMessage) that replaying it needs: the other
+    fields are skipped unread, and the command is left to the engine to parse."""
 
-    seq: int
     command: dict[str, Any]
-    at: str
-    hash: str | None = None  # None: stored before events had hashes
 
 
-_event_head = msgspec.json.Decoder(_EventHead)
+_replayed = msgspec.json.Decoder(_Replayed)
 _snapshot_decoder = msgspec.json.Decoder(dict[str, Any])
 _options_decoder = msgspec.json.Decoder(dict[str, Any])
 _MS = timedelta(milliseconds=1)
@@ -81,8 +82,8 @@ def engine_command(command: Any) -> Command:
     return command_from_dict({"type": type(command).__name__.lower()})
 
 
-def decode_event(data: bytes) -> _EventHead:
-    return _event_head.decode(data)
+def decode_event(data: bytes) -> _Replayed:
+    return _replayed.decode(data)
 
 
 @dataclass(slots=True)
@@ -118,8 +119,9 @@ class GameService:
     _cache: OrderedDict[str, Loaded] = field(default_factory=OrderedDict)
 
     # --- creating ------------------------------------------------------------------
-    async def create(self, owner: str, variant: str, seed: int | None, options: dict[str, Any] | None,
-                     public: bool, extra: dict[str, str] | None = None, seed_secret: bool | None = None,
+    async def create(self, owner: str, variant: str, seed: int | None,
+                     options: dict[str, Any] | None, public: bool,
+                     extra: dict[str, str] | None = None, seed_secret: bool | None = None,
                      game_id: str | None = None) -> Loaded:
         """Deal and store a new game. A server-chosen seed stays secret until the game is over."""
         chosen = seed is None
@@ -128,11 +130,12 @@ class GameService:
         game = Game.deal(variant, seed, options)  # validates variant, options and seed
         game_id = game_id or new_game_id()
         now = rfc3339(self.clock.now())
+        secret = chosen if seed_secret is None else seed_secret
         meta = GameMeta(
-            variant=game.variant.id, options=encode(game.variant.options).decode(), seed=seed, owner=owner,
-            rules_version=str(RULES_VERSION), created_at=now, status=game.status.value, public=public,
-            seq=0, extra={fields.SEED_SECRET: "1" if (chosen if seed_secret is None else seed_secret)
-                          else "0", **(extra or {})},
+            variant=game.variant.id, options=encode(game.variant.options).decode(), seed=seed,
+            owner=owner, rules_version=str(RULES_VERSION), created_at=now,
+            status=game.status.value, public=public, seq=0,
+            extra={fields.SEED_SECRET: "1" if secret else "0", **(extra or {})},
         )
         await self.store.create(game_id, meta, self.settings.game_ttl_s)
         self.metrics.games_created.inc(game.variant.id)
@@ -185,11 +188,13 @@ class GameService:
         if player is None:
             if not self.can_read(loaded, None):
                 raise ApiError("not_found", f"no game {loaded.game_id!r}")
-            raise ApiError("unauthorized", "a command needs the owner's token (Authorization: Bearer)")
+            raise ApiError("unauthorized",
+                           "a command needs the owner's token (Authorization: Bearer)")
         if player != loaded.owner:
             self.check_read(loaded, player)
             raise ApiError("forbidden", "only the game's owner may send commands to it")
-        closes_at = loaded.meta.extra.get(fields.CLOSES_AT)  # a daily attempt: fixed once its day is over
+        # A daily attempt: fixed once its day is over.
+        closes_at = loaded.meta.extra.get(fields.CLOSES_AT)
         if closes_at and self.clock.now() >= parse_rfc3339(closes_at):
             raise ApiError("forbidden", "the challenge is over", {"closes_at": closes_at})
 
@@ -202,24 +207,24 @@ class GameService:
             return loaded.game.status.is_final
         return True
 
-    def stats(self, loaded: Loaded) -> dict[str, Any]:
+    def stats(self, loaded: Loaded) -> Stats:
         started, finished = loaded.started_at, loaded.finished_at
         end = finished or loaded.last_at
         duration = max(0, (end - started) // _MS) if started and end else 0
-        return {"moves": loaded.game.moves, "foundation_cards": loaded.game.foundation_cards,
-                "started_at": rfc3339(started) if started else None,
-                "finished_at": rfc3339(finished) if finished else None, "duration_ms": duration,
-                "hints": loaded.hints}
+        return Stats(moves=loaded.game.moves, foundation_cards=loaded.game.foundation_cards,
+                     started_at=rfc3339(started) if started else None,
+                     finished_at=rfc3339(finished) if finished else None, duration_ms=duration,
+                     hints=loaded.hints)
 
-    def state(self, loaded: Loaded) -> dict[str, Any]:
+    def state(self, loaded: Loaded) -> GameState:
         """The redacted state of PROTOCOL.md."""
         game = loaded.game
-        return {
-            "game_id": loaded.game_id, "variant": game.variant.id, "options": game.variant.options,
-            "seq": loaded.seq, "status": game.status.value, "piles": game.public_piles(),
-            "stats": self.stats(loaded), "public": loaded.meta.public,
-            "seed": game.seed if self.seed_visible(loaded) else None, "owner": loaded.owner,
-        }
+        return GameState(
+            game_id=loaded.game_id, variant=game.variant.id, options=game.variant.options,
+            seq=loaded.seq, status=wire.status(game.status), piles=wire.piles(game.public_piles()),
+            stats=self.stats(loaded), public=loaded.meta.public,
+            seed=game.seed if self.seed_visible(loaded) else None, owner=loaded.owner,
+        )
 
     def hint_taken(self, loaded: Loaded, count: int) -> None:
         """Remember the game's new hint count (kept in the meta by the caller)."""
@@ -236,7 +241,7 @@ class GameService:
         Raises ApiError: 401/403/404 (access), 409 (stale ``expected_seq``), 422 (illegal).
         A repeated ``command_id`` returns the first result and applies nothing.
         """
-        command = engine_command(command) if not hasattr(command, "to_dict") else command
+        command = engine_command(command) if isinstance(command, dict) else command
         cached = self._cache.get(game_id)
         loaded = cached or await self.load(game_id)
         fresh = cached is None  # just read from the log, not from our cache
@@ -318,7 +323,8 @@ class GameService:
             raise ApiError("not_found", f"no event {seq} in game {game_id!r}")
         return data
 
-    async def _append(self, loaded: Loaded, command: Command, command_id: str | None) -> tuple[int, bytes]:
+    async def _append(self, loaded: Loaded, command: Command,
+                      command_id: str | None) -> tuple[int, bytes]:
         try:
             game, diff = loaded.game.apply(command)
         except IllegalCommand as exc:
@@ -340,19 +346,23 @@ class GameService:
         final = game.status.is_final
         if final:
             updates[fields.FINISHED_AT] = now
-        command_dict = diff.command.to_dict()
-        digest = event_hash(loaded.hash, seq, encode(command_dict), now)
+        sent = wire.command(diff.command)
+        digest = event_hash(loaded.hash, seq, encode(sent), now)
         updates[fields.HASH] = digest
-        nxt = Loaded(loaded.game_id, loaded.meta, game, seq, started, when if final else None, when, digest,
-                     loaded.hints)
-        event = encode({"type": "diff", "seq": seq, "hash": digest, "command": command_dict, "ops": diff.ops,
-                        "status": diff.status.value, "stats": self.stats(nxt), "at": now})
+        nxt = Loaded(loaded.game_id, loaded.meta, game, seq, started, when if final else None,
+                     when, digest, loaded.hints)
+        # The stored event is the WebSocket diff message itself, sent as is to every socket
+        # (and, as a Diff, the REST command result's diff).
+        event = encode(DiffMessage(seq=seq, command=sent, ops=wire.ops(diff.ops),
+                                   status=wire.status(diff.status), stats=self.stats(nxt), at=now,
+                                   hash=digest))
         snapshot = None
         every = self.settings.snapshot_every
         if every and seq % every == 0:
             snapshot = encode(game.snapshot())
-        await self.store.append(loaded.game_id, loaded.seq, command_id, event, updates,
-                                self.final_ttl_s(loaded) if final else self.settings.game_ttl_s, snapshot)
+        ttl_s = self.final_ttl_s(loaded) if final else self.settings.game_ttl_s
+        await self.store.append(loaded.game_id, loaded.seq, command_id, event, updates, ttl_s,
+                                snapshot)
         self.metrics.commands.inc(game.variant.id, type(command).__name__.lower())
         self._remember(nxt)
         if final or game.status is Status.LOST:

@@ -8,18 +8,19 @@ in memory, so the moves after a diff cost one engine step, not a read of the log
 
 from __future__ import annotations
 
-from typing import Any
-
 from protocol.codec import encode
+from protocol.rest import LegalMoves
+from protocol.ws import MovesMessage
+from service import wire
 from service.engine import Game
 from service.games import Loaded, decode_event
 
 
-def legal_moves(seq: int, game: Game) -> dict[str, Any]:
-    """``{"seq", "moves", "can_undo"}`` of ``game`` at ``seq`` (PROTOCOL.md: every legal
-    move, foundations named by index, and draw; whether an undo would be accepted)."""
-    return {"seq": seq, "moves": [m.to_dict() for m in game.legal_moves()],
-            "can_undo": game.can_undo}
+def legal_moves(seq: int, game: Game) -> LegalMoves:
+    """The legal moves of ``game`` at ``seq``: every legal move (foundations named by
+    index) and draw, and whether an undo would be accepted."""
+    return LegalMoves(seq=seq, moves=[wire.command(m) for m in game.legal_moves()],
+                      can_undo=game.can_undo)
 
 
 class MovesFeed:
@@ -42,4 +43,5 @@ class MovesFeed:
 
     def message(self) -> bytes:
         """The ``moves`` message at this feed's seq."""
-        return encode({"type": "moves", **legal_moves(self.seq, self.game)})
+        body = legal_moves(self.seq, self.game)
+        return encode(MovesMessage(seq=body.seq, moves=body.moves, can_undo=body.can_undo))

@@ -7,18 +7,32 @@ import functools
 import secrets
 from importlib.resources import files
 from time import perf_counter
-from typing import Any
+from typing import Any, cast
 
+import msgspec
 from aiohttp import web
 
 from protocol.codec import decode, decode_query, encode
-from protocol.rest import CommandRequest, CreateGame, CreatePlayer, EventsQuery, UpdatePlayer
-from service import addresses
+from protocol.diffs import Diff
+from protocol.rest import (
+    CommandRequest,
+    CommandResult,
+    CreateGame,
+    CreatePlayer,
+    Event,
+    Events,
+    EventsQuery,
+    GameCreated,
+    Health,
+    Player,
+    PlayerCreated,
+    UpdatePlayer,
+)
+from service import addresses, wire
 from service.auth import bearer_token
 from service.context import Context, context
-from service.engine import VARIANTS
 from service.errors import ApiError, json_response
-from service.games import decode_event, engine_command, new_game_id
+from service.games import engine_command, new_game_id
 from service.metrics import CONTENT_TYPE
 from service.moves import legal_moves
 
@@ -62,7 +76,7 @@ async def body_of(request: web.Request, type_: type[Any]) -> Any:
 
 # --- variants and players -----------------------------------------------------------
 
-_VARIANTS_BODY = encode({"variants": [cls().describe() for cls in VARIANTS.values()]})
+_VARIANTS_BODY = encode(wire.variants())
 
 
 @routes.get("/v1/variants")
@@ -78,8 +92,8 @@ async def create_player(request: web.Request) -> web.Response:
     player_id = "p_" + secrets.token_urlsafe(12)
     name = ctx.players.validate_name(body.name)
     await ctx.players.set_name(player_id, name, ctx.settings.player_ttl_days * 86_400)
-    return json_response({"player_id": player_id, "name": name,
-                          "token": ctx.tokens.issue(player_id)}, 201)
+    return json_response(PlayerCreated(player_id=player_id, name=name,
+                                       token=ctx.tokens.issue(player_id)), 201)
 
 
 @routes.patch("/v1/players/me")
@@ -92,7 +106,7 @@ async def update_player(request: web.Request) -> web.Response:
     name = ctx.players.validate_name(body.name)
     await ctx.players.set_name(player, name, ctx.settings.player_ttl_days * 86_400)
     await ctx.daily.renamed(player, name)  # the copies of the name kept on leaderboards
-    return json_response({"player_id": player, "name": name})
+    return json_response(Player(player_id=player, name=name))
 
 
 # --- games ----------------------------------------------------------------------------
@@ -113,13 +127,13 @@ async def create_game(request: web.Request) -> web.Response:
     await ctx.players.open_game(player, game_id, now, now + settings.game_ttl_s,
                                 settings.open_games_per_player)
     try:
-        loaded = await ctx.games.create(player, body.variant, body.seed, body.options, body.public,
-                                        game_id=game_id)
+        loaded = await ctx.games.create(player, body.variant, body.seed, body.options,
+                                        body.public, game_id=game_id)
     except Exception:
         await ctx.players.closed_game(player, game_id)  # not made after all (a bad variant: 400)
         raise
     await ctx.players.touch(player, settings.player_ttl_days * 86_400)
-    return json_response({"game_id": loaded.game_id, "state": ctx.games.state(loaded)}, 201)
+    return json_response(GameCreated(game_id=loaded.game_id, state=ctx.games.state(loaded)), 201)
 
 
 @routes.get("/v1/games/{game_id}")
@@ -141,12 +155,17 @@ async def post_command(request: web.Request) -> web.Response:
     assert player is not None
     await ctx.limiter.check(player)
     seq, event = await ctx.games.command(request.match_info["game_id"], player,
-                                         engine_command(body.command),
-                                         body.expected_seq, body.command_id)
+                                         engine_command(body.command), body.expected_seq,
+                                         body.command_id)
     ctx.metrics.rest_ack.observe(perf_counter() - started)
-    # The stored event is the diff itself (with "type" and "at" as additions).
-    return web.Response(body=b'{"seq":%d,"diff":%s}' % (seq, event),
-                        content_type="application/json")
+    return json_response(command_result(seq, event))
+
+
+def command_result(seq: int, event: bytes) -> CommandResult:
+    """The result of a command whose stored event is ``event``: that event is the diff, built
+    from the protocol's DiffMessage when it was appended, so it goes out as it is stored
+    (msgspec.Raw: spliced by the encoder, never decoded and encoded again)."""
+    return CommandResult(seq=seq, diff=cast(Diff, msgspec.Raw(event)))
 
 
 @routes.get("/v1/games/{game_id}/moves")
@@ -168,26 +187,30 @@ async def get_events(request: web.Request) -> web.Response:
     game_id = request.match_info["game_id"]
     loaded = await ctx.games.load(game_id)
     ctx.games.check_read(loaded, player)
-    out = []
+    page = Events(events=[])
     # The log up to the seq just read, one page of it; no Redis call for an `after`
     # at or past the end (a huge one would not even fit Redis's integers).
-    next_after = None
     if query.after < loaded.seq:
         count = min(query.limit, loaded.seq - query.after)
-        for raw in await ctx.games.events(game_id, query.after, count):
-            head = decode_event(raw)
-            out.append({"seq": head.seq, "command": head.command, "at": head.at, "hash": head.hash})
+        # A stored event is a diff message: read as an Event, it keeps only the log's fields.
+        page.events = [_event(raw) for raw in await ctx.games.events(game_id, query.after, count)]
         if query.after + count < loaded.seq:
-            next_after = query.after + count
-    return json_response({"events": out, "next_after": next_after})
+            page.next_after = query.after + count
+    return json_response(page)
+
+
+_event = msgspec.json.Decoder(Event).decode
 
 
 # --- operations ---------------------------------------------------------------------------
 
 
+_OK = Health(status="ok")
+
+
 @routes.get("/healthz")
 async def healthz(request: web.Request) -> web.Response:
-    return json_response({"status": "ok"})
+    return json_response(_OK)
 
 
 @routes.get("/readyz")
@@ -195,7 +218,7 @@ async def readyz(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
     if not await ctx.store_ready():
         raise ApiError("unavailable", "the game store is unreachable")
-    return json_response({"status": "ok"})
+    return json_response(_OK)
 
 
 @routes.get("/metrics")

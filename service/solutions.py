@@ -13,12 +13,15 @@ import asyncio
 import hashlib
 import logging
 import math
-from concurrent.futures.process import BrokenProcessPool
 from collections.abc import Mapping
-from typing import Any
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, cast
 
 import msgspec
 
+from protocol.codec import encode
+from protocol.solver import Solution, SolveResultName
+from service import wire
 from service.engine import RULES_VERSION, get_variant
 from service.errors import ApiError
 from service.settings import Settings
@@ -43,9 +46,10 @@ def options_digest(options: Mapping[str, Any]) -> str:
 
 def solution_body(result: SolveResult) -> bytes:
     """The ``Solution`` body of PROTOCOL.md: the line only when won."""
-    return msgspec.json.encode({"result": result.result,
-                                "commands": list(result.commands) if result.result == "won" else [],
-                                "nodes": result.nodes, "elapsed_ms": result.elapsed_ms})
+    won = result.result == "won"
+    return encode(Solution(result=cast(SolveResultName, result.result),
+                           commands=[wire.command_of(c) for c in result.commands] if won else [],
+                           nodes=result.nodes, elapsed_ms=result.elapsed_ms))
 
 
 class Solutions:
@@ -56,7 +60,8 @@ class Solutions:
         self._running: dict[str, asyncio.Future[bytes]] = {}
 
     def budget(self) -> Budget:
-        return Budget(max_nodes=self.settings.solution_solve_nodes, max_seconds=self.settings.solution_solve_s)
+        return Budget(max_nodes=self.settings.solution_solve_nodes,
+                      max_seconds=self.settings.solution_solve_s)
 
     @staticmethod
     def key(variant: str, options: Mapping[str, Any], seed: int) -> str:
@@ -86,8 +91,8 @@ class Solutions:
             return await asyncio.wait_for(asyncio.shield(running), wait_s)
         except TimeoutError:
             retry = max(1, math.ceil(self.settings.solution_solve_s + WAIT_MARGIN_S - wait_s))
-            raise ApiError("unavailable", f"the solution of this deal is still being searched (up to "
-                           f"{self.settings.solution_solve_s:g} s); retry in {retry} s",
+            raise ApiError("unavailable", "the solution of this deal is still being searched "
+                           f"(up to {self.settings.solution_solve_s:g} s); retry in {retry} s",
                            {"retry_after_s": retry}, headers={"Retry-After": str(retry)}) from None
         except BrokenProcessPool:
             raise self.pool.busy_error("the solution", 1) from None
@@ -100,10 +105,12 @@ class Solutions:
     async def _keep_when_done(self, key: str, search: asyncio.Future[SolveResult]) -> bytes:
         result = await search
         body = solution_body(result)
-        await self.store.keep_solution(key, body, KEEP_PROVED_S if result.result != "unknown" else KEEP_UNKNOWN_S)
+        await self.store.keep_solution(
+            key, body, KEEP_PROVED_S if result.result != "unknown" else KEEP_UNKNOWN_S)
         return body
 
-    async def keep(self, variant: str, options: Mapping[str, Any], seed: int, result: SolveResult) -> None:
+    async def keep(self, variant: str, options: Mapping[str, Any], seed: int,
+                   result: SolveResult) -> None:
         """Keep a result found elsewhere (the daily chooser's winning line)."""
         ttl = KEEP_PROVED_S if result.result != "unknown" else KEEP_UNKNOWN_S
         await self.store.keep_solution(self.key(variant, options, seed), solution_body(result), ttl)

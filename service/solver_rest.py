@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from protocol.codec import encode
-from service.errors import ApiError
+from protocol.solver import Hint
+from service import wire
+from service.errors import ApiError, json_response
 from service.games import Loaded
 from service.rest import ctx_of, player_of
 from service.store import meta as fields
@@ -30,13 +31,14 @@ async def get_solution(request: web.Request) -> web.Response:
     ctx.games.check_read(loaded, player)
     game = loaded.game
     if not game.status.is_final:
-        raise ApiError("conflict", f"the game is {game.status.value}: its solution is shown once it is "
-                       f"won or resigned (it would show the face-down cards)",
+        raise ApiError("conflict", f"the game is {game.status.value}: its solution is shown "
+                       "once it is won or resigned (it would show the face-down cards)",
                        {"status": game.status.value})
     ends = _daily_end(loaded)
     if ends is not None and not ctx.games.seed_visible(loaded):
-        raise ApiError("forbidden", f"the solution of a daily challenge is shown once its day is over, "
-                       f"at {ends}: until then it would help the other players", {"available_at": ends})
+        raise ApiError("forbidden", "the solution of a daily challenge is shown once its day "
+                       f"is over, at {ends}: until then it would help the other players",
+                       {"available_at": ends})
     body = await ctx.solutions.body(game.variant.id, game.variant.options, game.seed)
     return web.Response(body=body, content_type="application/json")
 
@@ -51,7 +53,8 @@ async def post_hint(request: web.Request) -> web.Response:
     loaded = await ctx.games.load(request.match_info["game_id"])
     ctx.games.check_command(loaded, player)  # the owner only; a closed daily attempt is 403
     if loaded.meta.extra.get(fields.DAILY):
-        raise ApiError("forbidden", "no hints in a ranked daily attempt: its leaderboard ranks unaided play",
+        raise ApiError("forbidden",
+                       "no hints in a ranked daily attempt: its leaderboard ranks unaided play",
                        {"daily": loaded.meta.extra[fields.DAILY]})
     status = loaded.game.status
     if status.is_final:
@@ -64,5 +67,6 @@ async def post_hint(request: web.Request) -> web.Response:
     if count is None:
         raise ApiError("not_found", f"no game {loaded.game_id!r}")
     ctx.games.hint_taken(loaded, count)
-    return web.Response(body=encode({"seq": loaded.seq, "command": hint.command, "samples": hint.samples,
-                                     "wins": hint.wins}), content_type="application/json")
+    command = wire.command_of(hint.command) if hint.command is not None else None
+    return json_response(Hint(seq=loaded.seq, command=command, samples=hint.samples,
+                              wins=hint.wins))

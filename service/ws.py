@@ -14,14 +14,23 @@ import contextlib
 import enum
 import logging
 from time import perf_counter
-from typing import Any
 
 import msgspec
 from aiohttp import WSMsgType, web
 
 from protocol.codec import decode_client_message, encode
-from protocol.errors import error_body
-from protocol.ws import CommandMessage, Hello, Ping
+from protocol.errors import error_info
+from protocol.ws import (
+    Ack,
+    CloseCode,
+    CommandMessage,
+    ErrorMessage,
+    Hello,
+    Ping,
+    Pong,
+    Snapshot,
+    Synced,
+)
 from service.addresses import client_address
 from service.context import Context, context
 from service.deadline import deadline
@@ -36,16 +45,7 @@ from service.store.fanout import Published, Resync
 
 log = logging.getLogger("service.ws")
 
-
-class Close(enum.IntEnum):
-    """The close codes this endpoint uses."""
-
-    NORMAL = 1000
-    GOING_AWAY = 1001  # the server is shutting down: reconnect (to another instance)
-    POLICY_VIOLATION = 1008  # a refused hello: unknown or private game, bad token, no hello
-    MESSAGE_TOO_BIG = 1009
-    INTERNAL_ERROR = 1011
-    TRY_AGAIN_LATER = 1013  # too slow, the store is unreachable, or a limit: reconnect (with since)
+Close = CloseCode  # the contract's close codes, by the name the service and its tests use
 
 
 REASON_MAX_BYTES = 123  # a close frame's reason (RFC 6455: 125 bytes of payload, 2 for the code)
@@ -64,18 +64,24 @@ class State(enum.Enum):
     CLOSING = "closing"
 
 
-_PONG = encode({"type": "pong"})
+_PONG = encode(Pong())
 _PAGE = 1000  # events read from the log at a time
 _HASHES_KEPT = 256  # hashes of the latest events sent, per socket
 _RESYNC_REQUEST = -2  # outbox marker: a hello on a live socket
 
 
 def error_message(err: ApiError, command_id: str | None = None) -> bytes:
-    body = error_body(err.code, err.message, err.details)
-    msg: dict[str, Any] = {"type": "error", "error": body.error}
-    if command_id is not None:
-        msg["command_id"] = command_id
-    return encode(msg)
+    """The ``error`` message of ``err``; ``command_id`` when it answers a command."""
+    return encode(ErrorMessage(command_id=command_id,
+                               error=error_info(err.code, err.message, err.details)))
+
+
+def snapshot_message(ctx: Context, loaded: Loaded) -> bytes:
+    return encode(Snapshot(seq=loaded.seq, state=ctx.games.state(loaded)))
+
+
+def synced_message(seq: int) -> bytes:
+    return encode(Synced(seq=seq))
 
 
 class Connection:
@@ -151,8 +157,8 @@ class Connection:
         except Exception:  # e.g. the store went away during a refill
             # A writer that died would leave a socket that never sends again: close it
             # instead, and the client reconnects with since.
-            log.info("WebSocket writer on game %s failed; closing with 1013", self.game_id,
-                     exc_info=True)
+            log.info("WebSocket writer on game %s failed; closing with %d", self.game_id,
+                     Close.TRY_AGAIN_LATER, exc_info=True)
             self.state = State.CLOSING
             await self.ws.close(code=Close.TRY_AGAIN_LATER,
                                 message=b"store unavailable: reconnect with since")
@@ -202,8 +208,7 @@ class Connection:
         self.last_seq = loaded.seq
         self.hashes[loaded.seq] = loaded.hash.encode()
         self._moves_from(loaded)
-        await self.ws.send_frame(encode({"type": "snapshot", "seq": loaded.seq,
-                                         "state": self.ctx.games.state(loaded)}), WSMsgType.TEXT)
+        await self.ws.send_frame(snapshot_message(self.ctx, loaded), WSMsgType.TEXT)
 
     async def _refill(self) -> None:
         """Send every event of the log after ``last_seq``, a page at a time."""
@@ -228,16 +233,14 @@ class Connection:
                 return
         if self.last_seq - since > self.ctx.settings.replay_max_diffs:
             loaded = await self.ctx.games.load(self.game_id)
-            await self.ws.send_frame(encode({"type": "snapshot", "seq": loaded.seq,
-                                             "state": self.ctx.games.state(loaded)}),
-                                     WSMsgType.TEXT)
+            await self.ws.send_frame(snapshot_message(self.ctx, loaded), WSMsgType.TEXT)
             self.last_seq = max(self.last_seq, loaded.seq)
             self.hashes[loaded.seq] = loaded.hash.encode()
             self._moves_from(loaded)
         else:
             self.last_seq = since
         await self._refill()
-        await self.ws.send_frame(encode({"type": "synced", "seq": self.last_seq}), WSMsgType.TEXT)
+        await self.ws.send_frame(synced_message(self.last_seq), WSMsgType.TEXT)
         await self._send_moves(after_synced=True)
 
     # --- moves: a hello with "moves": true (service/moves.py) -------------------------
@@ -317,9 +320,9 @@ class Connection:
         watchers = self.ctx.watchers
         cap = self.ctx.settings.watchers_per_game
         if watchers.get(self.game_id, 0) >= cap:
-            raise ApiError("rate_limited",
-                           f"this game has {cap} watchers on this server, its limit; "
-                           "retry in 30 s", {"limit": "watchers_per_game", "retry_after_s": 30})
+            raise ApiError("rate_limited", f"this game has {cap} watchers on this server, its "
+                           "limit; retry in 30 s",
+                           {"limit": "watchers_per_game", "retry_after_s": 30})
         watchers[self.game_id] = watchers.get(self.game_id, 0) + 1
         self.watching = True
 
@@ -342,12 +345,11 @@ class Connection:
         else:
             self.last_seq = loaded.seq
             self.hashes[loaded.seq] = loaded.hash.encode()
-            await self.ws.send_frame(encode({"type": "snapshot", "seq": loaded.seq,
-                                             "state": ctx.games.state(loaded)}), WSMsgType.TEXT)
+            await self.ws.send_frame(snapshot_message(ctx, loaded), WSMsgType.TEXT)
             # The snapshot was read before the subscription: a command appended in
             # between was not published to us. The writer reads the log after it first.
             self.deliver(0, None)
-        await self.ws.send_frame(encode({"type": "synced", "seq": self.last_seq}), WSMsgType.TEXT)
+        await self.ws.send_frame(synced_message(self.last_seq), WSMsgType.TEXT)
         await self._send_moves(after_synced=True)
         self.state = State.LIVE
         self.writer = asyncio.create_task(self._write_loop())
@@ -392,7 +394,7 @@ class Connection:
             log.exception("unexpected error in a WebSocket hello on game %s", self.game_id,
                           exc_info=exc)
             err = ApiError("unavailable", "internal error; try again", status=500)
-        # Retrying later will work (1008 says it won't).
+        # Retrying later will work (POLICY_VIOLATION says it won't).
         if err.code in ("unavailable", "rate_limited"):
             code = Close.TRY_AGAIN_LATER
         self.state = State.CLOSING
@@ -429,8 +431,8 @@ class Connection:
             assert self.ctx.read_limiter is not None
             await self.ctx.read_limiter.check("read:" + self.address)
         except Exception as exc:  # noqa: BLE001
-            err = to_api_error(exc) or ApiError("unavailable", "internal error; try again",
-                                                status=500)
+            err = (to_api_error(exc)
+                   or ApiError("unavailable", "internal error; try again", status=500))
             self.send(error_message(err))
             return
         if hello.token is not None:
@@ -440,9 +442,8 @@ class Connection:
                 self.send(error_message(err))
                 return
             if player != self.player:
-                self.send(error_message(ApiError("bad_request",
-                                                 "a socket keeps the token of its first "
-                                                 "hello: reconnect to change it")))
+                self.send(error_message(ApiError("bad_request", "a socket keeps the token of its "
+                                                 "first hello: reconnect to change it")))
                 return
             # A fresher token of the same player renews the socket.
             if self.token_expires is not None:
@@ -478,7 +479,7 @@ class Connection:
             return
         # The diff first (unless the feed delivered it already), then the ack.
         self.deliver(seq, event)
-        self.send(encode({"type": "ack", "command_id": message.command_id, "seq": seq}))
+        self.send(encode(Ack(command_id=message.command_id, seq=seq)))
         ctx.metrics.websocket_ack.observe(perf_counter() - started)
 
     async def _token_expired(self, command_id: str) -> None:
@@ -505,9 +506,8 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     if open_here >= ctx.settings.ws_per_address:
         # Before the upgrade: a plain 429 (the error middleware shapes it).
         cap = ctx.settings.ws_per_address
-        raise ApiError("rate_limited",
-                       f"too many open sockets from this address: at most {cap} on this "
-                       "server; close one, or retry in 5 s",
+        raise ApiError("rate_limited", f"too many open sockets from this address: at most {cap} "
+                       "on this server; close one, or retry in 5 s",
                        {"limit": "ws_per_address", "retry_after_s": 5},
                        headers={"Retry-After": "5"})
     # Counted before the upgrade's first await, so concurrent upgrades cannot overshoot.
@@ -517,7 +517,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
                                    heartbeat=30.0, decode_text=False)
         await ws.prepare(request)
         conn = Connection(ctx, ws, request.match_info["game_id"], address)
-        conn.transport = request.transport  # type: ignore[assignment]
+        conn.transport = request.transport
         ctx.sockets.add(ws)
         ctx.metrics.ws_connections.inc()
         try:

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
+from protocol.daily import Challenge
 from protocol.fields import DATE_PATTERN, rfc3339
 from service.engine import SEED_BITS
 from service.errors import ApiError
@@ -38,9 +39,10 @@ def parse_date(text: str) -> date:
         else:
             if FIRST_DATE <= day <= LAST_DATE:
                 return day
-            raise ApiError("bad_request", f"{text!r} is out of range: dates run from {FIRST_DATE} to {LAST_DATE}",
-                           {"field": "date"})
-    raise ApiError("bad_request", f"{text!r} is not a UTC calendar date (YYYY-MM-DD)", {"field": "date"})
+            raise ApiError("bad_request", f"{text!r} is out of range: dates run from "
+                           f"{FIRST_DATE} to {LAST_DATE}", {"field": "date"})
+    raise ApiError("bad_request", f"{text!r} is not a UTC calendar date (YYYY-MM-DD)",
+                   {"field": "date"})
 
 
 def today(now: datetime) -> date:
@@ -90,7 +92,8 @@ class Seeds:
         self._key = hmac.new(secret, b"solitaire/daily-seed/v1", hashlib.sha256).digest()
 
     def seed(self, day: date, variant: str, k: int = 0) -> int:
-        """The ``k``-th candidate deal of the day's secret sequence, ``HMAC(secret, date, variant, k)``.
+        """The ``k``-th candidate deal of the day's secret sequence,
+        ``HMAC(secret, date, variant, k)``.
 
         The day's challenge is the first candidate the solver proves winnable
         (:mod:`service.daily.deals` finds it and keeps its ``k``)."""
@@ -99,11 +102,11 @@ class Seeds:
         return int.from_bytes(digest[:8], "big") >> (64 - SEED_BITS)
 
 
-def challenge_body(day: Day, variant: str, seed: int, par: int, now: datetime) -> dict[str, object]:
+def challenge_body(day: Day, variant: str, seed: int, par: int, now: datetime) -> Challenge:
     """One ``Challenge`` of PROTOCOL.md; the seed is null until the day is over.
 
     Only deals the solver proved winnable are published, so ``winnable`` is true;
     ``par`` is the length of the winning line it found (not proved the shortest)."""
-    return {"variant": variant, "date": day.iso, "starts_at": rfc3339(day.starts_at),
-            "ends_at": rfc3339(day.ends_at), "seed": seed if day.is_over(now) else None,
-            "winnable": True, "par": par}
+    return Challenge(variant=variant, date=day.iso, starts_at=rfc3339(day.starts_at),
+                     ends_at=rfc3339(day.ends_at), seed=seed if day.is_over(now) else None,
+                     winnable=True, par=par)

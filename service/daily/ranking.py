@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+
+import msgspec
 
 from protocol.codec import encode
+from protocol.daily import LeaderboardEntry
+from protocol.diffs import Stats
 from protocol.fields import parse_rfc3339
 from service.daily.challenge import epoch_ms
 from service.store.daily import CARDS_DIGITS, DURATION_DIGITS, FINISH_DIGITS, MOVES_DIGITS
@@ -23,10 +26,19 @@ MAX_FOUNDATION_CARDS = 127  # two decks hold 104 cards
 
 
 def _clamp(value: int, digits: int) -> int:
-    return max(0, min(value, 10**digits - 1))
+    top: int = 10**digits - 1
+    return max(0, min(value, top))
 
 
 _ONE_MS = timedelta(milliseconds=1)
+
+# What the store adds to an entry when it reads the board (service.store.daily._render).
+ADDED_ON_READ = ("rank", "player_id", "name")
+# An entry as stored: the protocol's LeaderboardEntry without those, derived from it so
+# that the shape is written once (a field renamed there fails here, at the first entry).
+StoredEntry = msgspec.defstruct(
+    "StoredEntry", [(f.name, f.type) for f in msgspec.structs.fields(LeaderboardEntry)
+                    if f.name not in ADDED_ON_READ])
 
 
 def duration_ms(started_at: str | None, end: str | None) -> int:
@@ -72,29 +84,31 @@ class Standing:
 
     def entry_json(self) -> bytes:
         """The entry's stored fields (rank, player_id and name are added when read)."""
-        return encode({"game_id": self.game_id, "status": self.status, "won": self.won,
-                       "foundation_cards": self.foundation_cards, "moves": self.moves,
-                       "duration_ms": self.duration_ms, "finished_at": self.finished_at})
+        return encode(StoredEntry(game_id=self.game_id, status=self.status, won=self.won,
+                                  foundation_cards=self.foundation_cards, moves=self.moves,
+                                  duration_ms=self.duration_ms, finished_at=self.finished_at))
 
     @classmethod
     def of(cls, *, player_id: str, game_id: str, seq: int, status: str, foundation_cards: int,
            moves: int, started_at: str | None, last_at: str | None, finished_at: str | None,
            day_end_ms: int) -> Standing:
-        """The standing of a game from its stats; a game not final stands as it is at its day's end."""
+        """The standing of a game from its stats; a game not final stands as it is at its
+        day's end."""
         final = status in ("won", "resigned")
         finished = finished_at if final else None
         return cls(player_id=player_id, game_id=game_id, seq=seq, status=status,
                    foundation_cards=foundation_cards, moves=moves,
-                   duration_ms=duration_ms(started_at, finished_at or last_at), finished_at=finished,
+                   duration_ms=duration_ms(started_at, finished_at or last_at),
+                   finished_at=finished,
                    finish_ms=epoch_ms(parse_rfc3339(finished)) if finished else day_end_ms)
 
     @classmethod
-    def from_stats(cls, player_id: str, game_id: str, seq: int, status: str, stats: dict[str, Any],
+    def from_stats(cls, player_id: str, game_id: str, seq: int, status: str, stats: Stats,
                    day_end_ms: int) -> Standing:
         """From GameService.stats of a loaded game."""
         final = status in ("won", "resigned")
-        finished = stats["finished_at"] if final else None
+        finished = stats.finished_at if final else None
         return cls(player_id=player_id, game_id=game_id, seq=seq, status=status,
-                   foundation_cards=stats["foundation_cards"], moves=stats["moves"],
-                   duration_ms=stats["duration_ms"], finished_at=finished,
+                   foundation_cards=stats.foundation_cards, moves=stats.moves,
+                   duration_ms=stats.duration_ms, finished_at=finished,
                    finish_ms=epoch_ms(parse_rfc3339(finished)) if finished else day_end_ms)

@@ -6,7 +6,8 @@ import msgspec
 from aiohttp import web
 
 from protocol.codec import decode, decode_query
-from protocol.daily import DailyQuery, LeaderboardQuery
+from protocol.daily import DailyDay, DailyQuery, LeaderboardQuery
+from protocol.rest import GameCreated
 from service.daily.challenge import Day, challenge_body, parse_date, today
 from service.daily.service import DailyService, decode_cursor
 from service.engine import VARIANTS
@@ -27,7 +28,8 @@ def daily_of(request: web.Request) -> DailyService:
 def _variant(request: web.Request) -> str:
     variant = request.match_info["variant"]
     if variant not in VARIANTS:
-        raise ApiError("not_found", f"no variant {variant!r}: expected one of {', '.join(VARIANTS)}",
+        raise ApiError("not_found",
+                       f"no variant {variant!r}: expected one of {', '.join(VARIANTS)}",
                        {"variant": variant})
     return variant
 
@@ -39,10 +41,11 @@ async def get_daily(request: web.Request) -> web.Response:
     now = daily.clock.now()
     day = Day(parse_date(query.date) if query.date is not None else today(now))
     challenges = []
-    for variant in VARIANTS:  # 503 until every deal of the day is chosen: never a challenge without par
+    # 503 until every deal of the day is chosen: never a challenge without par.
+    for variant in VARIANTS:
         seed, deal = await daily.deals.require(day, variant)
         challenges.append(challenge_body(day, variant, seed, deal.par, now))
-    return json_response({"date": day.iso, "challenges": challenges})
+    return json_response(DailyDay(date=day.iso, challenges=challenges))
 
 
 @routes.post("/v1/daily/{date}/{variant}/attempts")
@@ -58,7 +61,7 @@ async def start_attempt(request: web.Request) -> web.Response:
     variant = _variant(request)
     await ctx.limiter.check(player)
     loaded = await daily.start_attempt(player, day, variant)
-    return json_response({"game_id": loaded.game_id, "state": ctx.games.state(loaded)}, 201)
+    return json_response(GameCreated(game_id=loaded.game_id, state=ctx.games.state(loaded)), 201)
 
 
 @routes.get("/v1/daily/{date}/{variant}/leaderboard")
@@ -69,5 +72,4 @@ async def get_leaderboard(request: web.Request) -> web.Response:
     query: LeaderboardQuery = decode_query(request.query, LeaderboardQuery)
     after = decode_cursor(query.cursor) if query.cursor is not None else None
     player = player_of(request, required=False)
-    body = await daily.leaderboard(day, variant, after, query.limit, player)
-    return web.Response(body=body, content_type="application/json")
+    return json_response(await daily.leaderboard(day, variant, after, query.limit, player))

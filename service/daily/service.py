@@ -23,7 +23,11 @@ import secrets
 import time
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import cast
 
+import msgspec
+
+from protocol.daily import Leaderboard, LeaderboardEntry, MyEntry
 from protocol.fields import rfc3339
 from service.clock import Clock
 from service.daily.challenge import Day, epoch_ms, today
@@ -101,7 +105,8 @@ class DailyService:
             raise ApiError("forbidden", f"the challenge of {day.iso} is over", {"date": day.iso})
         if state == "used":
             n = self.settings.daily_attempts
-            raise ApiError("conflict", f"you have used your {n} ranked attempt{'s' if n != 1 else ''} "
+            attempts = "attempt" if n == 1 else "attempts"
+            raise ApiError("conflict", f"you have used your {n} ranked {attempts} "
                            f"at the {variant} challenge of {day.iso}",
                            {"date": day.iso, "variant": variant, "game_ids": used})
         ends = rfc3339(day.ends_at)
@@ -113,7 +118,8 @@ class DailyService:
                        fields.SEED_FROM: ends, fields.CLOSES_AT: ends},
             )
         except (StoreError, GameExists):
-            # Give the attempt back; if even that fails, the day's end skips a game that does not exist.
+            # Give the attempt back; if even that fails, the day's end skips a game that does
+            # not exist.
             with contextlib.suppress(StoreError):
                 await self.store.unreserve(day.iso, variant, player, game_id)
             raise
@@ -125,8 +131,9 @@ class DailyService:
             return  # not an attempt, or lost (undo may still save it): ranked at the day's end
         iso, _, variant = tag.partition("/")
         day = Day(date.fromisoformat(iso))
-        standing = Standing.from_stats(loaded.owner, loaded.game_id, loaded.seq, loaded.game.status.value,
-                                       self.games.stats(loaded), epoch_ms(day.ends_at))
+        standing = Standing.from_stats(loaded.owner, loaded.game_id, loaded.seq,
+                                       loaded.game.status.value, self.games.stats(loaded),
+                                       epoch_ms(day.ends_at))
         name = (await self.store.names([loaded.owner]))[loaded.owner]
         await self.store.record(iso, variant, [_record(standing, name)], self.keep_s(day))
 
@@ -152,7 +159,8 @@ class DailyService:
             deadline = time.monotonic() + self.wait_for_ranking_s
             while not await self.store.is_closed(day.iso, variant):
                 if time.monotonic() > deadline:
-                    raise ApiError("unavailable", "the day's attempts are being ranked; try again shortly",
+                    raise ApiError("unavailable",
+                                   "the day's attempts are being ranked; try again shortly",
                                    headers={"Retry-After": "1"})
                 await asyncio.sleep(0.05)
         elif start.state == "mine":
@@ -167,7 +175,8 @@ class DailyService:
         deal = await self._deal(day, variant)
         end_ms = epoch_ms(day.ends_at)
         ids = list(attempts)
-        limit = asyncio.Semaphore(4)  # a few batches in flight: reads of one overlap writes of another
+        # A few batches in flight: reads of one overlap writes of another.
+        limit = asyncio.Semaphore(4)
 
         async def rank(chunk: list[str]) -> None:
             async with limit:
@@ -204,8 +213,8 @@ class DailyService:
 
     # --- the leaderboard --------------------------------------------------------------
     async def leaderboard(self, day: Day, variant: str, after: bytes | None, limit: int,
-                          me: str | None) -> bytes:
-        """The ``Leaderboard`` body of PROTOCOL.md, encoded: one round trip, usually.
+                          me: str | None) -> Leaderboard:
+        """The ``Leaderboard`` body of PROTOCOL.md: one round trip, usually.
 
         The caller's current name is read with the page, so a player who renamed sees
         the new name at once, and from then on everyone does (see :meth:`renamed`).
@@ -214,7 +223,8 @@ class DailyService:
         page = await self._page(day, variant, after, limit, me, over)
         stale = False
         current = page.current_name
-        if me is not None and current is not None and page.me is not None and page.my_name != current:
+        if (me is not None and current is not None and page.me is not None
+                and page.my_name != current):
             stale = True
             if page.my_name is None:
                 await self.store.rename(me, current.decode(), [(day.iso, variant)])
@@ -226,16 +236,21 @@ class DailyService:
             stale = True
         if stale:
             page = await self._page(day, variant, after, limit, me, False)
-        cursor = b'"%s"' % encode_cursor(page.last).encode() if page.more and page.last else b"null"
-        return (b'{"entries":[' + page.entries + b'],"next_cursor":' + cursor + b',"me":'
-                + (page.me or b"null") + b"}")
+        # The store renders the entries as JSON, ready to send (one ZRANGE, nothing decoded):
+        # they go into the Leaderboard as msgspec.Raw, spliced by the encoder.
+        entries = cast(list[LeaderboardEntry], msgspec.Raw(b"[" + page.entries + b"]"))
+        mine = cast(MyEntry, msgspec.Raw(page.me)) if page.me else None
+        cursor = encode_cursor(page.last) if page.more and page.last else None
+        return Leaderboard(entries=entries, next_cursor=cursor, me=mine)
 
     async def _page(self, day: Day, variant: str, after: bytes | None, limit: int, me: str | None,
                     over: bool) -> Page:
-        page = await self.store.page(day.iso, variant, after, limit, me, AROUND, require_closed=over)
+        page = await self.store.page(day.iso, variant, after, limit, me, AROUND,
+                                     require_closed=over)
         if page is None:
             await self.ensure_ranked(day, variant)
-            page = await self.store.page(day.iso, variant, after, limit, me, AROUND, require_closed=False)
+            page = await self.store.page(day.iso, variant, after, limit, me, AROUND,
+                                         require_closed=False)
             assert page is not None
         return page
 
