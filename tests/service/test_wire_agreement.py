@@ -186,8 +186,9 @@ async def test_every_answer_and_message_is_exactly_its_struct(
             await owner.send(protocol.Hello(token=ann.token))
             assert [type(m) for m in await owner.until(protocol.Synced)] == [
                 protocol.Snapshot, protocol.Synced]
-            await watcher.send(protocol.Hello(since=0))
+            await watcher.send(protocol.Hello(since=0, moves=True))  # the legal moves too
             await watcher.until(protocol.Synced)
+            await watcher.until(protocol.MovesMessage)
             await owner.send(protocol.Ping())
             await owner.until(protocol.Pong)
 
