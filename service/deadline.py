@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -21,14 +20,13 @@ from service.errors import UNKNOWN_OUTCOME, ApiError, Handler
 
 
 def too_late(seconds: float, write: bool) -> ApiError:
-    retry = max(1, math.ceil(seconds))
     what = (f"the game store did not answer within the request deadline ({seconds:g} s); "
             + (UNKNOWN_OUTCOME if write else "nothing was written, try again"))
     # A read has no outcome to tell: nothing was written (as the store's own 503 says).
     details: dict[str, object] = {"deadline_s": seconds}
     if write:
         details["outcome"] = "unknown"
-    return ApiError("unavailable", what, details, headers={"Retry-After": str(retry)})
+    return ApiError("unavailable", what, details, retry_after_s=seconds)
 
 
 @contextlib.asynccontextmanager

@@ -7,6 +7,7 @@ other failure, into that body with the code's HTTP status. Bad input is never a 
 from __future__ import annotations
 
 import logging
+import math
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -40,13 +41,29 @@ class ApiError(Exception):
     """An error the client should see, with the contract's ``code``."""
 
     def __init__(self, code: ErrorCode, message: str, details: Mapping[str, Any] | None = None,
-                 status: int | None = None, headers: Mapping[str, str] | None = None) -> None:
+                 status: int | None = None, headers: Mapping[str, str] | None = None,
+                 retry_after_s: float | None = None) -> None:
         super().__init__(message)
         self.code: ErrorCode = code
         self.message = message
         self.details = dict(details or {})
         self.status = status or http_status(code)
         self.headers = dict(headers or {})
+        if retry_after_s is not None:
+            # When to try again: whole seconds, at least 1, in the body and the header alike.
+            retry = retry_seconds(retry_after_s)
+            self.details["retry_after_s"] = retry
+            self.headers["Retry-After"] = str(retry)
+
+    @property
+    def retry_after_s(self) -> int | None:
+        value = self.details.get("retry_after_s")
+        return value if isinstance(value, int) else None
+
+
+def retry_seconds(seconds: float) -> int:
+    """A wait as a client is told it: whole seconds, rounded up, at least 1."""
+    return max(1, math.ceil(seconds))
 
 
 def to_api_error(exc: BaseException) -> ApiError | None:

@@ -284,7 +284,7 @@ class GameService:
                 if attempt >= _MAX_RACES:
                     raise ApiError("unavailable", f"the game kept changing under this command "
                                    f"({attempt} concurrent commands went first); send it again",
-                                   {"seq": exc.current_seq}, headers={"Retry-After": "1"}) from None
+                                   {"seq": exc.current_seq}, retry_after_s=1) from None
                 await asyncio.sleep(random.uniform(0, min(0.05, 0.002 * attempt)))
                 loaded, fresh = await self.load(game_id), True
             except ApiError as err:

@@ -78,9 +78,8 @@ class Players:
             retry = max(1, int(first) - int(now_s))
             raise ApiError("rate_limited", f"you have {cap} open games, the limit: win or resign one "
                            f"(POST /v1/games/{{id}}/commands with resign), or wait until one expires "
-                           f"(in {retry} s)", {"limit": "open_games_per_player", "open_games": cap,
-                                                "retry_after_s": retry},
-                           headers={"Retry-After": str(retry)})
+                           f"(in {retry} s)", {"limit": "open_games_per_player", "open_games": cap},
+                           retry_after_s=retry)
 
     async def closed_game(self, player_id: str, game_id: str) -> None:
         """The game is over: it no longer counts as open."""

@@ -9,12 +9,11 @@ one unspent lease per instance.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from service.errors import ApiError
+from service.errors import ApiError, retry_seconds
 from service.store import keys
 from service.store.ratelimit import RateLimiter
 
@@ -78,10 +77,10 @@ class Limiter:
 
 def rate_limited(what: str, rate_per_s: float, burst: int, retry_after_s: float) -> ApiError:
     """The refusal of a rate limit: which limit, and when to retry (whole seconds, at least 1)."""
-    retry = max(1, math.ceil(retry_after_s))
+    retry = retry_seconds(retry_after_s)
     return ApiError("rate_limited", f"too many {what}: at most {rate_per_s:g}/s "
-                    f"(bursts of {burst}); retry in {retry} s",
-                    {"retry_after_s": retry, "limit": what}, headers={"Retry-After": str(retry)})
+                    f"(bursts of {burst}); retry in {retry} s", {"limit": what},
+                    retry_after_s=retry)
 
 
 @dataclass

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import math
 from collections.abc import Mapping
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, cast
@@ -23,7 +22,7 @@ from protocol.codec import encode
 from protocol.solver import Solution, SolveResultName
 from service import wire
 from service.engine import RULES_VERSION, get_variant
-from service.errors import ApiError
+from service.errors import ApiError, retry_seconds
 from service.settings import Settings
 from service.solver import Budget, SolveResult, solve_deal
 from service.solving import SolverPool
@@ -90,10 +89,10 @@ class Solutions:
         try:
             return await asyncio.wait_for(asyncio.shield(running), wait_s)
         except TimeoutError:
-            retry = max(1, math.ceil(self.settings.solution_solve_s + WAIT_MARGIN_S - wait_s))
+            retry = retry_seconds(self.settings.solution_solve_s + WAIT_MARGIN_S - wait_s)
             raise ApiError("unavailable", "the solution of this deal is still being searched "
                            f"(up to {self.settings.solution_solve_s:g} s); retry in {retry} s",
-                           {"retry_after_s": retry}, headers={"Retry-After": str(retry)}) from None
+                           retry_after_s=retry) from None
         except BrokenProcessPool:
             raise self.pool.busy_error("the solution", 1) from None
 

@@ -13,13 +13,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import math
 import multiprocessing
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-from service.errors import ApiError
+from service.errors import ApiError, retry_seconds
 
 log = logging.getLogger("service.solving")
 
@@ -84,10 +83,10 @@ class SolverPool:
         return self.workers + self.queue
 
     def busy_error(self, what: str, retry_s: float) -> ApiError:
-        retry = max(1, math.ceil(retry_s))
-        return ApiError("unavailable", f"the solver is busy ({self._pending} searches running or queued, "
-                        f"at most {self.capacity}): {what} could not be computed now; retry in {retry} s",
-                        {"retry_after_s": retry}, headers={"Retry-After": str(retry)})
+        retry = retry_seconds(retry_s)
+        return ApiError("unavailable", f"the solver is busy ({self._pending} searches running or "
+                        f"queued, at most {self.capacity}): {what} could not be computed now; "
+                        f"retry in {retry} s", retry_after_s=retry)
 
     def submit(self, fn: Callable[..., T], *args: Any, what: str, retry_s: float,
                **kwargs: Any) -> asyncio.Future[T]:

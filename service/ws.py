@@ -322,7 +322,7 @@ class Connection:
         if watchers.get(self.game_id, 0) >= cap:
             raise ApiError("rate_limited", f"this game has {cap} watchers on this server, its "
                            "limit; retry in 30 s",
-                           {"limit": "watchers_per_game", "retry_after_s": 30})
+                           {"limit": "watchers_per_game"}, retry_after_s=30)
         watchers[self.game_id] = watchers.get(self.game_id, 0) + 1
         self.watching = True
 
@@ -508,8 +508,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         cap = ctx.settings.ws_per_address
         raise ApiError("rate_limited", f"too many open sockets from this address: at most {cap} "
                        "on this server; close one, or retry in 5 s",
-                       {"limit": "ws_per_address", "retry_after_s": 5},
-                       headers={"Retry-After": "5"})
+                       {"limit": "ws_per_address"}, retry_after_s=5)
     # Counted before the upgrade's first await, so concurrent upgrades cannot overshoot.
     ctx.sockets_by_address[address] = open_here + 1
     try:

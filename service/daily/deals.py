@@ -78,8 +78,7 @@ class DailyDeals:
         if current <= day.date <= current + timedelta(days=1):
             return ApiError("unavailable", f"the challenges of {day.iso} are still being chosen (the solver "
                             f"proves each deal winnable first); retry in {RETRY_AFTER_S} s",
-                            {"date": day.iso, "retry_after_s": RETRY_AFTER_S},
-                            headers={"Retry-After": str(RETRY_AFTER_S)})
+                            {"date": day.iso}, retry_after_s=RETRY_AFTER_S)
         if day.date > current:
             return ApiError("not_found", f"the challenges of {day.iso} are not chosen yet: a day's "
                             f"challenges are published from the day before (today is {current.isoformat()})",

@@ -161,7 +161,7 @@ class DailyService:
                 if time.monotonic() > deadline:
                     raise ApiError("unavailable",
                                    "the day's attempts are being ranked; try again shortly",
-                                   headers={"Retry-After": "1"})
+                                   retry_after_s=1)
                 await asyncio.sleep(0.05)
         elif start.state == "mine":
             started = time.perf_counter()
