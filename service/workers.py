@@ -153,7 +153,7 @@ class Supervisor:
                 proc.send_signal(signal.SIGTERM)
         try:
             await asyncio.wait_for(asyncio.gather(*(p.wait() for p in alive)), timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             for proc in alive:
                 if proc.returncode is None:
                     log.error("worker pid %d did not stop in %.0f s: killed", proc.pid, timeout_s)

@@ -23,15 +23,16 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-
-schemathesis = pytest.importorskip("schemathesis", reason="pip install schemathesis==4.32.5 (test extra)")
-
 from hypothesis import HealthCheck, Phase, settings
 
 from protocol.schema import OPENAPI_PATH
 from service.store.embedded import EmbeddedServer
 from tests.live import ServiceProcess, wait_daily_chosen
 from tests.reliability.helpers import assert_clean_process_log
+
+schemathesis = pytest.importorskip(
+    "schemathesis", reason="pip install schemathesis==4.32.5 (test extra)"
+)
 
 SCENARIOS = 40
 VARIANT_IDS = ("gilbert", "shamrocks", "gate", "caprice")

@@ -22,7 +22,6 @@ import yaml
 
 from service.addresses import client_address, trusted_networks
 from service.app import BROWSER_HEADERS, CONTENT_SECURITY_POLICY
-from tests.deploy.test_deploy_files import nginx_in_front_of  # noqa: F401 - a fixture
 from tests.live import ROOT, settings_for_test
 from tests.service.helpers import running_app
 

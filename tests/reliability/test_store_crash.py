@@ -87,7 +87,7 @@ async def test_a_store_killed_under_a_burst_loses_no_acknowledged_command_and_co
 
     try:
         await wait_for(lambda: check_tasks() or acks() >= 300, what="300 acknowledged commands")
-        for crash in range(CRASHES):
+        for _ in range(CRASHES):
             store.kill()  # SIGKILL, in the middle of the burst
             before_restart, failed_before = acks(), failures()
             await wait_for(lambda failed_before=failed_before: check_tasks() or failures() >= failed_before + 20,

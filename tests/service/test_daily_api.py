@@ -23,8 +23,8 @@ from service.settings import Settings
 from service.store import GameMeta, keys
 from service.store.connection import RedisConn
 from service.store.daily import DailyStore, Record
-from service.store.solver import ChosenDeal, SolverStore
 from service.store.games import Games
+from service.store.solver import ChosenDeal, SolverStore
 from tests.live import running_service, settings_for_test
 from tests.service.daily_helpers import (
     DAILY_SECRET,

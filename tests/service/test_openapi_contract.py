@@ -21,14 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-schemathesis = pytest.importorskip("schemathesis", reason="pip install schemathesis==4.32.5 (test extra)")
-
 from hypothesis import HealthCheck, Phase, settings
 
 from protocol.schema import OPENAPI_PATH
 from service.store.embedded import EmbeddedServer
 from tests.live import ServiceProcess, wait_daily_chosen
+
+schemathesis = pytest.importorskip(
+    "schemathesis", reason="pip install schemathesis==4.32.5 (test extra)"
+)
 
 MAX_EXAMPLES = 30
 

@@ -108,7 +108,8 @@ async def _socket_on_each_worker(session: aiohttp.ClientSession, service: Servic
         ws = await session.ws_connect(ws_url(service.url, game_id), max_msg_size=0)
         sock = Socket(ws)
         client_port = ws.get_extra_info("sockname")[1]
-        pid = await wait_for(lambda: owner_of(client_port, service.port, pids), what="the connection's worker")
+        pid = await wait_for(lambda port=client_port: owner_of(port, service.port, pids),
+                             what="the connection's worker")
         if pid in found:
             await ws.close()
             continue
