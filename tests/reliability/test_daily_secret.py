@@ -47,7 +47,9 @@ def candidates(secret: bytes) -> list[set[int]]:
     return [{seeds.seed(DAY, v, k) for k in range(200)} for v in VARIANTS]
 
 
-async def test_daily_seeds_follow_the_daily_secret_not_the_token_secret(redis_url: str, tmp_path: Path) -> None:
+async def test_daily_seeds_follow_the_daily_secret_not_the_token_secret(
+    redis_url: str, tmp_path: Path
+) -> None:
     clock = FakeClock(NOW)
     first = settings_for_test(redis_url, tmp_path, token_secret="token-secret-one-0123456789",
                               daily_secret="the-daily-secret-0123456789")
@@ -64,9 +66,13 @@ async def test_daily_seeds_follow_the_daily_secret_not_the_token_secret(redis_ur
         assert await past_seeds(base, clock) != before
 
 
-async def test_an_unset_daily_secret_is_generated_once_into_the_data_folder(redis_url: str, tmp_path: Path) -> None:
+async def test_an_unset_daily_secret_is_generated_once_into_the_data_folder(
+    redis_url: str, tmp_path: Path
+) -> None:
     clock = FakeClock(NOW)
-    settings = dataclasses.replace(settings_for_test(redis_url, tmp_path / "data"), daily_secret=None)
+    settings = dataclasses.replace(
+        settings_for_test(redis_url, tmp_path / "data"), daily_secret=None
+    )
     async with running_app(settings, clock) as (base, _):
         first = await past_seeds(base, clock)
     path = tmp_path / "data" / "daily_secret"

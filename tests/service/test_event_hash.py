@@ -25,7 +25,9 @@ from tests.service.helpers import (
 )
 
 
-async def test_every_event_carries_a_hash_chained_from_the_deal(redis_url: str, tmp_path: Path) -> None:
+async def test_every_event_carries_a_hash_chained_from_the_deal(
+    redis_url: str, tmp_path: Path
+) -> None:
     async with running_app(settings_for_test(redis_url, tmp_path)) as (base, _), \
             aiohttp.ClientSession() as session:
         api = Api(session, base)
