@@ -26,12 +26,14 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.codec import decode_server_message
+from protocol.codec import decode_client_message, decode_server_message
 from protocol.errors import ERROR_CODES
+from protocol.ws import Ping
 from service.context import Context
 from service.ws import Close
 from tests.live import settings_for_test
@@ -243,6 +245,15 @@ async def send(ws: aiohttp.ClientWebSocketResponse, frame: tuple[str, bytes]) ->
     )
 
 
+def is_a_ping(frame: tuple[str, bytes]) -> bool:
+    """Whether ``frame`` is itself a ping, which the server answers with a pong of its own."""
+    kind, payload = frame
+    try:
+        return kind == "text" and isinstance(decode_client_message(payload), Ping)
+    except msgspec.DecodeError:
+        return False
+
+
 # --- on a live socket ---------------------------------------------------------------------------
 
 
@@ -255,6 +266,11 @@ async def test_any_message_on_a_live_socket_gets_the_contract_or_a_close_code(
     with contextlib.suppress(aiohttp.ClientConnectionResetError):  # closed already: read why
         await ws.send_str('{"type":"ping"}')
     messages, code = await fuzzer.answers(until="pong")
+    if code is None and is_a_ping(frame):
+        # The frame was a ping: its pong, then read on to the pong of ours (else the next
+        # frame's answers would be read as this one's, and a close after them left unread).
+        more, code = await fuzzer.answers(until="pong")
+        messages = messages[:-1] + more
     if code is not None:
         assert code in CLOSE_CODES, (code, frame)
         if len(frame[1]) > MAX_MESSAGE:
