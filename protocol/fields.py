@@ -41,7 +41,9 @@ PileTarget: TypeAlias = Annotated[
     str,
     Meta(
         pattern=rf"^(stock|waste|foundation|(foundation|tableau|reserve)/{_INDEX})$",
-        description="A pile id, or `foundation`: the lowest-index foundation that accepts the card.",
+        description=(
+            "A pile id, or `foundation`: the lowest-index foundation that accepts the card."
+        ),
         examples=["foundation/1", "foundation"],
     ),
 ]

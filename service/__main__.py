@@ -25,7 +25,8 @@ async def serve(settings: Settings) -> int:
     """Run one instance until SIGTERM/SIGINT: one process, or a supervisor of ``workers``."""
     embedded: EmbeddedServer | None = None
     if not settings.redis_url:
-        settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # when new: its owner's alone
+        # When new: its owner's alone.
+        settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         embedded = EmbeddedServer.from_settings(settings)
         try:
             await embedded.astart()
@@ -33,8 +34,8 @@ async def serve(settings: Settings) -> int:
             log.error("%s", exc)
             raise SystemExit(2) from None
         log.info("embedded store: %s (%s), data in %s, appendfsync %s, durability %s", embedded.url,
-                 embedded.binary or "valkey-server", settings.data_dir / "redis", embedded.appendfsync,
-                 settings.durability)
+                 embedded.binary or "valkey-server", settings.data_dir / "redis",
+                 embedded.appendfsync, settings.durability)
         settings = dataclasses.replace(settings, redis_url=embedded.url)
     elif not is_worker():
         log.info("store: %s", redact_url(settings.redis_url))
@@ -79,7 +80,8 @@ async def _serve_one(settings: Settings) -> None:
         site = web.TCPSite(runner, settings.host, settings.port, reuse_port=is_worker() or None)
         await site.start()
         _tune_garbage_collector()
-        log.info("listening on http://%s:%d (instance %s)", settings.host, settings.port, settings.instance_id)
+        log.info("listening on http://%s:%d (instance %s)", settings.host, settings.port,
+                 settings.instance_id)
         announce_ready()
         await stop.wait()
         log.info("shutting down: closing WebSockets with 1001")

@@ -51,7 +51,8 @@ class Tokens:
         parts = token.split(".")
         # Our tokens are ASCII; hmac.compare_digest raises TypeError on any other str.
         if len(parts) != 3 or parts[0] != _PREFIX or not token.isascii():
-            raise ApiError("unauthorized", "malformed token: expected the token from POST /v1/players")
+            raise ApiError("unauthorized",
+                           "malformed token: expected the token from POST /v1/players")
         _, payload, signature = parts
         if not hmac.compare_digest(signature, self._sign(payload)):
             raise ApiError("unauthorized", "invalid token: its signature does not match")

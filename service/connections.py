@@ -37,7 +37,8 @@ def close_slow_requests() -> None:
     if getattr(original, "_solitaire_timeout", False):
         return
 
-    def connection_made(self: web_protocol.RequestHandler, transport: asyncio.BaseTransport) -> None:
+    def connection_made(self: web_protocol.RequestHandler,
+                        transport: asyncio.BaseTransport) -> None:
         original(self, transport)
         timeout = _timeout_of(self)
         if timeout and timeout > 0:

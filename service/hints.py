@@ -36,7 +36,8 @@ class Hints:
         self.settings = settings
 
     def budget(self) -> Budget:
-        return Budget(max_nodes=self.settings.hint_sample_nodes, max_seconds=self.settings.hint_sample_s)
+        return Budget(max_nodes=self.settings.hint_sample_nodes,
+                      max_seconds=self.settings.hint_sample_s)
 
     async def suggest(self, game: Game) -> HintResult:
         """The hint for ``game``'s public view (503 when the pool is busy)."""
@@ -44,7 +45,8 @@ class Hints:
         piles = game.public_piles()
         s = self.settings
         return await self.pool.run(
-            suggest, variant, options, piles, samples=s.hint_samples, budget_per_sample=self.budget(),
+            suggest, variant, options, piles, samples=s.hint_samples,
+            budget_per_sample=self.budget(),
             rng_seed=view_seed(variant, options, piles), what="a hint",
             # Within the request's deadline, so a busy pool answers as a busy pool.
             wait_s=min(s.hint_samples * s.hint_sample_s + WAIT_MARGIN_S,

@@ -55,8 +55,8 @@ class Players:
             raise ApiError("bad_request", f"a player name has 1 to {PLAYER_NAME_MAX} characters, "
                            f"got {len(clean)}", {"field": "name"})
         if not _NAME.match(clean) or "  " in clean:
-            raise ApiError("bad_request", "a player name holds letters, digits, single spaces and . ' - _ "
-                           "and starts with a letter or digit", {"field": "name"})
+            raise ApiError("bad_request", "a player name holds letters, digits, single spaces "
+                           "and . ' - _ and starts with a letter or digit", {"field": "name"})
         return clean
 
     async def set_name(self, player_id: str, name: str, ttl_s: int = 0) -> None:
@@ -76,9 +76,11 @@ class Players:
                                          [game_id, int(now_s), int(expires_s), cap])
         if not ok:
             retry = max(1, int(first) - int(now_s))
-            raise ApiError("rate_limited", f"you have {cap} open games, the limit: win or resign one "
-                           f"(POST /v1/games/{{id}}/commands with resign), or wait until one expires "
-                           f"(in {retry} s)", {"limit": "open_games_per_player", "open_games": cap},
+            raise ApiError("rate_limited",
+                           f"you have {cap} open games, the limit: win or resign one "
+                           f"(POST /v1/games/{{id}}/commands with resign), "
+                           f"or wait until one expires (in {retry} s)",
+                           {"limit": "open_games_per_player", "open_games": cap},
                            retry_after_s=retry)
 
     async def closed_game(self, player_id: str, game_id: str) -> None:

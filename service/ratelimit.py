@@ -36,7 +36,8 @@ class Limiter:
     _leases: dict[str, _Lease] = field(default_factory=dict)
 
     async def check(self, who: str) -> None:
-        """Count one request by ``who`` (a player id, or ``ip:<address>``); 429 when over the limit."""
+        """Count one request by ``who`` (a player id, or ``ip:<address>``); 429 when over the
+        limit."""
         if self._spend(who):
             return
         key = keys.rate_limit(who)

@@ -120,7 +120,8 @@ class Settings:
     request_header_timeout_s: float = 10.0
     ws_per_address: int = 200
     watchers_per_game: int = 200
-    instance_id: str = field(default_factory=lambda: os.environ.get("HOSTNAME", "") or f"pid{os.getpid()}")
+    instance_id: str = field(
+        default_factory=lambda: os.environ.get("HOSTNAME", "") or f"pid{os.getpid()}")
     # Worker processes of this instance on one port (SO_REUSEPORT), the embedded
     # store shared; default: the cores this process may use (service/workers.py).
     workers: int = field(default_factory=lambda: _default_workers())
@@ -141,13 +142,15 @@ class Settings:
         return cls(**values)  # type: ignore[arg-type]
 
     @classmethod
-    def from_args(cls, argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    def from_args(cls, argv: Sequence[str] | None = None,
+                  environ: Mapping[str, str] | None = None) -> Settings:
         """Flags override the environment: ``--port 9000 --data-dir /srv/solitaire``."""
         base = cls.from_env(environ)
         parser = argparse.ArgumentParser(
             prog="python -m service",
             description="Run the solitaire game service (REST + WebSocket).",
-            epilog="Every flag can also be set as SOLITAIRE_<NAME> in the environment (REDIS_URL for --redis-url).",
+            epilog="Every flag can also be set as SOLITAIRE_<NAME> in the environment "
+                   "(REDIS_URL for --redis-url).",
         )
         for f in dataclasses.fields(cls):
             flag = "--" + f.name.replace("_", "-")
@@ -179,7 +182,8 @@ class Settings:
 def _default_workers() -> int:
     """The cores this process may use: its CPU affinity, capped by a cgroup v2 CPU quota
     (a container's CPU limit), rounded up."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+             else (os.cpu_count() or 1))
     try:
         quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
         if quota != "max":
@@ -193,7 +197,8 @@ SECRETS = frozenset({"token_secret", "daily_secret"})
 
 
 def shown(name: str, value: object) -> str:
-    """A setting's value as --help and logs may show it: secrets never, a URL without its password."""
+    """A setting's value as --help and logs may show it: secrets never, a URL without its
+    password."""
     if name in SECRETS:
         return "(set)" if value else "generated into data_dir"
     if name == "redis_url" and isinstance(value, str):
@@ -205,7 +210,8 @@ def redact_url(url: str | None) -> str:
     """A store URL (or comma-separated list) with any user and password removed."""
     if not url:
         return ""
-    return ",".join(part.split("://", 1)[0] + "://" + part.rsplit("@", 1)[-1] if "://" in part and "@" in part
+    return ",".join(part.split("://", 1)[0] + "://" + part.rsplit("@", 1)[-1]
+                    if "://" in part and "@" in part
                     else part.rsplit("@", 1)[-1] for part in url.split(","))
 
 

@@ -71,7 +71,8 @@ class SolverPool:
         # spawn, not fork: forking a process that runs an event loop and threads copies
         # their locks in whatever state they are.
         return concurrent.futures.ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_warm_up)
+            max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+            initializer=_warm_up)
 
     @property
     def pending(self) -> int:
@@ -84,8 +85,9 @@ class SolverPool:
 
     def busy_error(self, what: str, retry_s: float) -> ApiError:
         retry = retry_seconds(retry_s)
-        return ApiError("unavailable", f"the solver is busy ({self._pending} searches running or "
-                        f"queued, at most {self.capacity}): {what} could not be computed now; "
+        return ApiError("unavailable",
+                        f"the solver is busy ({self._pending} searches running or queued, "
+                        f"at most {self.capacity}): {what} could not be computed now; "
                         f"retry in {retry} s", retry_after_s=retry)
 
     def submit(self, fn: Callable[..., T], *args: Any, what: str, retry_s: float,
@@ -109,7 +111,8 @@ class SolverPool:
     def _done(self) -> None:
         self._pending -= 1
 
-    async def run(self, fn: Callable[..., T], *args: Any, what: str, wait_s: float, **kwargs: Any) -> T:
+    async def run(self, fn: Callable[..., T], *args: Any, what: str, wait_s: float,
+                  **kwargs: Any) -> T:
         """Run ``fn`` in a worker and wait up to ``wait_s`` for it; 503 after that."""
         future = self.submit(fn, *args, what=what, retry_s=wait_s, **kwargs)
         try:
@@ -117,7 +120,8 @@ class SolverPool:
         except TimeoutError:
             future.add_done_callback(_retrieve)  # nobody awaits it any more
             raise self.busy_error(what, wait_s) from None
-        except BrokenProcessPool:  # a worker died (killed, out of memory): the next job gets a new pool
+        except BrokenProcessPool:
+            # A worker died (killed, out of memory): the next job gets a new pool.
             raise self.busy_error(what, 1) from None
 
     async def background(self, fn: Callable[..., T], *args: Any, what: str, **kwargs: Any) -> T:

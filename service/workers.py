@@ -93,7 +93,8 @@ class Supervisor:
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "service", env=self._env(index, write_fd),
                 pass_fds=(write_fd,) if write_fd is not None else (),
-                start_new_session=True)  # a terminal's Ctrl-C reaches the supervisor, which stops them
+                # A terminal's Ctrl-C reaches the supervisor, which stops them.
+                start_new_session=True)
         finally:
             if write_fd is not None:
                 os.close(write_fd)
@@ -114,9 +115,10 @@ class Supervisor:
             code = await self.children[0].wait()
             log.error("worker 0 exited with %s before listening; not starting the others", code)
             return code or 1
-        ready = await asyncio.gather(*(self._spawn(index, wait_ready=True) for index in range(1, n)))
-        log.info("%d of %d workers listening on http://%s:%d", 1 + sum(ready), n, self.settings.host,
-                 self.settings.port)
+        ready = await asyncio.gather(*(self._spawn(index, wait_ready=True)
+                                       for index in range(1, n)))
+        log.info("%d of %d workers listening on http://%s:%d", 1 + sum(ready), n,
+                 self.settings.host, self.settings.port)
         watchers = [asyncio.create_task(self._watch(i)) for i in range(n)]
         await self.stopping.wait()
         await self._stop_children()
@@ -135,12 +137,14 @@ class Supervisor:
             self.deaths = [t for t in self.deaths if now - t < _CRASH_WINDOW_S] + [now]
             if len(self.deaths) > 3 * self.settings.workers:
                 log.error("worker %d (pid %d) exited with %s: %d worker exits within %.0f s, "
-                          "stopping the instance", index, proc.pid, code, len(self.deaths), _CRASH_WINDOW_S)
+                          "stopping the instance", index, proc.pid, code, len(self.deaths),
+                          _CRASH_WINDOW_S)
                 self.failed = True
                 self.stopping.set()
                 return
-            log.error("worker %d (pid %d) exited with %s; restarting it in %.0f s (its sockets reconnect "
-                      "to the other workers)", index, proc.pid, code, _RESTART_DELAY_S)
+            log.error("worker %d (pid %d) exited with %s; restarting it in %.0f s "
+                      "(its sockets reconnect to the other workers)",
+                      index, proc.pid, code, _RESTART_DELAY_S)
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.stopping.wait(), _RESTART_DELAY_S)
             if not self.stopping.is_set():
@@ -153,7 +157,7 @@ class Supervisor:
                 proc.send_signal(signal.SIGTERM)
         try:
             await asyncio.wait_for(asyncio.gather(*(p.wait() for p in alive)), timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             for proc in alive:
                 if proc.returncode is None:
                     log.error("worker pid %d did not stop in %.0f s: killed", proc.pid, timeout_s)

@@ -3,8 +3,8 @@ Servers (started lazily, only when a test asks for them):
 
 - ``redis_server`` (session): one embedded valkey-server on a unix socket;
   ``redis_url`` (function) flushes it and gives its URL.
-- ``redis_cluster`` (session): a Redis Cluster of three masters and three replicas on loopback ports;
-  ``cluster_url`` (function) flushes it and gives REDIS_URL's comma list.
+- ``redis_cluster`` (session): a Redis Cluster of three masters and three replicas on loopback
+  ports; ``cluster_url`` (function) flushes it and gives REDIS_URL's comma list.
 - ``any_redis_url``: ``redis_url`` then ``cluster_url`` (a test using it runs twice).
 - ``server_factory`` (function): private servers a test may kill, stop and
   restart (same directory and address: the AOF brings the data back);

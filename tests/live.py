@@ -54,16 +54,30 @@ def settings_for_test(redis_url: str, data_dir: Path, **overrides: Any) -> Setti
     # Every test client comes from 127.0.0.1: the per-address limits (and the per-player
     # ones, for tests that play many games as one player) are lifted like the rate limit;
     # the tests of those limits set them, and tests/web runs with their defaults.
-    base = Settings(redis_url=redis_url, data_dir=data_dir, token_secret="test-secret-0123456789abcdef",
-                    daily_secret="test-daily-secret-0123456789abcdef",
-                    rate_limit_per_s=10_000.0, rate_limit_burst=10_000, hello_timeout_s=5.0,
-                    read_rate_per_s=10_000.0, read_burst=10_000, create_rate_per_s=10_000.0,
-                    create_burst=10_000, create_per_address_rate_per_s=10_000.0,
-                    create_per_address_burst=10_000, open_games_per_player=100_000,
-                    ws_per_address=100_000, watchers_per_game=100_000, hello_rate_per_s=10_000.0,
-                    hello_burst=10_000, replay_max_diffs=1_000_000,
-                    daily_solve_s=DAILY_SOLVE_S, daily_solve_nodes=DAILY_SOLVE_NODES,
-                    hint_sample_s=HINT_SAMPLE_S)
+    base = Settings(
+        redis_url=redis_url,
+        data_dir=data_dir,
+        token_secret="test-secret-0123456789abcdef",
+        daily_secret="test-daily-secret-0123456789abcdef",
+        rate_limit_per_s=10_000.0,
+        rate_limit_burst=10_000,
+        hello_timeout_s=5.0,
+        read_rate_per_s=10_000.0,
+        read_burst=10_000,
+        create_rate_per_s=10_000.0,
+        create_burst=10_000,
+        create_per_address_rate_per_s=10_000.0,
+        create_per_address_burst=10_000,
+        open_games_per_player=100_000,
+        ws_per_address=100_000,
+        watchers_per_game=100_000,
+        hello_rate_per_s=10_000.0,
+        hello_burst=10_000,
+        replay_max_diffs=1_000_000,
+        daily_solve_s=DAILY_SOLVE_S,
+        daily_solve_nodes=DAILY_SOLVE_NODES,
+        hint_sample_s=HINT_SAMPLE_S,
+    )
     return dataclasses.replace(base, **overrides)
 
 
@@ -89,17 +103,23 @@ class ServiceProcess:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.data_dir = data_dir
-        self.env = {**os.environ, "SOLITAIRE_PORT": str(self.port), "SOLITAIRE_DATA_DIR": str(data_dir),
-                    "SOLITAIRE_TOKEN_SECRET": "test-secret-0123456789abcdef",
-                    "SOLITAIRE_DAILY_SECRET": "test-daily-secret-0123456789abcdef",
-                    "SOLITAIRE_RATE_LIMIT_PER_S": "10000", "SOLITAIRE_RATE_LIMIT_BURST": "10000",
-                    # one process (the tests kill, signal and read the log of this pid);
-                    # tests/service/test_workers.py passes SOLITAIRE_WORKERS=2
-                    "SOLITAIRE_WORKERS": "1",
-                    "SOLITAIRE_DAILY_SOLVE_S": str(DAILY_SOLVE_S),
-                    "SOLITAIRE_DAILY_SOLVE_NODES": str(DAILY_SOLVE_NODES),
-                    "SOLITAIRE_HINT_SAMPLE_S": str(HINT_SAMPLE_S),
-                    "PYTHONPATH": str(ROOT), **env}
+        self.env = {
+            **os.environ,
+            "SOLITAIRE_PORT": str(self.port),
+            "SOLITAIRE_DATA_DIR": str(data_dir),
+            "SOLITAIRE_TOKEN_SECRET": "test-secret-0123456789abcdef",
+            "SOLITAIRE_DAILY_SECRET": "test-daily-secret-0123456789abcdef",
+            "SOLITAIRE_RATE_LIMIT_PER_S": "10000",
+            "SOLITAIRE_RATE_LIMIT_BURST": "10000",
+            # one process (the tests kill, signal and read the log of this pid);
+            # tests/service/test_workers.py passes SOLITAIRE_WORKERS=2
+            "SOLITAIRE_WORKERS": "1",
+            "SOLITAIRE_DAILY_SOLVE_S": str(DAILY_SOLVE_S),
+            "SOLITAIRE_DAILY_SOLVE_NODES": str(DAILY_SOLVE_NODES),
+            "SOLITAIRE_HINT_SAMPLE_S": str(HINT_SAMPLE_S),
+            "PYTHONPATH": str(ROOT),
+            **env,
+        }
         if redis_url:
             self.env["REDIS_URL"] = redis_url
         else:
@@ -116,7 +136,9 @@ class ServiceProcess:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"the service exited with {self.process.returncode}:\n{self.log()}")
+                raise RuntimeError(
+                    f"the service exited with {self.process.returncode}:\n{self.log()}"
+                )
             try:
                 with urllib.request.urlopen(self.url + "/readyz", timeout=1) as r:
                     if r.status == 200:
@@ -159,7 +181,9 @@ def wait_daily_chosen(url: str, timeout_s: float = 900.0) -> None:
     for day in (today, today + dt.timedelta(days=1)):
         while True:
             try:
-                with urllib.request.urlopen(f"{url}/v1/daily?date={day.isoformat()}", timeout=10) as r:
+                with urllib.request.urlopen(
+                    f"{url}/v1/daily?date={day.isoformat()}", timeout=10
+                ) as r:
                     if r.status == 200:
                         break
             except urllib.error.HTTPError as err:

@@ -44,8 +44,16 @@ class LocalCluster:
     promote, stops serving until it is back).
     """
 
-    def __init__(self, directory: Path, masters: int = 3, *, appendonly: bool = True,
-                 appendfsync: str = "always", node_timeout_ms: int = 5000, replicas: int = 0) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        masters: int = 3,
+        *,
+        appendonly: bool = True,
+        appendfsync: str = "always",
+        node_timeout_ms: int = 5000,
+        replicas: int = 0,
+    ) -> None:
         self.directory = directory
         self.masters = masters
         self.replicas = replicas
@@ -94,7 +102,9 @@ class LocalCluster:
             deadline = time.monotonic() + timeout_s
             while not all(self._formed(client, len(self.nodes)) for client in clients[:n]):
                 if time.monotonic() > deadline:
-                    raise EmbeddedServerError(f"the test cluster did not form within {timeout_s:g} s")
+                    raise EmbeddedServerError(
+                        f"the test cluster did not form within {timeout_s:g} s"
+                    )
                 time.sleep(0.05)
             # Replica j of master i is node n * (1 + j) + i.
             for k in range(n, len(self.nodes)):
@@ -108,7 +118,11 @@ class LocalCluster:
                         if time.monotonic() > deadline:
                             raise
                         time.sleep(0.05)
-            while not all(self._replicated(client) for client in clients[:n]) if self.replicas else False:
+            while (
+                not all(self._replicated(client) for client in clients[:n])
+                if self.replicas
+                else False
+            ):
                 if time.monotonic() > deadline:
                     raise EmbeddedServerError(f"the replicas did not sync within {timeout_s:g} s")
                 time.sleep(0.05)
@@ -183,7 +197,9 @@ class LocalCluster:
             except redis.RedisError:
                 pass
             if time.monotonic() - started > timeout_s:
-                raise EmbeddedServerError(f"the cluster did not reach state {state!r} within {timeout_s:g} s")
+                raise EmbeddedServerError(
+                    f"the cluster did not reach state {state!r} within {timeout_s:g} s"
+                )
             time.sleep(0.05)
 
     def stop(self) -> None:

@@ -531,7 +531,8 @@ class GameSocket:
             if held is not None and diff.hash is not None and held != diff.hash:
                 # A different event at a seq we hold: the log was rolled back and written
                 # again (a failover). Our state is not the server's: start from a snapshot.
-                raise _Resync(f"the event at seq {diff.seq} changed (hash {held} -> {diff.hash})", True)
+                raise _Resync(
+                    f"the event at seq {diff.seq} changed (hash {held} -> {diff.hash})", True)
             return  # already applied (a replay overlapping the live feed)
         if diff.seq != state.seq + 1:
             raise _Resync(f"gap: diff {diff.seq} after seq {state.seq}", False)

@@ -218,7 +218,8 @@ class Client:
     # --- WebSocket -------------------------------------------------------------------
     def socket(self, game_id: str, **kwargs: Any) -> GameSocket:
         """A :class:`GameSocket` on ``game_id`` sharing this client's session and token
-        (not yet connected: ``async with client.socket(id) as sock`` or ``await sock.connect()``)."""
+        (not yet connected: ``async with client.socket(id) as sock`` or
+        ``await sock.connect()``)."""
         kwargs.setdefault("token", self.token)
         return GameSocket(self.base_url, game_id, session=self.session, **kwargs)
 

@@ -50,7 +50,8 @@ class DailyDeals:
 
     def __post_init__(self) -> None:
         self._chosen: dict[tuple[str, str], ChosenDeal] = {}
-        self._job = Periodic("daily-deals", "choosing the daily deals", self.choose_ahead, self.poll_s, log)
+        self._job = Periodic("daily-deals", "choosing the daily deals", self.choose_ahead,
+                             self.poll_s, log)
         # A held lock outlives one candidate's search with room to spare; it is renewed after each.
         self.lock_ms = int((self.settings.daily_solve_s * 2 + 30) * 1000)
 
@@ -76,19 +77,22 @@ class DailyDeals:
     def not_chosen(self, day: Day) -> ApiError:
         current = today(self.clock.now())
         if current <= day.date <= current + timedelta(days=1):
-            return ApiError("unavailable", f"the challenges of {day.iso} are still being chosen (the solver "
-                            f"proves each deal winnable first); retry in {RETRY_AFTER_S} s",
+            return ApiError("unavailable", f"the challenges of {day.iso} are still being chosen "
+                            f"(the solver proves each deal winnable first); "
+                            f"retry in {RETRY_AFTER_S} s",
                             {"date": day.iso}, retry_after_s=RETRY_AFTER_S)
         if day.date > current:
             return ApiError("not_found", f"the challenges of {day.iso} are not chosen yet: a day's "
-                            f"challenges are published from the day before (today is {current.isoformat()})",
+                            f"challenges are published from the day before "
+                            f"(today is {current.isoformat()})",
                             {"date": day.iso})
         return ApiError("not_found", f"no challenge of {day.iso} is kept (challenges are kept "
                         f"{self.settings.daily_keep_days} days after their day)", {"date": day.iso})
 
     # --- choosing --------------------------------------------------------------------
     def budget(self) -> Budget:
-        return Budget(max_nodes=self.settings.daily_solve_nodes, max_seconds=self.settings.daily_solve_s)
+        return Budget(max_nodes=self.settings.daily_solve_nodes,
+                      max_seconds=self.settings.daily_solve_s)
 
     def keep_s(self, day: Day) -> int:
         return day.keep_s(self.clock.now(), self.settings.daily_keep_days) + 24 * 3600
@@ -118,18 +122,21 @@ class DailyDeals:
             seed = self.seeds.seed(day.date, variant, k)
             result = await self._solve(variant, seed)
             if not await self.store.extend(day.iso, variant, token, self.lock_ms):
-                log.warning("lost the lock choosing the %s deal of %s; the other chooser agrees", variant, day.iso)
+                log.warning("lost the lock choosing the %s deal of %s; the other chooser agrees",
+                            variant, day.iso)
             if result.result == "won":
                 await self.solutions.keep(variant, {}, seed, result)
-                deal = await self.store.keep_chosen(day.iso, variant, ChosenDeal(k, len(result.commands)),
-                                                    self.keep_s(day))
-                log.info("chose the %s deal of %s: candidate %d, par %d (%d nodes, %d ms; %.1f s in all)",
+                deal = await self.store.keep_chosen(
+                    day.iso, variant, ChosenDeal(k, len(result.commands)), self.keep_s(day))
+                log.info("chose the %s deal of %s: candidate %d, par %d "
+                         "(%d nodes, %d ms; %.1f s in all)",
                          variant, day.iso, deal.k, deal.par, result.nodes, result.elapsed_ms,
                          time.perf_counter() - started)
                 return deal
             log.info("the %s candidate %d of %s is %s after %d nodes, %d ms: trying the next",
                      variant, k, day.iso, result.result, result.nodes, result.elapsed_ms)
-        raise RuntimeError(f"no winnable {variant} deal among {MAX_CANDIDATES} candidates of {day.iso}")
+        raise RuntimeError(
+            f"no winnable {variant} deal among {MAX_CANDIDATES} candidates of {day.iso}")
 
     async def _solve(self, variant: str, seed: int) -> SolveResult:
         return await self.pool.background(solve_deal, variant, {}, seed, self.budget(),

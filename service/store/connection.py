@@ -85,7 +85,8 @@ def is_closed_connection_race(exc: BaseException) -> bool:
     if tb is None:
         return False
     where = tb.tb_frame.f_code.co_filename.replace("\\", "/")
-    return "/redis/asyncio/" in where or where.endswith(("/asyncio/streams.py", "/asyncio/selector_events.py"))
+    return "/redis/asyncio/" in where or where.endswith(
+        ("/asyncio/streams.py", "/asyncio/selector_events.py"))
 
 
 def is_cluster_url(url: str) -> bool:
@@ -111,7 +112,8 @@ def cluster_nodes(url: str) -> list[tuple[str, int]]:
 
 
 # Set while a task is inside a retrying call: the calls nested in it run once.
-_retrying: contextvars.ContextVar[bool] = contextvars.ContextVar("solitaire_retrying", default=False)
+_retrying: contextvars.ContextVar[bool] = contextvars.ContextVar("solitaire_retrying",
+                                                                 default=False)
 
 
 class FlatRetry(Retry):
@@ -212,7 +214,8 @@ class RedisConn:
         self.client: Redis | RedisCluster = build_client(settings, url)
         self._limit = asyncio.Semaphore(settings.redis_pool_size) if self.is_cluster else None
         # Single server: concurrent commands share pipelines (see pipeline.py).
-        self._auto = (AutoPipeline(self.client) if settings.redis_autopipeline and isinstance(self.client, Redis)
+        self._auto = (AutoPipeline(self.client)
+                      if settings.redis_autopipeline and isinstance(self.client, Redis)
                       else None)
         self._sharded: bool | None = None
         self._closed = False
@@ -255,7 +258,8 @@ class RedisConn:
             raise translate(exc) from exc
         except (AttributeError, TypeError) as exc:
             if is_closed_connection_race(exc):
-                raise StoreUnavailable(f"the store is unreachable: the connection closed: {exc}") from exc
+                raise StoreUnavailable(
+                    f"the store is unreachable: the connection closed: {exc}") from exc
             raise
 
     async def _initialize_cluster(self) -> None:

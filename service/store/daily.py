@@ -83,7 +83,8 @@ _RECORD = Script(_COMMON + """
 local ttl = tonumber(ARGV[1])
 local written = 0
 for i = 2, #ARGV, 6 do
-  local player, gid, seq, key, json, name = ARGV[i], ARGV[i+1], tonumber(ARGV[i+2]), ARGV[i+3], ARGV[i+4], ARGV[i+5]
+  local player, gid, seq, key, json, name =
+    ARGV[i], ARGV[i+1], tonumber(ARGV[i+2]), ARGV[i+3], ARGV[i+4], ARGV[i+5]
   local prev = redis.call('HGET', KEYS[2], gid)
   if not prev or seq_of(prev) < seq then
     written = written + 1
@@ -336,8 +337,10 @@ class DailyStore:
                 if len(r.sort_key) != KEY_LEN:
                     raise ValueError(f"a sort key has {KEY_LEN} characters, got {r.sort_key!r}")
                 if not _PLAYER_ID.match(r.player_id):
-                    raise ValueError(f"a player id holds letters, digits, _ and -: got {r.player_id!r}")
-                args += (r.player_id, r.game_id, r.seq, r.sort_key, r.entry, _json(r.name) if r.name else "")
+                    raise ValueError(
+                        f"a player id holds letters, digits, _ and -: got {r.player_id!r}")
+                args += (r.player_id, r.game_id, r.seq, r.sort_key, r.entry,
+                         _json(r.name) if r.name else "")
             written += int(await self.redis.run(
                 _RECORD, [k.board, k.entries, k.ranked, k.attempts, k.open, k.names], args))
         return written
@@ -363,8 +366,9 @@ class DailyStore:
             else:
                 script_keys.append(keys.player(me))
         try:
-            reply = await self.redis.run(_PAGE, script_keys,
-                                         ["1" if require_closed else "0", start, limit, me or "", around])
+            reply = await self.redis.run(
+                _PAGE, script_keys,
+                ["1" if require_closed else "0", start, limit, me or "", around])
         finally:
             current = await own_name if own_name is not None else None
         if int(reply[0]) < 0:
@@ -373,14 +377,16 @@ class DailyStore:
         if own_name is None:
             current = current_in_script
         missing: list[bytes] = []
-        entries = b",".join([_render(m, int(first) + 1 + i, missing) for i, m in enumerate(members)])
+        entries = b",".join([_render(m, int(first) + 1 + i, missing)
+                             for i, m in enumerate(members)])
         last = members[-1][:members[-1].index(b"|", KEY_LEN)] if members else None
         mine = my_name = None
         if int(rank) >= 0:
             rank, lo = int(rank), int(lo)
             at = rank - lo
             others = [_render(m, lo + 1 + i, missing) for i, m in enumerate(near) if i != at]
-            mine = _render(near[at], rank + 1, missing)[:-1] + b',"around":[' + b",".join(others) + b"]}"
+            mine = (_render(near[at], rank + 1, missing)[:-1]
+                    + b',"around":[' + b",".join(others) + b"]}")
             name = near[at].split(b"|", 2)[2]
             my_name = msgspec.json.decode(name).encode() if name else None
         return Page(entries, len(members), last, bool(more), mine, my_name,
@@ -392,7 +398,8 @@ class DailyStore:
         calls = []
         for date, variant in boards:
             k = keys.daily_keys(date, variant)
-            calls.append(("EVAL", _RENAME.source, 3, k.board, k.ranked, k.names, player_id, _json(name)))
+            calls.append(("EVAL", _RENAME.source, 3, k.board, k.ranked, k.names,
+                          player_id, _json(name)))
         return sum(int(r) for r in await self.redis.pipeline(calls))
 
     async def size(self, date: str, variant: str) -> int:
@@ -411,7 +418,8 @@ class DailyStore:
         if code == 1:
             return CloseStart("busy", {})
         flat = reply[1]
-        return CloseStart("mine", {flat[i].decode(): flat[i + 1].decode() for i in range(0, len(flat), 2)})
+        return CloseStart("mine", {flat[i].decode(): flat[i + 1].decode()
+                                   for i in range(0, len(flat), 2)})
 
     async def finish_close(self, date: str, variant: str, token: str, ttl_s: int) -> None:
         k = keys.daily_keys(date, variant)
@@ -435,4 +443,5 @@ class DailyStore:
                 [("HGET", keys.player(pid), mf.PLAYER_NAME) for pid in player_ids])
         else:
             replies = await self.redis.run(_NAMES, [keys.player(pid) for pid in player_ids], [])
-        return {pid: raw.decode() if raw else pid for pid, raw in zip(player_ids, replies, strict=True)}
+        return {pid: raw.decode() if raw else pid
+                for pid, raw in zip(player_ids, replies, strict=True)}

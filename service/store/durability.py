@@ -88,7 +88,8 @@ class Durability:
         group = self._group_of(slot_key)
         batch = self._forming.get(group)
         if batch is None:
-            batch = self._forming[group] = _Batch(slot_key, asyncio.get_running_loop().create_future())
+            future = asyncio.get_running_loop().create_future()
+            batch = self._forming[group] = _Batch(slot_key, future)
             batch.future.add_done_callback(_retrieve)
             if group not in self._running:
                 self._running.add(group)

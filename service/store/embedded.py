@@ -270,7 +270,8 @@ class ServerProcess:
         with os.fdopen(os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
             f.write(self._config_text())
         self._close_log()
-        self._log = os.fdopen(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
+        self._log = os.fdopen(
+            os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
         self._process = subprocess.Popen(
             [str(binary), str(conf)],
             stdin=subprocess.DEVNULL,
@@ -287,7 +288,8 @@ class ServerProcess:
     def _probe(self) -> bool:
         """True when the server answers PING with PONG (not LOADING)."""
         family = socket.AF_UNIX if self.unix_socket is not None else socket.AF_INET
-        target: Any = str(self.unix_socket) if self.unix_socket is not None else ("127.0.0.1", self.port)
+        target: Any = (str(self.unix_socket) if self.unix_socket is not None
+                       else ("127.0.0.1", self.port))
         try:
             with socket.socket(family, socket.SOCK_STREAM) as sock:
                 sock.settimeout(1.0)
@@ -328,8 +330,8 @@ class ServerProcess:
                     if time.monotonic() > deadline:
                         self.kill()
                         raise EmbeddedServerError(
-                            f"the store server did not answer PING within {self.start_timeout_s:g} s; "
-                            f"see {self.log_path}"
+                            f"the store server did not answer PING within "
+                            f"{self.start_timeout_s:g} s; see {self.log_path}"
                         )
                     time.sleep(0.01)
             except EmbeddedServerError:
@@ -352,8 +354,8 @@ class ServerProcess:
                     if time.monotonic() > deadline:
                         self.kill()
                         raise EmbeddedServerError(
-                            f"the store server did not answer PING within {self.start_timeout_s:g} s; "
-                            f"see {self.log_path}"
+                            f"the store server did not answer PING within "
+                            f"{self.start_timeout_s:g} s; see {self.log_path}"
                         )
                     await asyncio.sleep(0.01)
             except EmbeddedServerError:
@@ -447,7 +449,8 @@ def private_folder(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-        raise EmbeddedServerError(f"{path} is not a folder of this user: refusing to keep the store there")
+        raise EmbeddedServerError(
+            f"{path} is not a folder of this user: refusing to keep the store there")
     os.chmod(path, 0o700)
     for root, dirs, files in os.walk(path):
         for name in dirs:

@@ -16,9 +16,10 @@ Usage::
 
 What a listener gets, in order: :class:`Published` items (seq and the event
 bytes, as appended) and :data:`RESYNC`, which says "you may have missed
-events": the subscriber connection was lost and is back. After RESYNC, read the log from the last seq you have: events
-appended after the RESYNC still arrive, possibly some you then also read from
-the log, so skip seqs you already have. Entering ``listen()`` returns only once
+events": the subscriber connection was lost and is back. After RESYNC, read
+the log from the last seq you have: events appended after the RESYNC still
+arrive, possibly some you then also read from the log, so skip seqs you
+already have. Entering ``listen()`` returns only once
 the subscription is confirmed by the server, so "subscribe, then read the log"
 misses nothing.
 
@@ -195,7 +196,8 @@ class _Link:
             await conn.send_packed_command(conn.pack_commands(commands), check_health=False)
         except REDIS_ERRORS as exc:  # the reader sees the broken connection and reconnects
             logger.debug("fan-out %s: send failed: %r", self.key, exc)
-        except (AttributeError, TypeError) as exc:  # redis-py's error for a connection closed under us
+        except (AttributeError, TypeError) as exc:
+            # redis-py's error for a connection closed under us
             if not is_closed_connection_race(exc):
                 raise
             logger.debug("fan-out %s: send failed, the connection closed: %r", self.key, exc)
@@ -287,7 +289,8 @@ class _Link:
                 # Not asked for: the server dropped us (the slot moved to another node).
                 channel = self.channels.get(name)
                 if channel is not None:
-                    logger.info("fan-out %s: the server ended the subscription to %r", self.key, name)
+                    logger.info("fan-out %s: the server ended the subscription to %r",
+                                self.key, name)
                     channel.lost()
                     self.hub._reroute_soon()
 
@@ -300,7 +303,8 @@ class _Link:
 class Hub:
     """The process's one fan-out subscriber; see the module docstring."""
 
-    def __init__(self, redis: RedisConn, *, subscribe_timeout_s: float | None = None, ping_interval_s: float | None = None,
+    def __init__(self, redis: RedisConn, *, subscribe_timeout_s: float | None = None,
+                 ping_interval_s: float | None = None,
                  sweep_interval_s: float | None = None) -> None:
         settings = redis.settings
         self.redis = redis
@@ -425,7 +429,8 @@ class Hub:
         kwargs = dict(kwargs)
         # Our own health check and reconnect loop; RESP2 so messages are plain replies.
         kwargs.update(health_check_interval=0, retry=Retry(NoBackoff(), 0), protocol=2)
-        kwargs["client_name"] = f"solitaire-{self.redis.settings.instance_id}-fanout"[:64].replace(" ", "_")
+        client_name = f"solitaire-{self.redis.settings.instance_id}-fanout"
+        kwargs["client_name"] = client_name[:64].replace(" ", "_")
         for name in ("maint_notifications_config", "oss_cluster_maint_notifications_handler",
                      "maint_notifications_pool_handler"):
             kwargs.pop(name, None)
@@ -435,7 +440,8 @@ class Hub:
               kwargs: dict[str, Any]) -> _Link:
         link = self._links.get(key)
         if link is None:
-            link = self._links[key] = _Link(self, key, self._connection_factory(connection_class, kwargs))
+            connection = self._connection_factory(connection_class, kwargs)
+            link = self._links[key] = _Link(self, key, connection)
         return link
 
     async def _link_for(self, name: bytes) -> _Link:
@@ -523,7 +529,8 @@ class Hub:
                 await channel.link.remove(channel)
             channel.lost()
             if self._channels.get(channel.name) is channel and channel.listeners:
-                await self._link(node.name, node.connection_class, node.connection_kwargs).add(channel)
+                link = self._link(node.name, node.connection_class, node.connection_kwargs)
+                await link.add(channel)
                 moved += 1
         if moved:
             logger.info("fan-out: moved %d game subscriptions to their new cluster nodes", moved)
@@ -553,7 +560,8 @@ class Hub:
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001 - the sweep is the safety net: it must not die
-                logger.exception("fan-out: sweep failed; trying again in %g s", self.sweep_interval_s)
+                logger.exception("fan-out: sweep failed; trying again in %g s",
+                                 self.sweep_interval_s)
 
     async def sweep(self) -> None:
         """One pass of the safety net: re-subscribe any channel with listeners that is not

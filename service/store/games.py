@@ -254,8 +254,8 @@ class Games:
             # A log cut or rewritten under the meta (a partial restore, a bug): folding it
             # would serve a state that is not the game's. Refuse it, loudly.
             logger.error("game %s refused: its snapshot is at seq %d and %d events follow, "
-                         "but its meta says seq %d", game_id, loaded.snapshot_seq, len(loaded.events),
-                         meta.seq)
+                         "but its meta says seq %d", game_id, loaded.snapshot_seq,
+                         len(loaded.events), meta.seq)
             raise Inconsistent(game_id, loaded.snapshot_seq, len(loaded.events), meta.seq)
         return loaded
 
@@ -349,7 +349,8 @@ class Games:
         """The event with this seq, or None."""
         if seq < 1:
             return None
-        result: bytes | None = await self.redis.execute("LINDEX", keys.game_events(game_id), seq - 1)
+        result: bytes | None = await self.redis.execute("LINDEX", keys.game_events(game_id),
+                                                        seq - 1)
         return result
 
     async def command_seq(self, game_id: str, command_id: str) -> int | None:

@@ -54,7 +54,8 @@ def game_durable(game_id: str) -> str:
 
 def game_keys(game_id: str) -> tuple[str, str, str, str]:
     """The game's data keys (meta, events, cmds, snap), in the order the scripts take them."""
-    return (game_meta(game_id), game_events(game_id), game_commands(game_id), game_snapshot(game_id))
+    return (game_meta(game_id), game_events(game_id), game_commands(game_id),
+            game_snapshot(game_id))
 
 
 # -- rate limits --------------------------------------------------------------

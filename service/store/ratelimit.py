@@ -86,5 +86,6 @@ class RateLimiter:
         interval_us = max(1, round(1_000_000 / rate_per_s))
         now_us = -1 if now_s is None else round(now_s * 1_000_000)
         request_id = secrets.token_urlsafe(9)
-        allowed, wait_us = await self.redis.run(_GCRA, [key], [interval_us, burst, now_us, cost, request_id])
+        allowed, wait_us = await self.redis.run(
+            _GCRA, [key], [interval_us, burst, now_us, cost, request_id])
         return RateDecision(bool(allowed), int(wait_us) / 1_000_000)

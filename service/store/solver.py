@@ -71,17 +71,20 @@ class SolverStore:
         found = await asyncio.gather(*(self.chosen(date, v) for v in variants))
         return dict(zip(variants, found, strict=True))
 
-    async def keep_chosen(self, date: str, variant: str, deal: ChosenDeal, ttl_s: int) -> ChosenDeal:
+    async def keep_chosen(self, date: str, variant: str, deal: ChosenDeal,
+                          ttl_s: int) -> ChosenDeal:
         """Store the day's deal unless one is stored already; the one that stays."""
         k, par = await self.redis.run(_KEEP_DEAL, [keys.daily_deal(date, variant)],
                                       [deal.k, deal.par, ttl_s])
         return ChosenDeal(int(k), int(par))
 
     async def lock(self, date: str, variant: str, token: str, ms: int) -> bool:
-        return bool(await self.redis.execute("SET", keys.daily_choosing(date, variant), token, "NX", "PX", ms))
+        return bool(await self.redis.execute("SET", keys.daily_choosing(date, variant), token,
+                                             "NX", "PX", ms))
 
     async def extend(self, date: str, variant: str, token: str, ms: int) -> bool:
-        return bool(await self.redis.run(_EXTEND, [keys.daily_choosing(date, variant)], [token, ms]))
+        return bool(await self.redis.run(_EXTEND, [keys.daily_choosing(date, variant)],
+                                         [token, ms]))
 
     async def release(self, date: str, variant: str, token: str) -> None:
         await self.redis.run(_RELEASE, [keys.daily_choosing(date, variant)], [token])

@@ -279,7 +279,6 @@ async def test_a_different_event_at_a_held_seq_makes_the_socket_start_from_a_sna
     import msgspec
 
     from clients.python.gamesocket import _Resync
-    from protocol.ws import DiffMessage
 
     game = await client.create_game("gilbert", seed=3)
     async with client.socket(game.game_id) as sock:

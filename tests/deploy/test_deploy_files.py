@@ -387,7 +387,10 @@ def test_token_secret_comes_from_the_secret_of_the_template() -> None:
 def test_secret_template_holds_a_placeholder_and_no_secret() -> None:
     (template,) = load_all(K8S / "token-secret.example.yaml")
     assert "data" not in template
-    assert template["stringData"] == {"SOLITAIRE_TOKEN_SECRET": "REPLACE_ME", "SOLITAIRE_DAILY_SECRET": "REPLACE_ME"}
+    assert template["stringData"] == {
+        "SOLITAIRE_TOKEN_SECRET": "REPLACE_ME",
+        "SOLITAIRE_DAILY_SECRET": "REPLACE_ME",
+    }
     text = (K8S / "token-secret.example.yaml").read_text(encoding="utf-8")
     assert "secrets.token_urlsafe(32)" in text
     assert "kubectl -n solitaire create secret generic solitaire-token-secret" in text
@@ -495,7 +498,10 @@ def test_compose_app_settings_point_at_redis_and_the_secret() -> None:
     assert app["secrets"] == ["token_secret", "daily_secret"]
     assert env["SOLITAIRE_DAILY_SECRET_FILE"] == "/run/secrets/daily_secret"
     assert spec["secrets"]["token_secret"]["file"] == "./secrets/token_secret"
-    assert set(env) - {"SOLITAIRE_TOKEN_SECRET_FILE", "SOLITAIRE_DAILY_SECRET_FILE"} <= settings_env_names()
+    assert (
+        set(env) - {"SOLITAIRE_TOKEN_SECRET_FILE", "SOLITAIRE_DAILY_SECRET_FILE"}
+        <= settings_env_names()
+    )
     assert "secrets/" in (DEPLOY / ".gitignore").read_text(encoding="utf-8").split()
 
 
@@ -577,8 +583,20 @@ def test_the_wheel_carries_the_contract_documents(tmp_path: Path) -> None:
     # The image installs only the wheel: /openapi.yaml and /asyncapi.yaml must be
     # served from inside the installed package, not from a repository checkout.
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path), str(ROOT)],
-        check=True, capture_output=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
     )
     (wheel,) = tmp_path.glob("solitaire_service-*.whl")
     with zipfile.ZipFile(wheel) as archive:

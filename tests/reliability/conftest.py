@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.deploy.test_deploy_files import nginx_in_front_of  # noqa: F401 - shared fixture
 from tests.reliability.helpers import LogWatch
 
 

@@ -76,7 +76,9 @@ class LogWatch(logging.Handler):
     def assert_no_tracebacks(self) -> None:
         self.assert_no_errors()
         tracebacks = self.tracebacks()
-        assert not tracebacks, f"{len(tracebacks)} log records with a traceback:\n{self._show(tracebacks)}"
+        assert not tracebacks, (
+            f"{len(tracebacks)} log records with a traceback:\n{self._show(tracebacks)}"
+        )
 
     def count(self, text: str) -> int:
         return sum(text in r.getMessage() for r in self.records)
@@ -124,8 +126,10 @@ class RawSocket:
         await loop.sock_connect(sock, (host, port))
         raw = cls(sock)
         key = base64.b64encode(os.urandom(16)).decode()
-        request = (f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
-                   f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        request = (
+            f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
         await loop.sock_sendall(sock, request.encode())
         head = await raw._read_until(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 101"), head
@@ -150,8 +154,15 @@ class RawSocket:
         out, self.buffer = self.buffer[:n], self.buffer[n:]
         return out
 
-    async def send_frame(self, payload: bytes, opcode: int = 0x1, *, fin: bool = True, masked: bool = True,
-                         rsv: int = 0) -> None:
+    async def send_frame(
+        self,
+        payload: bytes,
+        opcode: int = 0x1,
+        *,
+        fin: bool = True,
+        masked: bool = True,
+        rsv: int = 0,
+    ) -> None:
         first = (0x80 if fin else 0) | (rsv << 4) | opcode
         n = len(payload)
         mask_bit = 0x80 if masked else 0
@@ -195,7 +206,9 @@ class RawSocket:
             if opcode == 0x9:
                 await self.send_frame(payload, 0xA)
 
-    async def until_closed(self, timeout: float = WAIT_S) -> tuple[list[dict[str, Any]], int | None]:
+    async def until_closed(
+        self, timeout: float = WAIT_S
+    ) -> tuple[list[dict[str, Any]], int | None]:
         """Every message until the close frame (its code), or until the connection drops (None)."""
         out = []
         while True:
@@ -261,7 +274,11 @@ def replay_stored(url: str, game_id: str) -> tuple[Game, StoredGame]:
     meta = stored.meta
     assert meta, f"no game {game_id} in the store"
     n = stored.seq
-    assert [e["seq"] for e in stored.events] == list(range(1, n + 1)), (game_id, n, len(stored.events))
+    assert [e["seq"] for e in stored.events] == list(range(1, n + 1)), (
+        game_id,
+        n,
+        len(stored.events),
+    )
     game = Game.deal(meta["variant"], int(meta["seed"]), json.loads(meta["options"]))
     for event in stored.events:
         game, diff = game.apply(command_from_dict(event["command"]))
@@ -270,7 +287,9 @@ def replay_stored(url: str, game_id: str) -> tuple[Game, StoredGame]:
         assert event["status"] == diff.status.value, (game_id, event["seq"])
         assert event["stats"]["moves"] == diff.moves
         assert event["stats"]["foundation_cards"] == diff.foundation_cards
-    whole = Game.replay(meta["variant"], int(meta["seed"]), json.loads(meta["options"]), stored.commands())
+    whole = Game.replay(
+        meta["variant"], int(meta["seed"]), json.loads(meta["options"]), stored.commands()
+    )
     assert whole.public_piles() == game.public_piles()
     assert meta["status"] == game.status.value, (game_id, meta["status"], game.status)
     seqs = list(stored.command_ids.values())

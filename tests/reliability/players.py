@@ -73,7 +73,10 @@ class Client:
             self.seq += 1
             return
         code = reply.error["code"]  # the contract's shape, checked
-        assert (reply.status, code) in ((503, "unavailable"), (409, "conflict")), (reply.status, reply.raw)
+        assert (reply.status, code) in ((503, "unavailable"), (409, "conflict")), (
+            reply.status,
+            reply.raw,
+        )
         self.failed[cid] = f"{reply.status} {code}"
         await self.rest_resync()
 
@@ -83,7 +86,9 @@ class Client:
         while not self.stop.is_set():
             await asyncio.sleep(0.05)
             with contextlib.suppress(aiohttp.ClientError, asyncio.TimeoutError):
-                reply = await self.api.request("GET", f"/v1/games/{self.game_id}/events", self.token)
+                reply = await self.api.request(
+                    "GET", f"/v1/games/{self.game_id}/events", self.token
+                )
                 if reply.status == 200:
                     commands = [e["command"] for e in reply.body["events"]]
                     self.game = Game.replay(self.variant, self.seed, self.options, commands)
@@ -93,7 +98,9 @@ class Client:
 
     # --- WebSocket ----------------------------------------------------------------------
     def on_diff(self, m: dict[str, Any]) -> None:
-        assert m["seq"] == self.seq + 1, f"{self.name}: diff {m['seq']} after {self.seq}: a gap or a repeat"
+        assert m["seq"] == self.seq + 1, (
+            f"{self.name}: diff {m['seq']} after {self.seq}: a gap or a repeat"
+        )
         self.diff_seqs.append(m["seq"])
         self.game = self.game.apply(m["command"])[0]
         self.state = apply(self.state, m)
@@ -105,8 +112,12 @@ class Client:
         while not self.stop.is_set():
             sock = None
             try:
-                sock = Socket(await self.api.session.ws_connect(
-                    self.api.base.replace("http://", "ws://") + f"/v1/games/{self.game_id}/ws", max_msg_size=0))
+                sock = Socket(
+                    await self.api.session.ws_connect(
+                        self.api.base.replace("http://", "ws://") + f"/v1/games/{self.game_id}/ws",
+                        max_msg_size=0,
+                    )
+                )
                 messages = await sock.hello(self.token, since=self.seq)
                 for m in messages[:-1]:
                     assert m["type"] == "diff", m
@@ -116,7 +127,9 @@ class Client:
                 self.reconnects += 1
                 return
             except (TimeoutError, Closed, aiohttp.ClientError, ConnectionResetError) as exc:
-                self.last_error = repr(exc)[:200] + " " + repr(sock.received[-1:] if sock else None)[:300]
+                self.last_error = (
+                    repr(exc)[:200] + " " + repr(sock.received[-1:] if sock else None)[:300]
+                )
                 if sock is not None:
                     await sock.ws.close()
                 await asyncio.sleep(0.05)

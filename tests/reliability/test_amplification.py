@@ -42,7 +42,9 @@ async def test_hellos_on_one_socket_are_rate_limited_and_the_socket_stays_open(
                 assert len(replay) == 31  # 30 diffs and synced
             await sock.send({"type": "hello", "since": 0})
             refused = await sock.recv()
-            assert refused["type"] == "error" and refused["error"]["code"] == "rate_limited", refused
+            assert refused["type"] == "error" and refused["error"]["code"] == "rate_limited", (
+                refused
+            )
             details = refused["error"]["details"]
             assert details["limit"] == "hellos on this socket" and details["retry_after_s"] >= 1
             assert "retry in" in refused["error"]["message"]
@@ -50,7 +52,9 @@ async def test_hellos_on_one_socket_are_rate_limited_and_the_socket_stays_open(
             assert await sock.recv() == {"type": "pong"}  # still open, and nothing replayed
 
 
-async def test_reads_are_limited_per_address_across_two_instances(redis_url: str, tmp_path: Path) -> None:
+async def test_reads_are_limited_per_address_across_two_instances(
+    redis_url: str, tmp_path: Path
+) -> None:
     settings = settings_for_test(redis_url, tmp_path, read_rate_per_s=SLOW, read_burst=12)
     async with running_app(settings) as (base_a, _), running_app(settings) as (base_b, _), \
             aiohttp.ClientSession() as session:
@@ -109,7 +113,10 @@ async def test_a_token_that_expires_on_a_live_socket_commands_nothing_more(
         async with socket(session, base, game_id) as sock:
             await sock.hello(token)
             await sock.command({"type": "draw"}, expected_seq=0)
-            assert [m["type"] for m in await sock.until(lambda m: m["type"] == "ack")] == ["diff", "ack"]
+            assert [m["type"] for m in await sock.until(lambda m: m["type"] == "ack")] == [
+                "diff",
+                "ack",
+            ]
             clock.advance(599)
             await sock.command({"type": "draw"}, expected_seq=1)
             await sock.until(lambda m: m["type"] == "ack")
@@ -135,7 +142,12 @@ async def test_a_hello_with_a_fresher_token_of_the_same_player_renews_the_socket
         async with socket(session, base, game_id) as sock:
             await sock.hello(token)
             clock.advance(300)
-            assert await sock.hello(ctx.tokens.issue(player), since=0) == [{"type": "synced", "seq": 0}]
+            assert await sock.hello(ctx.tokens.issue(player), since=0) == [
+                {"type": "synced", "seq": 0}
+            ]
             clock.advance(400)  # past the first token's exp, within the second's
             await sock.command({"type": "draw"}, expected_seq=0)
-            assert [m["type"] for m in await sock.until(lambda m: m["type"] == "ack")] == ["diff", "ack"]
+            assert [m["type"] for m in await sock.until(lambda m: m["type"] == "ack")] == [
+                "diff",
+                "ack",
+            ]

@@ -34,7 +34,8 @@ async def open_raw(base: str) -> tuple[asyncio.StreamReader, asyncio.StreamWrite
 
 async def closed_by_server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                            drip: list[bytes]) -> bool:
-    """Send ``drip`` a piece every 0.3 s (then nothing) for at most 30 s; True once the server closed."""
+    """Send ``drip`` a piece every 0.3 s (then nothing) for at most 30 s; True once the server
+    closed."""
     for step in range(100):
         if step < len(drip):
             try:
@@ -53,16 +54,23 @@ async def closed_by_server(reader: asyncio.StreamReader, writer: asyncio.StreamW
     return False
 
 
-async def test_connections_without_a_complete_request_in_time_are_closed(redis_url: str, tmp_path: Path) -> None:
+async def test_connections_without_a_complete_request_in_time_are_closed(
+    redis_url: str, tmp_path: Path
+) -> None:
     settings = settings_for_test(redis_url, tmp_path, request_header_timeout_s=TIMEOUT_S)
     async with running_app(settings) as (base, _):
         silent = await open_raw(base)
         half = await open_raw(base)
         half_drip = [b"GET /v1/variants HTTP/1.1\r\nHost: x\r\n"]
         drip = await open_raw(base)
-        drip_lines = [b"GET /v1/variants HTTP/1.1\r\n"] + [b"X-Drip-%d: 1\r\n" % i for i in range(99)]
-        results = await asyncio.gather(closed_by_server(*silent, []), closed_by_server(*half, half_drip),
-                                       closed_by_server(*drip, drip_lines))
+        drip_lines = [b"GET /v1/variants HTTP/1.1\r\n"] + [
+            b"X-Drip-%d: 1\r\n" % i for i in range(99)
+        ]
+        results = await asyncio.gather(
+            closed_by_server(*silent, []),
+            closed_by_server(*half, half_drip),
+            closed_by_server(*drip, drip_lines),
+        )
         for _, writer in (silent, half, drip):
             writer.close()
         assert results == [True, True, True]
@@ -102,7 +110,10 @@ async def test_sockets_per_address_are_capped_with_a_429(redis_url: str, tmp_pat
                                            "Sec-WebSocket-Version": "13",
                                            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="})
         assert reply.status == 429 and reply.error["code"] == "rate_limited"
-        assert reply.headers["Retry-After"] == "5" and reply.error["details"]["limit"] == "ws_per_address"
+        assert (
+            reply.headers["Retry-After"] == "5"
+            and reply.error["details"]["limit"] == "ws_per_address"
+        )
         await held[0].close()
         async with game_socket(session, base, game_id) as sock:  # one closed: one more may open
             await sock.hello()
@@ -111,14 +122,19 @@ async def test_sockets_per_address_are_capped_with_a_429(redis_url: str, tmp_pat
         await wait_for(lambda: ctx.sockets_by_address == {}, what="every socket uncounted")
 
 
-async def test_watchers_per_game_are_capped_and_the_owner_always_gets_in(redis_url: str, tmp_path: Path) -> None:
+async def test_watchers_per_game_are_capped_and_the_owner_always_gets_in(
+    redis_url: str, tmp_path: Path
+) -> None:
     settings = settings_for_test(redis_url, tmp_path, watchers_per_game=2)
     async with running_app(settings) as (base, ctx), aiohttp.ClientSession() as session:
         api = Api(session, base)
         _, token = await api.player()
         _, other = await api.player("bob")
         game_id = (await api.create(token, "gilbert", seed=3, public=True))["game_id"]
-        async with game_socket(session, base, game_id) as w1, game_socket(session, base, game_id) as w2:
+        async with (
+            game_socket(session, base, game_id) as w1,
+            game_socket(session, base, game_id) as w2,
+        ):
             await w1.hello()
             await w2.hello(other)  # another player is a watcher too
             async with game_socket(session, base, game_id) as w3:
@@ -126,7 +142,10 @@ async def test_watchers_per_game_are_capped_and_the_owner_always_gets_in(redis_u
                 messages, code = await w3.closed()
                 assert code == Close.TRY_AGAIN_LATER
                 error = messages[0]["error"]
-                assert error["code"] == "rate_limited" and error["details"]["limit"] == "watchers_per_game"
+                assert (
+                    error["code"] == "rate_limited"
+                    and error["details"]["limit"] == "watchers_per_game"
+                )
                 assert error["details"]["retry_after_s"] > 0
             async with game_socket(session, base, game_id) as owner:
                 await owner.hello(token)

@@ -73,12 +73,15 @@ async def test_deeply_nested_json_as_a_hello_is_refused_with_1008(
 
 
 @pytest.mark.parametrize("path", ["/v1/players", "/v1/games"])
-async def test_deeply_nested_json_in_a_rest_body_is_400(live: tuple[Api, Context], service_log: LogWatch,
-                                                         path: str) -> None:
+async def test_deeply_nested_json_in_a_rest_body_is_400(
+    live: tuple[Api, Context], service_log: LogWatch, path: str
+) -> None:
     api, _ = live
     _, token = await api.player()
     body = '{"x":' + "[" * 5000 + "]" * 5000 + "}"  # under the 16 KiB body limit
-    reply = await api.request("POST", path, token, data=body, headers={"Content-Type": "application/json"})
+    reply = await api.request(
+        "POST", path, token, data=body, headers={"Content-Type": "application/json"}
+    )
     assert reply.status == 400 and reply.error["code"] == "bad_request", reply.raw[:200]
     service_log.assert_no_tracebacks()
 
@@ -93,7 +96,10 @@ async def test_a_hello_since_beyond_the_seq_is_a_bad_request_and_the_socket_stay
     async with socket(api.session, api.base, game_id) as sock:
         await sock.send({"type": "hello", "since": 4})
         refused = await sock.recv()
-        assert refused["error"]["code"] == "bad_request" and refused["error"]["details"] == {"since": 4, "seq": 3}
+        assert refused["error"]["code"] == "bad_request" and refused["error"]["details"] == {
+            "since": 4,
+            "seq": 3,
+        }
         assert [m["type"] for m in await sock.hello(since=1)] == ["diff", "diff", "synced"]
         # Live now: a hello beyond the seq again, then a correct one on the same socket.
         await sock.send({"type": "hello", "since": 9})
@@ -133,14 +139,19 @@ async def test_a_refused_hello_with_a_long_non_ascii_reason_still_closes_with_10
 def test_a_failing_service_traceback_is_not_chained_to_uvloops_import_error(tmp_path: Path) -> None:
     script = (
         "import sys\n"
-        "sys.modules['uvloop'] = None  # as if uvloop were not installed: import raises ImportError\n"
+        "sys.modules['uvloop'] = None  # as if not installed: importing it raises ImportError\n"
         "import service.__main__ as m\n"
         "async def serve(settings):\n"
         "    raise RuntimeError('the service failed')\n"
         "m.serve = serve\n"
         "m.main(['--data-dir', sys.argv[1]])\n"
     )
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode != 0 and "the service failed" in done.stderr
     assert "uvloop" not in done.stderr and "During handling" not in done.stderr, done.stderr

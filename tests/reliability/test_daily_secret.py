@@ -47,7 +47,9 @@ def candidates(secret: bytes) -> list[set[int]]:
     return [{seeds.seed(DAY, v, k) for k in range(200)} for v in VARIANTS]
 
 
-async def test_daily_seeds_follow_the_daily_secret_not_the_token_secret(redis_url: str, tmp_path: Path) -> None:
+async def test_daily_seeds_follow_the_daily_secret_not_the_token_secret(
+    redis_url: str, tmp_path: Path
+) -> None:
     clock = FakeClock(NOW)
     first = settings_for_test(redis_url, tmp_path, token_secret="token-secret-one-0123456789",
                               daily_secret="the-daily-secret-0123456789")
@@ -56,16 +58,21 @@ async def test_daily_seeds_follow_the_daily_secret_not_the_token_secret(redis_ur
         before = await past_seeds(base, clock)
     async with running_app(rotated, clock) as (base, _):
         assert await past_seeds(base, clock) == before  # the token secret rotated: no deal moved
-    assert all(seed in options for seed, options in zip(before, candidates(b"the-daily-secret-0123456789")))
+    options_per_variant = candidates(b"the-daily-secret-0123456789")
+    assert all(seed in options for seed, options in zip(before, options_per_variant, strict=True))
     other = dataclasses.replace(first, daily_secret="another-daily-secret-0123456789")
     async with running_app(other, clock) as (base, _):
         # The chosen candidates are kept (k, not the seed): another secret deals other deals.
         assert await past_seeds(base, clock) != before
 
 
-async def test_an_unset_daily_secret_is_generated_once_into_the_data_folder(redis_url: str, tmp_path: Path) -> None:
+async def test_an_unset_daily_secret_is_generated_once_into_the_data_folder(
+    redis_url: str, tmp_path: Path
+) -> None:
     clock = FakeClock(NOW)
-    settings = dataclasses.replace(settings_for_test(redis_url, tmp_path / "data"), daily_secret=None)
+    settings = dataclasses.replace(
+        settings_for_test(redis_url, tmp_path / "data"), daily_secret=None
+    )
     async with running_app(settings, clock) as (base, _):
         first = await past_seeds(base, clock)
     path = tmp_path / "data" / "daily_secret"
@@ -74,4 +81,5 @@ async def test_an_unset_daily_secret_is_generated_once_into_the_data_folder(redi
     assert len(secret) >= 32 and secret != settings.token_secret
     async with running_app(settings, clock) as (base, _):
         assert await past_seeds(base, clock) == first  # kept across restarts
-    assert all(seed in options for seed, options in zip(first, candidates(secret.encode())))
+    options_per_variant = candidates(secret.encode())
+    assert all(seed in options for seed, options in zip(first, options_per_variant, strict=True))

@@ -44,7 +44,10 @@ def test_the_store_files_and_folders_are_their_owners_alone(tmp_path: Path) -> N
     assert any("appendonlydir/" in name for name in seen)
     for name, mode in seen.items():
         is_dir = (folder / name).is_dir()
-        assert mode == (0o700 if is_dir else 0o600) or (not is_dir and mode & 0o077 == 0), (name, oct(mode))
+        assert mode == (0o700 if is_dir else 0o600) or (not is_dir and mode & 0o077 == 0), (
+            name,
+            oct(mode),
+        )
     assert seen["."] == 0o700
 
 

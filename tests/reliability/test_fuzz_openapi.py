@@ -23,15 +23,16 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-
-schemathesis = pytest.importorskip("schemathesis", reason="pip install schemathesis==4.32.5 (test extra)")
-
 from hypothesis import HealthCheck, Phase, settings
 
 from protocol.schema import OPENAPI_PATH
 from service.store.embedded import EmbeddedServer
 from tests.live import ServiceProcess, wait_daily_chosen
 from tests.reliability.helpers import assert_clean_process_log
+
+schemathesis = pytest.importorskip(
+    "schemathesis", reason="pip install schemathesis==4.32.5 (test extra)"
+)
 
 SCENARIOS = 40
 VARIANT_IDS = ("gilbert", "shamrocks", "gate", "caprice")
@@ -58,7 +59,9 @@ class Workflow(schema.as_state_machine()):  # type: ignore[misc]
     def before_call(self, case: Any) -> None:
         """Most of the time, name a real variant (and today's date): else nearly every
         scenario would stop at a 400 and never reach the links."""
-        digest = hashlib.sha256(repr((case.operation.label, case.path_parameters, case.body)).encode()).digest()
+        digest = hashlib.sha256(
+            repr((case.operation.label, case.path_parameters, case.body)).encode()
+        ).digest()
         if digest[0] % 5 == 0:
             return
         variant = VARIANT_IDS[digest[1] % len(VARIANT_IDS)]
@@ -75,36 +78,62 @@ class Workflow(schema.as_state_machine()):  # type: ignore[misc]
         key = f"{case.operation.label} {response.status_code}"
         Workflow.calls[key] = Workflow.calls.get(key, 0) + 1
 
-    def validate_response(self, response: Any, case: Any, additional_checks: Any = None, **kwargs: Any) -> None:
+    def validate_response(
+        self, response: Any, case: Any, additional_checks: Any = None, **kwargs: Any
+    ) -> None:
         case.validate_response(response, checks=CHECKS)
 
 
 @pytest.fixture(scope="module")
-def service(redis_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
+def service(
+    redis_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServiceProcess]:
     # One player makes every call, fast: limits that refill with time would make the
     # answers (and so Hypothesis's replays) depend on the clock. They have tests of their own.
-    lifted = {"SOLITAIRE_READ_RATE_PER_S": "100000", "SOLITAIRE_READ_BURST": "100000",
-              "SOLITAIRE_CREATE_RATE_PER_S": "100000", "SOLITAIRE_CREATE_BURST": "100000",
-              "SOLITAIRE_CREATE_PER_ADDRESS_RATE_PER_S": "100000", "SOLITAIRE_CREATE_PER_ADDRESS_BURST": "100000",
-              "SOLITAIRE_OPEN_GAMES_PER_PLAYER": "100000",
-              # A solution is searched within the request: short, so one never outlasts the
-              # request deadline (a 503 "still being searched" is tested with the solver).
-              "SOLITAIRE_SOLUTION_SOLVE_S": "1", "SOLITAIRE_SOLUTION_SOLVE_NODES": "20000"}
-    with ServiceProcess(redis_server.url, Path(tmp_path_factory.mktemp("stateful")), **lifted) as process:
+    lifted = {
+        "SOLITAIRE_READ_RATE_PER_S": "100000",
+        "SOLITAIRE_READ_BURST": "100000",
+        "SOLITAIRE_CREATE_RATE_PER_S": "100000",
+        "SOLITAIRE_CREATE_BURST": "100000",
+        "SOLITAIRE_CREATE_PER_ADDRESS_RATE_PER_S": "100000",
+        "SOLITAIRE_CREATE_PER_ADDRESS_BURST": "100000",
+        "SOLITAIRE_OPEN_GAMES_PER_PLAYER": "100000",
+        # A solution is searched within the request: short, so one never outlasts the
+        # request deadline (a 503 "still being searched" is tested with the solver).
+        "SOLITAIRE_SOLUTION_SOLVE_S": "1",
+        "SOLITAIRE_SOLUTION_SOLVE_NODES": "20000",
+    }
+    with ServiceProcess(
+        redis_server.url, Path(tmp_path_factory.mktemp("stateful")), **lifted
+    ) as process:
         wait_daily_chosen(process.url)  # 503 until then, which the fuzzer would count as a failure
         yield process
 
 
-def test_sequences_that_follow_the_links_keep_to_the_openapi_description(service: ServiceProcess) -> None:
-    request = urllib.request.Request(service.url + "/v1/players", json.dumps({"name": "walker"}).encode(),
-                                     {"Content-Type": "application/json"}, method="POST")
+def test_sequences_that_follow_the_links_keep_to_the_openapi_description(
+    service: ServiceProcess,
+) -> None:
+    request = urllib.request.Request(
+        service.url + "/v1/players",
+        json.dumps({"name": "walker"}).encode(),
+        {"Content-Type": "application/json"},
+        method="POST",
+    )
     with urllib.request.urlopen(request, timeout=10) as r:
         Workflow.token = json.loads(r.read())["token"]
     Workflow.url = service.url
     Workflow.calls = {}
-    Workflow.run(settings=settings(max_examples=SCENARIOS, stateful_step_count=STEPS, derandomize=True,
-                                   database=None, deadline=None, suppress_health_check=list(HealthCheck),
-                                   phases=[Phase.generate]))
+    Workflow.run(
+        settings=settings(
+            max_examples=SCENARIOS,
+            stateful_step_count=STEPS,
+            derandomize=True,
+            database=None,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            phases=[Phase.generate],
+        )
+    )
     calls = Workflow.calls
     print("\n".join(f"{n:5d} {k}" for k, n in sorted(calls.items())))
     # The links led somewhere: games were made and commands were applied through them.

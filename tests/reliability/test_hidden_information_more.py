@@ -43,7 +43,9 @@ from tests.service.test_hidden_information import Truth
 class Seen:
     """A game in play and every byte sent about it, checked against the real game."""
 
-    def __init__(self, api: Api, redis_url: str, token: str, other: str, created: dict[str, Any]) -> None:
+    def __init__(
+        self, api: Api, redis_url: str, token: str, other: str, created: dict[str, Any]
+    ) -> None:
         self.api, self.token, self.other = api, token, other
         self.game_id = created["game_id"]
         with sync_client(redis_url) as r:
@@ -124,16 +126,22 @@ def flipping_moves(game: Game) -> list[dict[str, Any]]:
         if command.to_dict()["type"] == "resign":
             continue
         _, diff = game.apply(command)
-        if any(op["op"] == "flip" or (op["op"] == "push" and op["pile"] == "waste") for op in diff.ops):
+        if any(
+            op["op"] == "flip" or (op["op"] == "push" and op["pile"] == "waste") for op in diff.ops
+        ):
             out.append(command.to_dict())
     return out
 
 
-@pytest.mark.parametrize(("variant", "options"), CONFIGS, ids=[v + ("+1" if o else "") for v, o in CONFIGS])
+@pytest.mark.parametrize(
+    ("variant", "options"), CONFIGS, ids=[v + ("+1" if o else "") for v, o in CONFIGS]
+)
 async def test_a_flip_undone_and_played_again_reveals_only_what_was_seen(
-        live: tuple[Api, Context, str, str], redis_url: str, variant: str, options: dict[str, Any]) -> None:
+    live: tuple[Api, Context, str, str], redis_url: str, variant: str, options: dict[str, Any]
+) -> None:
     api, _, token, other = live
-    created = await api.create(token, variant, options=options or None, public=True)  # a secret seed
+    # A secret seed.
+    created = await api.create(token, variant, options=options or None, public=True)
     seen = Seen(api, redis_url, token, other, created)
     await seen.watch()
     await seen.watch(other)
@@ -165,8 +173,9 @@ async def test_a_flip_undone_and_played_again_reveals_only_what_was_seen(
 
 
 @pytest.mark.parametrize("variant", ["gilbert", "gate", "caprice"])
-async def test_no_refusal_of_a_move_names_a_face_down_card(live: tuple[Api, Context, str, str], redis_url: str,
-                                                          variant: str) -> None:
+async def test_no_refusal_of_a_move_names_a_face_down_card(
+    live: tuple[Api, Context, str, str], redis_url: str, variant: str
+) -> None:
     """Every pile, every count up to past its face-down cards, onto every pile (and the
     word "foundation"), and moves from the stock: refused (or applied), never telling."""
     api, _, token, other = live
@@ -179,13 +188,19 @@ async def test_no_refusal_of_a_move_names_a_face_down_card(live: tuple[Api, Cont
             for source in seen.piles:
                 up, depth = len(piles[source].up), len(piles[source].down) + len(piles[source].up)
                 # Up to just past the face-up cards, then into and past the face-down ones.
-                for count in sorted({*range(1, up + 3), depth, depth + 1, (up + depth) // 2 + 1} - {0}):
+                for count in sorted(
+                    {*range(1, up + 3), depth, depth + 1, (up + depth) // 2 + 1} - {0}
+                ):
                     for target in [*seen.piles, "foundation"]:
                         if source == target or (count > 1 and target.startswith("foundation")):
                             continue
-                        reply = await api.command(token, seen.game_id, {"type": "move", "from": source,
-                                                                        "to": target, "count": count},
-                                                  expected_seq=seen.truth.seq, expect=None)
+                        reply = await api.command(
+                            token,
+                            seen.game_id,
+                            {"type": "move", "from": source, "to": target, "count": count},
+                            expected_seq=seen.truth.seq,
+                            expect=None,
+                        )
                         tried += 1
                         if reply.status == 200:
                             seen.truth.applied(reply.body["diff"]["command"])
@@ -198,9 +213,17 @@ async def test_no_refusal_of_a_move_names_a_face_down_card(live: tuple[Api, Cont
         await seen.close()
 
 
-CHOICES = st.lists(st.tuples(st.sampled_from(["legal", "legal", "legal", "undo", "draw", "illegal", "other",
-                                              "read", "resign"]),
-                             st.integers(0, 1000), st.integers(0, 1000)), min_size=5, max_size=40)
+CHOICES = st.lists(
+    st.tuples(
+        st.sampled_from(
+            ["legal", "legal", "legal", "undo", "draw", "illegal", "other", "read", "resign"]
+        ),
+        st.integers(0, 1000),
+        st.integers(0, 1000),
+    ),
+    min_size=5,
+    max_size=40,
+)
 
 
 @settings(max_examples=12, derandomize=True, database=None, deadline=None,
@@ -246,7 +269,9 @@ async def test_a_daily_attempts_seed_is_in_no_byte_before_the_day_is_over(
     await daily_chosen(api.base)  # attempts are a 503 until the day's deals are chosen
     attempt = await api.request("POST", f"/v1/daily/{today}/gilbert/attempts", token)
     if attempt.status == 404 and "no such endpoint" in attempt.error["message"]:
-        pytest.skip("the daily endpoints are not there yet (POST /v1/daily/{date}/{variant}/attempts)")
+        pytest.skip(
+            "the daily endpoints are not there yet (POST /v1/daily/{date}/{variant}/attempts)"
+        )
     assert attempt.status == 201, attempt.raw
     game_id = attempt.body["game_id"]
     with sync_client(redis_url) as r:
@@ -256,8 +281,13 @@ async def test_a_daily_attempts_seed_is_in_no_byte_before_the_day_is_over(
         for command in ({"type": "draw"}, {"type": "undo"}, {"type": "draw"}, {"type": "resign"}):
             await sock.command(command)
             await sock.until(lambda m: m["type"] in ("ack", "error"))
-        for path in (f"/v1/games/{game_id}", f"/v1/games/{game_id}/moves", f"/v1/games/{game_id}/events",
-                     f"/v1/daily?date={today}", f"/v1/daily/{today}/gilbert/leaderboard"):
+        for path in (
+            f"/v1/games/{game_id}",
+            f"/v1/games/{game_id}/moves",
+            f"/v1/games/{game_id}/events",
+            f"/v1/daily?date={today}",
+            f"/v1/daily/{today}/gilbert/leaderboard",
+        ):
             for who in (token, other, None):
                 await api.request("GET", path, who)
         await api.command(token, game_id, {"type": "draw"}, expect=422)  # over, and still secret
@@ -265,4 +295,6 @@ async def test_a_daily_attempts_seed_is_in_no_byte_before_the_day_is_over(
         await sock.ws.close()
     sent = [*api.received, *sock.received]
     assert (await api.state(game_id, token))["status"] == "resigned"
-    assert not [raw for raw in sent if seed in raw], "the daily seed was sent before its day is over"
+    assert not [raw for raw in sent if seed in raw], (
+        "the daily seed was sent before its day is over"
+    )

@@ -68,7 +68,9 @@ class Watcher:
 
     def on(self, m: dict[str, Any]) -> None:
         if m["type"] == "diff":
-            assert m["seq"] == self.seq + 1, f"watcher of {self.game_id}: {m['seq']} after {self.seq}"
+            assert m["seq"] == self.seq + 1, (
+                f"watcher of {self.game_id}: {m['seq']} after {self.seq}"
+            )
             self.seqs.append(m["seq"])
             self.state = apply(self.state, m)
             self.seq += 1
@@ -77,8 +79,12 @@ class Watcher:
         while not self.stop.is_set():
             sock = None
             try:
-                sock = Socket(await self.session.ws_connect(
-                    self.base.replace("http://", "ws://") + f"/v1/games/{self.game_id}/ws", max_msg_size=0))
+                sock = Socket(
+                    await self.session.ws_connect(
+                        self.base.replace("http://", "ws://") + f"/v1/games/{self.game_id}/ws",
+                        max_msg_size=0,
+                    )
+                )
                 for m in await sock.hello(since=self.seq):
                     self.on(m)
                 self.reconnects += 1
@@ -104,13 +110,26 @@ async def test_an_instance_killed_mid_play_its_clients_go_on_on_another_with_no_
         for i in range(PLAYERS + 1):
             variant, options = CONFIGS[i % len(CONFIGS)]
             _, token = await api_a.player(f"p{i}")
-            created = await api_a.create(token, variant, seed=500 + i, options=options or None, public=True)
-            client = Client(f"c{i}", Api(session, a.url), token, created["game_id"], variant, 500 + i,
-                            created["state"]["options"], over_ws=i < PLAYERS, rng=random.Random(i))
+            created = await api_a.create(
+                token, variant, seed=500 + i, options=options or None, public=True
+            )
+            client = Client(
+                f"c{i}",
+                Api(session, a.url),
+                token,
+                created["game_id"],
+                variant,
+                500 + i,
+                created["state"]["options"],
+                over_ws=i < PLAYERS,
+                rng=random.Random(i),
+            )
             client.state = game_state(created["state"])
             players.append(client)
             watchers.append(Watcher(session, a.url, created["game_id"], created["state"]))
-        tasks = [asyncio.create_task(c.run()) for c in players] + [asyncio.create_task(w.run()) for w in watchers]
+        tasks = [asyncio.create_task(c.run()) for c in players] + [
+            asyncio.create_task(w.run()) for w in watchers
+        ]
 
         def check_tasks() -> None:
             for t in tasks:
@@ -126,13 +145,22 @@ async def test_an_instance_killed_mid_play_its_clients_go_on_on_another_with_no_
                 w.base = b.url
             a.kill()  # SIGKILL, commands in flight
             base = [len(c.acked) for c in players]
-            await wait_for(lambda: check_tasks() or all(len(c.acked) >= base[i] + 5 or c.phase == "over"
-                                                        for i, c in enumerate(players)),
-                           what="every player playing on through B")
+            await wait_for(
+                lambda: (
+                    check_tasks()
+                    or all(
+                        len(c.acked) >= base[i] + 5 or c.phase == "over"
+                        for i, c in enumerate(players)
+                    )
+                ),
+                what="every player playing on through B",
+            )
         finally:
             for c in players:
                 c.stop.set()
-            results = await asyncio.wait_for(asyncio.gather(*tasks[:len(players)], return_exceptions=True), 120)
+            results = await asyncio.wait_for(
+                asyncio.gather(*tasks[: len(players)], return_exceptions=True), 120
+            )
         for r in results:
             if isinstance(r, BaseException):
                 raise r
@@ -158,7 +186,9 @@ async def test_an_instance_killed_mid_play_its_clients_go_on_on_another_with_no_
                 assert c.diff_seqs == list(range(1, stored.seq + 1)), c.name
                 assert same_state(c.state, game_state(final)), c.name
             # The watcher, now on B, catches up: every diff once, in order, across both instances.
-            await wait_for(lambda w=w, n=stored.seq: w.seq >= n, what=f"the watcher of {c.name} caught up")
+            await wait_for(
+                lambda w=w, n=stored.seq: w.seq >= n, what=f"the watcher of {c.name} caught up"
+            )
             assert w.seqs == list(range(1, stored.seq + 1))
             assert same_state(w.state, game_state(final))
         for w in watchers:

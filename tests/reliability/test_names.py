@@ -19,8 +19,21 @@ from service.players import is_invisible
 from tests.live import settings_for_test
 from tests.service.helpers import Api, running_app
 
-INVISIBLE = ["\u3164", "\u115f", "\u1160", "\uffa0", "\u200b", "\u2060", "\ufeff", "\u00ad", "\u2800",
-             "\U000e0041", "\u180e", "\u034f", "\ufe0f"]
+INVISIBLE = [
+    "\u3164",
+    "\u115f",
+    "\u1160",
+    "\uffa0",
+    "\u200b",
+    "\u2060",
+    "\ufeff",
+    "\u00ad",
+    "\u2800",
+    "\U000e0041",
+    "\u180e",
+    "\u034f",
+    "\ufe0f",
+]
 
 
 @pytest.fixture
@@ -31,7 +44,9 @@ async def api(redis_url: str, tmp_path: Path) -> AsyncIterator[Api]:
 
 
 @pytest.mark.parametrize("char", INVISIBLE, ids=[f"U+{ord(c):04X}" for c in INVISIBLE])
-async def test_invisible_characters_are_refused_alone_and_inside_a_name(api: Api, char: str) -> None:
+async def test_invisible_characters_are_refused_alone_and_inside_a_name(
+    api: Api, char: str
+) -> None:
     for name in (char, char * 3, f"ann{char}", f"{char}ann", f"an{char}n"):
         reply = await api.request("POST", "/v1/players", json={"name": name})
         assert reply.status == 400, (name, reply.raw[:200])
@@ -47,7 +62,12 @@ async def test_the_invisible_character_is_named_in_the_refusal(api: Api) -> None
 
 
 async def test_look_alike_spellings_are_kept_in_nfkc_form(api: Api) -> None:
-    for sent, kept in [("ａｄｍｉｎ", "admin"), ("ℌello", "Hello"), ("ﬁsh", "fish"), ("Ｚoë", "Zoë")]:
+    for sent, kept in [
+        ("ａｄｍｉｎ", "admin"),
+        ("ℌello", "Hello"),
+        ("ﬁsh", "fish"),
+        ("Ｚoë", "Zoë"),
+    ]:
         body = (await api.request("POST", "/v1/players", json={"name": sent}, expect=201)).body
         assert body["name"] == kept == unicodedata.normalize("NFKC", sent)
 

@@ -22,7 +22,6 @@ import yaml
 
 from service.addresses import client_address, trusted_networks
 from service.app import BROWSER_HEADERS, CONTENT_SECURITY_POLICY
-from tests.deploy.test_deploy_files import nginx_in_front_of  # noqa: F401 - a fixture
 from tests.live import ROOT, settings_for_test
 from tests.service.helpers import running_app
 
@@ -30,8 +29,13 @@ DEPLOY = ROOT / "deploy"
 SLOW = 0.001
 
 
-async def test_the_web_client_and_the_api_carry_the_browser_headers(redis_url: str, tmp_path: Path) -> None:
-    async with running_app(settings_for_test(redis_url, tmp_path)) as (base, _), aiohttp.ClientSession() as s:
+async def test_the_web_client_and_the_api_carry_the_browser_headers(
+    redis_url: str, tmp_path: Path
+) -> None:
+    async with (
+        running_app(settings_for_test(redis_url, tmp_path)) as (base, _),
+        aiohttp.ClientSession() as s,
+    ):
         for path in ("/", "/web/app.js", "/web/style.css"):
             async with s.get(base + path) as r:
                 assert r.status == 200
@@ -39,7 +43,10 @@ async def test_the_web_client_and_the_api_carry_the_browser_headers(redis_url: s
                     assert r.headers.getall(name) == [value], (path, name)
         csp = dict(part.strip().split(" ", 1) for part in CONTENT_SECURITY_POLICY.split(";"))
         assert csp["script-src"] == "'self'" and csp["frame-ancestors"] == "'none'"
-        assert "unsafe-inline" not in CONTENT_SECURITY_POLICY and "unsafe-eval" not in CONTENT_SECURITY_POLICY
+        assert (
+            "unsafe-inline" not in CONTENT_SECURITY_POLICY
+            and "unsafe-eval" not in CONTENT_SECURITY_POLICY
+        )
         async with s.get(base + "/v1/variants") as r:
             assert r.headers["X-Content-Type-Options"] == "nosniff"
 
@@ -56,7 +63,8 @@ def test_compose_and_kubernetes_trust_their_proxy_only() -> None:
     assert trusted_networks(configmap["data"]["SOLITAIRE_TRUSTED_PROXIES"])  # parses, not empty
     # Behind the proxy: the hop the proxy added, whatever the client wrote before it.
     assert client_address(lb_address, "203.0.113.9, 198.51.100.4", trusted) == "198.51.100.4"
-    assert client_address("198.51.100.4", "203.0.113.9", trusted) == "198.51.100.4"  # not via the proxy
+    # Not via the proxy.
+    assert client_address("198.51.100.4", "203.0.113.9", trusted) == "198.51.100.4"
 
 
 async def get(base: str, path: str, source: str, headers: dict[str, str] | None = None) -> Any:
@@ -83,7 +91,10 @@ async def test_behind_the_compose_nginx_each_client_keeps_its_own_limits(
             except aiohttp.ClientError:
                 pass
             await asyncio.sleep(0.1)
-        async with aiohttp.ClientSession() as s, s.post(base + "/v1/players", json={"name": "ann"}) as r:
+        async with (
+            aiohttp.ClientSession() as s,
+            s.post(base + "/v1/players", json={"name": "ann"}) as r,
+        ):
             token = (await r.json())["token"]
         async with aiohttp.ClientSession() as s, \
                 s.post(base + "/v1/games", json={"variant": "gilbert", "public": True},
@@ -91,11 +102,15 @@ async def test_behind_the_compose_nginx_each_client_keeps_its_own_limits(
             game_id = (await r.json())["game_id"]
         path = f"/v1/games/{game_id}"
         forged = {"X-Forwarded-For": "203.0.113.9"}
-        statuses = [(await get(lb, path, "127.0.0.2", forged if i % 2 else None)).status for i in range(6)]
+        statuses = [
+            (await get(lb, path, "127.0.0.2", forged if i % 2 else None)).status for i in range(6)
+        ]
         assert statuses == [200] * 4 + [429] * 2  # forged or not, one client's four reads
         assert (await get(lb, path, "127.0.0.3")).status == 200  # the other client's own limit
         page = await get(lb, "/", "127.0.0.3")
         for name, value in BROWSER_HEADERS.items():
             assert page.headers.getall(name) == [value], name  # once, from nginx
         refused = await get(lb, path, "127.0.0.2")
-        assert refused.headers["Retry-After"] and refused.headers.getall("X-Frame-Options") == ["DENY"]
+        assert refused.headers["Retry-After"] and refused.headers.getall("X-Frame-Options") == [
+            "DENY"
+        ]

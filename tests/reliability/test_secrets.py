@@ -24,8 +24,13 @@ PASSWORD = "store-password-that-must-not-show"
 
 
 def test_help_shows_no_secret_and_no_store_password() -> None:
-    env = {**os.environ, "SOLITAIRE_TOKEN_SECRET": TOKEN_SECRET, "SOLITAIRE_DAILY_SECRET": DAILY_SECRET,
-           "REDIS_URL": f"redis://user:{PASSWORD}@db.example:6379/0", "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "SOLITAIRE_TOKEN_SECRET": TOKEN_SECRET,
+        "SOLITAIRE_DAILY_SECRET": DAILY_SECRET,
+        "REDIS_URL": f"redis://user:{PASSWORD}@db.example:6379/0",
+        "PYTHONPATH": str(ROOT),
+    }
     done = subprocess.run([sys.executable, "-m", "service", "--help"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -45,17 +50,24 @@ def raw_request(port: int, data: bytes) -> bytes:
     return out
 
 
-def test_neither_the_access_log_nor_a_400_shows_a_query_string_or_a_header(redis_url: str,
-                                                                             tmp_path: Path) -> None:
+def test_neither_the_access_log_nor_a_400_shows_a_query_string_or_a_header(
+    redis_url: str, tmp_path: Path
+) -> None:
     with ServiceProcess(redis_url, tmp_path / "service") as service:
         try:
-            urllib.request.urlopen(service.url + "/v1/games/g_nope?token=query-secret-1234", timeout=30)
+            urllib.request.urlopen(
+                service.url + "/v1/games/g_nope?token=query-secret-1234", timeout=30
+            )
         except urllib.error.HTTPError as exc:
             assert exc.code == 404
         with urllib.request.urlopen(service.url + "/v1/variants?access_token=query-secret-5678",
                                     timeout=30) as r:
             assert r.status == 200
-        big = b"GET /v1/variants HTTP/1.1\r\nHost: x\r\nCookie: header-secret-" + b"9" * 9000 + b"\r\n\r\n"
+        big = (
+            b"GET /v1/variants HTTP/1.1\r\nHost: x\r\nCookie: header-secret-"
+            + b"9" * 9000
+            + b"\r\n\r\n"
+        )
         reply = raw_request(service.port, big)
         assert reply.split(b" ", 2)[1] == b"400", reply[:200]
         assert b"header-secret" not in reply and b"999" not in reply

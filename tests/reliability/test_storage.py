@@ -35,11 +35,16 @@ async def test_finished_games_and_players_have_a_lifetime(redis_url: str, tmp_pa
             for key in keys.game_meta(game_id), keys.game_events(game_id):
                 assert client.ttl(key) in (-2, -1) or client.ttl(key) <= settings.game_ttl_s
             await api.command(token, game_id, {"type": "resign"})
-            for key in keys.game_keys(game_id)[:2]:  # meta and events (the others exist only when used)
+            # Meta and events (the others exist only when used).
+            for key in keys.game_keys(game_id)[:2]:
                 assert 6 * DAY_S < client.ttl(key) <= 7 * DAY_S, key
             await api.create(token, "gilbert", seed=4)  # a use of the player refreshes it
             assert client.ttl(keys.player(player_id)) > 29 * DAY_S
-            body = (await api.request("PATCH", "/v1/players/me", token, json={"name": "ann2"}, expect=200)).body
+            body = (
+                await api.request(
+                    "PATCH", "/v1/players/me", token, json={"name": "ann2"}, expect=200
+                )
+            ).body
             assert body["name"] == "ann2" and client.ttl(keys.player(player_id)) > 29 * DAY_S
 
 
@@ -76,7 +81,9 @@ async def test_a_refused_variant_takes_no_place(redis_url: str, tmp_path: Path) 
         await api.create(token, "gilbert", seed=1)
 
 
-async def test_game_creation_is_limited_per_player_and_per_address(redis_url: str, tmp_path: Path) -> None:
+async def test_game_creation_is_limited_per_player_and_per_address(
+    redis_url: str, tmp_path: Path
+) -> None:
     settings = settings_for_test(redis_url, tmp_path, create_rate_per_s=SLOW, create_burst=5,
                                  create_per_address_rate_per_s=SLOW, create_per_address_burst=8)
     async with running_app(settings) as (base, _), aiohttp.ClientSession() as session:
@@ -91,7 +98,9 @@ async def test_game_creation_is_limited_per_player_and_per_address(redis_url: st
         for i in range(3):  # the address's 8th game
             await api.create(bob, "gilbert", seed=i)
         reply = await api.request("POST", "/v1/games", bob, json={"variant": "gilbert"})
-        assert reply.status == 429 and reply.error["details"]["limit"] == "new games from this address"
+        assert (
+            reply.status == 429 and reply.error["details"]["limit"] == "new games from this address"
+        )
         # Behind a proxy the limit follows X-Forwarded-For only when the proxy is trusted.
         reply = await api.request("POST", "/v1/games", bob, json={"variant": "gilbert"},
                                   headers={"X-Forwarded-For": "198.51.100.7"})

@@ -47,7 +47,9 @@ CRASHES = 2  # kill -9 and restart, twice
 
 
 @pytest.fixture(params=["always"])
-def store(request: pytest.FixtureRequest, server_factory: Callable[..., EmbeddedServer]) -> EmbeddedServer:
+def store(
+    request: pytest.FixtureRequest, server_factory: Callable[..., EmbeddedServer]
+) -> EmbeddedServer:
     return server_factory("store-" + request.param, appendfsync=request.param)
 
 
@@ -67,8 +69,17 @@ async def test_a_store_killed_under_a_burst_loses_no_acknowledged_command_and_co
         variant, options = CONFIGS[i % len(CONFIGS)]
         _, token = await api.player(f"p{i}")
         created = await api.create(token, variant, seed=1000 + i, options=options or None)
-        client = Client(f"c{i}", Api(api.session, api.base), token, created["game_id"], variant, 1000 + i,
-                        created["state"]["options"], over_ws=i % 2 == 0, rng=random.Random(i))
+        client = Client(
+            f"c{i}",
+            Api(api.session, api.base),
+            token,
+            created["game_id"],
+            variant,
+            1000 + i,
+            created["state"]["options"],
+            over_ws=i % 2 == 0,
+            rng=random.Random(i),
+        )
         client.state = game_state(created["state"])
         clients.append(client)
 
@@ -87,22 +98,44 @@ async def test_a_store_killed_under_a_burst_loses_no_acknowledged_command_and_co
 
     try:
         await wait_for(lambda: check_tasks() or acks() >= 300, what="300 acknowledged commands")
-        for crash in range(CRASHES):
+        for _ in range(CRASHES):
             store.kill()  # SIGKILL, in the middle of the burst
             before_restart, failed_before = acks(), failures()
-            await wait_for(lambda failed_before=failed_before: check_tasks() or failures() >= failed_before + 20,
-                           what="the clients to see the store gone")
+            await wait_for(
+                lambda failed_before=failed_before: (
+                    check_tasks() or failures() >= failed_before + 20
+                ),
+                what="the clients to see the store gone",
+            )
             store.start()
             base = [len(c.acked) for c in clients]
-            await wait_for(lambda start=before_restart, base=base: check_tasks() or acks() >= start + 150 and all(
-                len(c.acked) >= base[i] + 2 or c.phase == "over" for i, c in enumerate(clients)),
-                what="play resumed for every client")
+            await wait_for(
+                lambda start=before_restart, base=base: (
+                    check_tasks()
+                    or acks() >= start + 150
+                    and all(
+                        len(c.acked) >= base[i] + 2 or c.phase == "over"
+                        for i, c in enumerate(clients)
+                    )
+                ),
+                what="play resumed for every client",
+            )
     except AssertionError:
         for c in clients:
             print(c.name, c.phase, len(c.acked), len(c.failed), c.game.status, c.seq, c.last_error)
         hub = ctx.hub
-        print("links", hub.subscriber_connections(), {k: (v.failures, v.connects) for k, v in hub._links.items()})
-        print("channels", [(c.name, c.live.is_set(), len(c.listeners), c.link is not None) for c in hub._channels.values()])
+        print(
+            "links",
+            hub.subscriber_connections(),
+            {k: (v.failures, v.connects) for k, v in hub._links.items()},
+        )
+        print(
+            "channels",
+            [
+                (c.name, c.live.is_set(), len(c.listeners), c.link is not None)
+                for c in hub._channels.values()
+            ],
+        )
         raise
     finally:
         for c in clients:
@@ -120,7 +153,9 @@ async def test_a_store_killed_under_a_burst_loses_no_acknowledged_command_and_co
         commands = stored.commands()
         # Nothing went unanswered; answered once, one way.
         assert not c.unanswered, (c.name, c.unanswered)
-        assert set(c.sent) == set(c.acked) | set(c.failed) and not set(c.acked) & set(c.failed), c.name
+        assert set(c.sent) == set(c.acked) | set(c.failed) and not set(c.acked) & set(c.failed), (
+            c.name
+        )
         # Every acknowledged command is in the log, at its seq.
         for cid, seq in c.acked.items():
             assert stored.command_ids.get(cid) == seq, (c.name, cid, seq)
@@ -140,9 +175,13 @@ async def test_a_store_killed_under_a_burst_loses_no_acknowledged_command_and_co
 
     # Reported failed but in the log: sent again with its id, the first result, nothing applied.
     for c in clients:
-        for cid in [cid for cid in c.failed if cid in stored_game(store.url, c.game_id).command_ids]:
+        for cid in [
+            cid for cid in c.failed if cid in stored_game(store.url, c.game_id).command_ids
+        ]:
             before = stored_game(store.url, c.game_id)
-            reply = await api.command(c.token, c.game_id, c.sent[cid], command_id=cid, expected_seq=0)
+            reply = await api.command(
+                c.token, c.game_id, c.sent[cid], command_id=cid, expected_seq=0
+            )
             assert reply.body["seq"] == before.command_ids[cid]
             assert stored_game(store.url, c.game_id).events == before.events
 
@@ -159,6 +198,9 @@ async def test_a_store_killed_under_a_burst_loses_no_acknowledged_command_and_co
         assert same_state(c.state, game_state(final)), c.name
     ws_reconnects = sum(c.reconnects - 1 for c in clients if c.over_ws)
     assert ws_reconnects >= 1  # the socket clients did go through a reconnect
-    print(f"{store.config['appendfsync']}: {acks()} acknowledged, {failures()} reported failed "
-          f"({in_log} of them in the log, {not_in_log} not), {ws_reconnects} socket reconnects with since")
+    print(
+        f"{store.config['appendfsync']}: {acks()} acknowledged, {failures()} reported failed "
+        f"({in_log} of them in the log, {not_in_log} not), "
+        f"{ws_reconnects} socket reconnects with since"
+    )
     assert failures() >= 20 * CRASHES and in_log + not_in_log == failures()

@@ -45,31 +45,48 @@ class Api:
         """The day's challenges, once the service has chosen them (503 until then)."""
         deadline = asyncio.get_running_loop().time() + timeout_s
         while True:
-            async with self.session.get(self.base + "/v1/daily", params={"date": day.isoformat()}) as r:
+            async with self.session.get(
+                self.base + "/v1/daily", params={"date": day.isoformat()}
+            ) as r:
                 body = await r.json(content_type=None)
                 if r.status == 200:
                     return body
                 assert r.status == 503 and r.headers.get("Retry-After"), (r.status, body)
-            assert asyncio.get_running_loop().time() < deadline, f"the deals of {day} were never chosen"
+            assert asyncio.get_running_loop().time() < deadline, (
+                f"the deals of {day} were never chosen"
+            )
             await asyncio.sleep(0.2)
 
     async def player(self, name: str) -> tuple[str, str]:
         body = await self.call("POST", "/v1/players", json={"name": name}, expect=201)
         return body["player_id"], body["token"]
 
-    async def attempt(self, token: str, day: date = DAY, variant: str = VARIANT, expect: int = 201) -> Any:
-        return await self.call("POST", f"/v1/daily/{day.isoformat()}/{variant}/attempts", token, expect)
+    async def attempt(
+        self, token: str, day: date = DAY, variant: str = VARIANT, expect: int = 201
+    ) -> Any:
+        return await self.call(
+            "POST", f"/v1/daily/{day.isoformat()}/{variant}/attempts", token, expect
+        )
 
-    async def command(self, token: str, game_id: str, command: dict[str, Any], expect: int = 200) -> Any:
+    async def command(
+        self, token: str, game_id: str, command: dict[str, Any], expect: int = 200
+    ) -> Any:
         return await self.call("POST", f"/v1/games/{game_id}/commands", token, expect,
                                json={"command": command})
 
     async def board(self, token: str | None = None, day: date = DAY, variant: str = VARIANT,
                     expect: int = 200, **query: Any) -> Any:
-        return await self.call("GET", f"/v1/daily/{day.isoformat()}/{variant}/leaderboard", token, expect,
-                               params={k: str(v) for k, v in query.items()})
+        return await self.call(
+            "GET",
+            f"/v1/daily/{day.isoformat()}/{variant}/leaderboard",
+            token,
+            expect,
+            params={k: str(v) for k, v in query.items()},
+        )
 
-    async def whole_board(self, token: str | None = None, limit: int = 7, day: date = DAY) -> list[Any]:
+    async def whole_board(
+        self, token: str | None = None, limit: int = 7, day: date = DAY
+    ) -> list[Any]:
         entries: list[Any] = []
         cursor = None
         while True:
@@ -89,7 +106,8 @@ def _key(game: Game) -> tuple[Any, ...]:
 
 @functools.cache
 def winning_line(day: date = DAY, variant: str = VARIANT) -> tuple[dict[str, Any], ...]:
-    """A greedy line that wins the day's deal: foundation moves first, never back to a seen position."""
+    """A greedy line that wins the day's deal: foundation moves first, never back to a seen
+    position."""
     game = Game.deal(variant, Seeds(DAILY_SECRET.encode()).seed(day, variant))
     seen = {_key(game)}
     line = []
@@ -116,7 +134,9 @@ def winning_line(day: date = DAY, variant: str = VARIANT) -> tuple[dict[str, Any
             break
         else:
             break
-    assert game.status is Status.WON, f"the greedy line no longer wins {variant} {day}: pick another date"
+    assert game.status is Status.WON, (
+        f"the greedy line no longer wins {variant} {day}: pick another date"
+    )
     return tuple(line)
 
 

@@ -85,10 +85,20 @@ class Api:
     base: str
     received: list[bytes] = field(default_factory=list)
 
-    async def request(self, method: str, path: str, token: str | None = None, expect: int | None = None,
-                      *, headers: dict[str, str] | None = None, **kwargs: Any) -> Reply:
+    async def request(
+        self,
+        method: str,
+        path: str,
+        token: str | None = None,
+        expect: int | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> Reply:
         all_headers = {**bearer(token), **(headers or {})}
-        async with self.session.request(method, self.base + path, headers=all_headers, **kwargs) as r:
+        async with self.session.request(
+            method, self.base + path, headers=all_headers, **kwargs
+        ) as r:
             raw = await r.read()
             reply = Reply(r.status, raw, r.headers)
         self.received.append(raw)
@@ -118,12 +128,16 @@ class Api:
     async def moves(self, game_id: str, token: str | None = None) -> dict[str, Any]:
         return (await self.request("GET", f"/v1/games/{game_id}/moves", token, 200)).body  # type: ignore[no-any-return]
 
-    async def events(self, game_id: str, token: str | None = None, after: int | None = None) -> list[Any]:
+    async def events(
+        self, game_id: str, token: str | None = None, after: int | None = None
+    ) -> list[Any]:
         """The whole log after ``after``, page by page (``next_after``)."""
         out: list[Any] = []
         while True:
             params = {} if after is None else {"after": str(after)}
-            body = (await self.request("GET", f"/v1/games/{game_id}/events", token, 200, params=params)).body
+            body = (
+                await self.request("GET", f"/v1/games/{game_id}/events", token, 200, params=params)
+            ).body
             out += body["events"]
             if body["next_after"] is None:
                 return out
@@ -165,14 +179,20 @@ class Socket:
 
     async def recv(self, timeout: float = WAIT_S) -> dict[str, Any]:
         msg = await self.ws.receive(timeout=timeout)
-        if msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSING, aiohttp.WSMsgType.CLOSED):
+        if msg.type in (
+            aiohttp.WSMsgType.CLOSE,
+            aiohttp.WSMsgType.CLOSING,
+            aiohttp.WSMsgType.CLOSED,
+        ):
             raise Closed(self.ws.close_code)
         assert msg.type is aiohttp.WSMsgType.TEXT, msg
         raw = msg.data.encode() if isinstance(msg.data, str) else msg.data
         self.received.append(raw)
         return json.loads(raw)  # type: ignore[no-any-return]
 
-    async def hello(self, token: str | None = None, since: int | None = None) -> list[dict[str, Any]]:
+    async def hello(
+        self, token: str | None = None, since: int | None = None
+    ) -> list[dict[str, Any]]:
         """Send hello; every message up to and including ``synced``."""
         message: dict[str, Any] = {"type": "hello"}
         if token is not None:
@@ -225,7 +245,9 @@ async def connect(session: aiohttp.ClientSession, base: str, game_id: str, token
 
 
 @contextlib.asynccontextmanager
-async def running_app(settings: Settings, clock: Clock | None = None) -> AsyncIterator[tuple[str, Context]]:
+async def running_app(
+    settings: Settings, clock: Clock | None = None
+) -> AsyncIterator[tuple[str, Context]]:
     """As ``tests.live.running_service``, and also the instance's Context (to reach inside it)."""
     port = free_port()
     app = create_app(dataclasses.replace(settings, port=port), clock=clock)
@@ -278,7 +300,9 @@ async def play_random(api: Api, token: str, game_id: str, steps: int, rng: rando
     return results
 
 
-async def wait_for(condition: Callable[[], Any], timeout: float = WAIT_S, what: str = "a condition") -> Any:
+async def wait_for(
+    condition: Callable[[], Any], timeout: float = WAIT_S, what: str = "a condition"
+) -> Any:
     """Poll an async (or plain) ``condition`` until it returns something truthy."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

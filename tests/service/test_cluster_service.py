@@ -172,7 +172,9 @@ class Follower:
             if fut is not None and not fut.done():
                 fut.set_result(m)
 
-    async def command(self, command: dict[str, Any], expected_seq: int, command_id: str) -> dict[str, Any]:
+    async def command(
+        self, command: dict[str, Any], expected_seq: int, command_id: str
+    ) -> dict[str, Any]:
         """Send a command on this socket; its ack or error message."""
         ws = self._ws
         if ws is None or not self.synced.is_set():
@@ -216,8 +218,14 @@ class Played:
         self.failures[what] = self.failures.get(what, 0) + 1
 
 
-async def send_until_answered(game: Played, apis: list[Api], command: dict[str, Any], expected_seq: int,
-                              path: int, deadline: float) -> dict[str, Any] | None:
+async def send_until_answered(
+    game: Played,
+    apis: list[Api],
+    command: dict[str, Any],
+    expected_seq: int,
+    path: int,
+    deadline: float,
+) -> dict[str, Any] | None:
     """Send one command through path ``path`` (REST on an instance, or an owner socket),
     again with the same command_id after any failure that may or may not have applied it;
     record the ack. Returns the refusal (409/422 error) or None once acknowledged."""
@@ -229,8 +237,14 @@ async def send_until_answered(game: Played, apis: list[Api], command: dict[str, 
         kind = path % (len(apis) + len(game.owner_sockets))
         try:
             if kind < len(apis):
-                reply = await apis[kind].command(game.token, game.game_id, command, expected_seq=expected_seq,
-                                                 command_id=command_id, expect=None)
+                reply = await apis[kind].command(
+                    game.token,
+                    game.game_id,
+                    command,
+                    expected_seq=expected_seq,
+                    command_id=command_id,
+                    expect=None,
+                )
                 if reply.status == 200:
                     seq = reply.body["seq"]
                     break
@@ -241,7 +255,9 @@ async def send_until_answered(game: Played, apis: list[Api], command: dict[str, 
                 else:
                     return err
             else:
-                message = await game.owner_sockets[kind - len(apis)].command(command, expected_seq, command_id)
+                message = await game.owner_sockets[kind - len(apis)].command(
+                    command, expected_seq, command_id
+                )
                 if message["type"] == "ack":
                     assert message["command_id"] == command_id
                     seq = message["seq"]
@@ -256,7 +272,10 @@ async def send_until_answered(game: Played, apis: list[Api], command: dict[str, 
         await asyncio.sleep(0.05)
     assert seq == expected_seq + 1, (game.game_id, seq, expected_seq)
     previous = game.acked.get(seq)
-    assert previous is None or previous.command_id == command_id, ("two commands acked at one seq", seq)
+    assert previous is None or previous.command_id == command_id, (
+        "two commands acked at one seq",
+        seq,
+    )
     game.acked[seq] = Acked(seq, command_id, command, time.monotonic())
     return None
 
@@ -301,8 +320,15 @@ async def check_against_the_log(game: Played, apis: list[Api]) -> None:
     n = final["seq"]
     assert [e["seq"] for e in events] == list(range(1, n + 1))
     for seq, ack in sorted(game.acked.items()):
-        assert seq <= n, f"game {game.game_id}: acknowledged seq {seq} is not in the log (ends at {n})"
-        assert events[seq - 1]["command"] == ack.command, (game.game_id, seq, events[seq - 1], ack.command)
+        assert seq <= n, (
+            f"game {game.game_id}: acknowledged seq {seq} is not in the log (ends at {n})"
+        )
+        assert events[seq - 1]["command"] == ack.command, (
+            game.game_id,
+            seq,
+            events[seq - 1],
+            ack.command,
+        )
     for sock in game.followers:
         await wait_for(lambda sock=sock: sock.last == n, what=f"{sock} to reach seq {n}")
         assert sock.problems == [], sock.problems
@@ -344,27 +370,36 @@ def describe(contexts: list[Context], games: list[Played]) -> str:
     lines = []
     for ctx in contexts:
         hub = ctx.hub
-        channels = {name.decode(): (c.live.is_set(), c.link.key if c.link else None, len(c.listeners))
-                    for name, c in hub._channels.items()}
+        channels = {
+            name.decode(): (c.live.is_set(), c.link.key if c.link else None, len(c.listeners))
+            for name, c in hub._channels.items()
+        }
         lines.append(f"instance {ctx.settings.instance_id}: links {hub.subscriber_connections()}; "
                      f"channels (live, link, listeners) {channels}")
     for g in games:
-        lines.append(f"game {g.game_id} on node {g.node}: {len(g.acked)} acked, failures {g.failures}")
+        lines.append(
+            f"game {g.game_id} on node {g.node}: {len(g.acked)} acked, failures {g.failures}"
+        )
         lines += [f"  {sock}" for sock in [*g.followers, *([g.late] if g.late else [])]]
     return "\n".join(lines)
 
 
-async def games_on_every_node(apis: list[Api], cluster: LocalCluster, at_least: int) -> list[Played]:
+async def games_on_every_node(
+    apis: list[Api], cluster: LocalCluster, at_least: int
+) -> list[Played]:
     """At least ``at_least`` public games, one of each variant configuration first, then
     more until every node owns one; created through either instance in turn."""
     games: list[Played] = []
     i = 0
-    while len(games) < max(at_least, len(CONFIGS)) or len({g.node for g in games}) < cluster.masters:
+    while (
+        len(games) < max(at_least, len(CONFIGS)) or len({g.node for g in games}) < cluster.masters
+    ):
         assert i < 60, "could not place a game on every node"
         variant, options = CONFIGS[i % len(CONFIGS)]
         api = apis[i % len(apis)]
         _, token = await api.player(f"p{i}")
-        game_id = (await api.create(token, variant, seed=1000 + i, options=options, public=True))["game_id"]
+        created = await api.create(token, variant, seed=1000 + i, options=options, public=True)
+        game_id = created["game_id"]
         node = cluster.nodes.index(cluster.node_for_key(keys.game_meta(game_id)))
         games.append(Played(variant, options, game_id, token, node))
         i += 1
@@ -374,7 +409,9 @@ async def games_on_every_node(apis: list[Api], cluster: LocalCluster, at_least: 
 async def follow(game: Played, apis: list[Api]) -> None:
     """The owner's socket on each instance, and a watcher (no token) on each."""
     for i, api in enumerate(apis):
-        owner = Follower(api.session, api.base, game.game_id, game.token, f"{game.game_id}/owner@{i}")
+        owner = Follower(
+            api.session, api.base, game.game_id, game.token, f"{game.game_id}/owner@{i}"
+        )
         watcher = Follower(api.session, api.base, game.game_id, None, f"{game.game_id}/watcher@{i}")
         game.owner_sockets.append(owner)
         game.followers += [owner, watcher]
@@ -399,7 +436,10 @@ async def test_every_variant_plays_through_both_instances_and_every_socket_gets_
                     with sync_client(node.url) as client:
                         sharded = int(client.execute_command("PUBSUB", "SHARDNUMSUB", channel)[1])
                         plain = int(client.execute_command("PUBSUB", "NUMSUB", channel)[1])
-                    assert (sharded, plain) == ((2, 0) if i == game.node else (0, 0)), (game.game_id, i)
+                    assert (sharded, plain) == ((2, 0) if i == game.node else (0, 0)), (
+                        game.game_id,
+                        i,
+                    )
             stop = asyncio.Event()
             await asyncio.gather(*(play(g, apis, random.Random(g.game_id), stop, max_steps=24)
                                    for g in games))
@@ -412,10 +452,19 @@ async def test_every_variant_plays_through_both_instances_and_every_socket_gets_
                 for i, node in enumerate(redis_cluster.nodes[: redis_cluster.masters]):
                     with sync_client(node.url) as client:
                         found = set(client.scan_iter(match=f"*{{{game.game_id}}}*"))
-                        slots = {int(client.execute_command("CLUSTER", "KEYSLOT", k)) for k in found}
-                    assert not found if i != game.node else len(slots) == 1, (game.game_id, i, found)
+                        slots = {
+                            int(client.execute_command("CLUSTER", "KEYSLOT", k)) for k in found
+                        }
+                    assert not found if i != game.node else len(slots) == 1, (
+                        game.game_id,
+                        i,
+                        found,
+                    )
                     names |= found
-                expected = {k.encode() for k in (*keys.game_keys(game.game_id), keys.game_durable(game.game_id))}
+                expected = {
+                    k.encode()
+                    for k in (*keys.game_keys(game.game_id), keys.game_durable(game.game_id))
+                }
                 assert names <= expected and keys.game_meta(game.game_id).encode() in names
                 assert keys.game_events(game.game_id).encode() in names
         finally:
@@ -455,8 +504,12 @@ async def _kill_or_stop_and_restart(how: str, cluster: LocalCluster, apis: list[
         g.late = late[g.game_id]
     await asyncio.gather(*(s.start() for s in late.values()))
     stop = asyncio.Event()
-    players = {g: asyncio.create_task(play(g, apis, random.Random(g.game_id), stop, max_steps=10_000,
-                                           pause_s=0.01)) for g in games}
+    players = {
+        g: asyncio.create_task(
+            play(g, apis, random.Random(g.game_id), stop, max_steps=10_000, pause_s=0.01)
+        )
+        for g in games
+    }
     try:
         await wait_for(lambda: all(len(g.acked) >= 5 or players[g].done() for g in games),
                        what="5 acks on every game")

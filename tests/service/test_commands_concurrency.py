@@ -33,9 +33,11 @@ from tests.service.helpers import (
 @pytest.fixture
 async def two(redis_url: str, tmp_path: Path) -> AsyncIterator[tuple[Api, Api]]:
     """Two instances on one store, and a client of each."""
-    async with running_service(settings_for_test(redis_url, tmp_path / "a", instance_id="a")) as a, \
-            running_service(settings_for_test(redis_url, tmp_path / "b", instance_id="b")) as b, \
-            aiohttp.ClientSession() as session:
+    async with (
+        running_service(settings_for_test(redis_url, tmp_path / "a", instance_id="a")) as a,
+        running_service(settings_for_test(redis_url, tmp_path / "b", instance_id="b")) as b,
+        aiohttp.ClientSession() as session,
+    ):
         yield Api(session, a), Api(session, b)
 
 
@@ -55,15 +57,21 @@ async def check_log(api: Api, token: str, game_id: str, start: Any) -> Any:
     return final
 
 
-async def legal_commands(api: Api, token: str, game_id: str, n: int) -> tuple[int, list[dict[str, Any]]]:
+async def legal_commands(
+    api: Api, token: str, game_id: str, n: int
+) -> tuple[int, list[dict[str, Any]]]:
     """The seq, and ``n`` legal commands at it (the legal moves over and over; none if none)."""
     moves = await api.moves(game_id, token)
-    return moves["seq"], [moves["moves"][i % len(moves["moves"])] for i in range(n)] if moves["moves"] else []
+    legal = moves["moves"]
+    return moves["seq"], [legal[i % len(legal)] for i in range(n)] if legal else []
 
 
-@pytest.mark.parametrize(("variant", "options"), CONFIGS, ids=[v + ("+1" if o else "") for v, o in CONFIGS])
+@pytest.mark.parametrize(
+    ("variant", "options"), CONFIGS, ids=[v + ("+1" if o else "") for v, o in CONFIGS]
+)
 async def test_of_twenty_commands_with_the_same_expected_seq_exactly_one_wins(
-        two: tuple[Api, Api], variant: str, options: dict[str, Any]) -> None:
+    two: tuple[Api, Api], variant: str, options: dict[str, Any]
+) -> None:
     api, _ = two
     _, token = await api.player()
     created = await api.create(token, variant, seed=77, options=options or None)
@@ -75,8 +83,9 @@ async def test_of_twenty_commands_with_the_same_expected_seq_exactly_one_wins(
             break
         assert commands, "no legal move in this deal"
         rng.shuffle(commands)
-        replies = await asyncio.gather(*(api.command(token, game_id, c, expected_seq=seq, expect=None)
-                                         for c in commands))
+        replies = await asyncio.gather(
+            *(api.command(token, game_id, c, expected_seq=seq, expect=None) for c in commands)
+        )
         statuses = sorted(r.status for r in replies)
         assert statuses == [200] + [409] * 19, [(r.status, r.raw[:200]) for r in replies]
         for r in replies:
@@ -98,9 +107,14 @@ async def test_of_commands_with_the_same_expected_seq_through_two_instances_exac
     await b.state(game_id, token)  # b caches the game too: both start from their own copy
     for round_ in range(5):
         seq, commands = await legal_commands(a, token, game_id, 20)
-        replies = await asyncio.gather(*(
-            (a if i % 2 == round_ % 2 else b).command(token, game_id, c, expected_seq=seq, expect=None)
-            for i, c in enumerate(commands)))
+        replies = await asyncio.gather(
+            *(
+                (a if i % 2 == round_ % 2 else b).command(
+                    token, game_id, c, expected_seq=seq, expect=None
+                )
+                for i, c in enumerate(commands)
+            )
+        )
         assert sorted(r.status for r in replies) == [200] + [409] * 19
         winner = next(r for r in replies if r.status == 200)
         assert winner.body["seq"] == seq + 1
@@ -117,12 +131,16 @@ async def test_of_commands_with_the_same_expected_seq_through_sockets_exactly_on
     socks = [(await connect(api.session, api.base, game_id, token))[0] for api in (a, b, a, b)]
     try:
         seq, commands = await legal_commands(a, token, game_id, 12)
-        sent = await asyncio.gather(*(socks[i % 4].command(c, expected_seq=seq) for i, c in enumerate(commands)))
+        sent = await asyncio.gather(
+            *(socks[i % 4].command(c, expected_seq=seq) for i, c in enumerate(commands))
+        )
         answers: dict[str, dict[str, Any]] = {}
         for i, cid in enumerate(sent):
             got = await socks[i % 4].until(lambda m, cid=cid: m.get("command_id") == cid)
             answers[cid] = got[-1]
-        kinds = sorted(m["type"] if m["type"] == "ack" else m["error"]["code"] for m in answers.values())
+        kinds = sorted(
+            m["type"] if m["type"] == "ack" else m["error"]["code"] for m in answers.values()
+        )
         assert kinds == ["ack"] + ["conflict"] * 11
     finally:
         for s in socks:
@@ -167,7 +185,9 @@ async def test_a_repeated_command_id_returns_the_first_result_even_when_stale_or
     await a.command(token, game_id, {"type": "draw"}, expected_seq=2)
     for api in (a, b):
         for expected_seq in (0, None, 3):
-            again = await api.command(token, game_id, move, expected_seq=expected_seq, command_id=cid)
+            again = await api.command(
+                token, game_id, move, expected_seq=expected_seq, command_id=cid
+            )
             assert again.body == first, (expected_seq, again.body)
         # Another command under the same id: still the first result, nothing applied.
         again = await api.command(token, game_id, {"type": "resign"}, command_id=cid)
@@ -187,14 +207,18 @@ async def test_commands_without_expected_seq_racing_all_land_and_the_log_stays_w
     replies = await asyncio.gather(*((a, b)[i % 2].command(token, game_id, {"type": "draw"},
                                                            command_id=new_command_id(), expect=None)
                                      for i in range(20)))
-    assert [r.status for r in replies] == [200] * 20, [r.raw[:200] for r in replies if r.status != 200]
+    assert [r.status for r in replies] == [200] * 20, [
+        r.raw[:200] for r in replies if r.status != 200
+    ]
     applied = [r.body["seq"] for r in replies]
     assert sorted(applied) == list(range(1, 21))
     final = await check_log(a, token, game_id, created["state"])
     assert final["seq"] == len(applied)
 
 
-async def test_a_socket_and_rest_sending_one_command_id_at_once_apply_it_once(two: tuple[Api, Api]) -> None:
+async def test_a_socket_and_rest_sending_one_command_id_at_once_apply_it_once(
+    two: tuple[Api, Api],
+) -> None:
     a, b = two
     _, token = await a.player()
     game_id = (await a.create(token, "gilbert", seed=5))["game_id"]

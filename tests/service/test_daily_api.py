@@ -23,8 +23,8 @@ from service.settings import Settings
 from service.store import GameMeta, keys
 from service.store.connection import RedisConn
 from service.store.daily import DailyStore, Record
-from service.store.solver import ChosenDeal, SolverStore
 from service.store.games import Games
+from service.store.solver import ChosenDeal, SolverStore
 from tests.live import running_service, settings_for_test
 from tests.service.daily_helpers import (
     DAILY_SECRET,
@@ -101,8 +101,15 @@ async def test_the_daily_challenges_default_to_today_and_hide_their_seeds(api: A
     assert body["date"] == D
     assert [c["variant"] for c in body["challenges"]] == ["gilbert", "shamrocks", "gate", "caprice"]
     for c in body["challenges"]:
-        assert c == {"variant": c["variant"], "date": D, "starts_at": f"{D}T00:00:00.000Z",
-                     "ends_at": f"{NEXT}T00:00:00.000Z", "seed": None, "winnable": True, "par": c["par"]}
+        assert c == {
+            "variant": c["variant"],
+            "date": D,
+            "starts_at": f"{D}T00:00:00.000Z",
+            "ends_at": f"{NEXT}T00:00:00.000Z",
+            "seed": None,
+            "winnable": True,
+            "par": c["par"],
+        }
         assert isinstance(c["par"], int) and c["par"] > 0
     future = await api.chosen(DAY + timedelta(days=1))  # tomorrow's, chosen right after today's
     assert all(c["seed"] is None for c in future["challenges"])
@@ -131,7 +138,9 @@ async def test_a_day_never_chosen_is_not_found(api: Api) -> None:
         assert err["error"]["code"] == "not_found" and date in err["error"]["message"]
 
 
-@pytest.mark.parametrize("date", ["2026-02-30", "2026-13-01", "yesterday", "2026-1-1", "9999-12-31"])
+@pytest.mark.parametrize(
+    "date", ["2026-02-30", "2026-13-01", "yesterday", "2026-1-1", "9999-12-31"]
+)
 async def test_a_malformed_date_is_a_bad_request(api: Api, date: str) -> None:
     _, token = await api.player("Ann")
     err = await api.call("GET", "/v1/daily", params={"date": date}, expect=400)
@@ -181,9 +190,10 @@ async def test_only_todays_challenge_can_be_attempted(api: Api) -> None:
 
 async def test_an_attempt_needs_a_token_and_a_known_variant(api: Api) -> None:
     _, token = await api.player("Ann")
-    assert (await api.call("POST", f"/v1/daily/{D}/{VARIANT}/attempts", expect=401))["error"]["code"] == \
-        "unauthorized"
-    assert (await api.attempt(token, variant="klondike", expect=404))["error"]["code"] == "not_found"
+    refused = await api.call("POST", f"/v1/daily/{D}/{VARIANT}/attempts", expect=401)
+    assert refused["error"]["code"] == "unauthorized"
+    refused = await api.attempt(token, variant="klondike", expect=404)
+    assert refused["error"]["code"] == "not_found"
     await api.board(variant="klondike", expect=404)
 
 
@@ -213,7 +223,9 @@ async def test_nobody_else_may_read_or_watch_an_attempt_before_the_day_is_over(a
         await api.call("GET", path, None, 404)
     await api.command(other, game, {"type": "draw"}, expect=404)
     for token in (other, None):
-        async with api.session.ws_connect(api.base.replace("http", "ws") + f"/v1/games/{game}/ws") as ws:
+        async with api.session.ws_connect(
+            api.base.replace("http", "ws") + f"/v1/games/{game}/ws"
+        ) as ws:
             await ws.send_json({"type": "hello", **({"token": token} if token else {})})
             msg = await ws.receive_json(timeout=5)
             assert msg["type"] == "error" and msg["error"]["code"] == "not_found"
@@ -270,9 +282,21 @@ async def test_many_players_at_once_are_ranked_by_the_server(api: Api, clock: Fa
         await api.call("GET", f"/v1/games/{e['game_id']}", None, 404)
         state = await api.call("GET", f"/v1/games/{e['game_id']}", by_pid[e["player_id"]])
         stats = state["stats"]
-        assert (e["status"], e["won"], e["foundation_cards"], e["moves"], e["duration_ms"], e["finished_at"]) \
-            == (state["status"], state["status"] == "won", stats["foundation_cards"], stats["moves"],
-                stats["duration_ms"], stats["finished_at"])
+        assert (
+            e["status"],
+            e["won"],
+            e["foundation_cards"],
+            e["moves"],
+            e["duration_ms"],
+            e["finished_at"],
+        ) == (
+            state["status"],
+            state["status"] == "won",
+            stats["foundation_cards"],
+            stats["moves"],
+            stats["duration_ms"],
+            stats["finished_at"],
+        )
         assert e["name"] == f"Player {[p for p, _ in players].index(e['player_id'])}"
     assert [e["status"] for e in entries[:8]] == ["won"] * 8
     open_pid, open_token = next((p, t) for p, t in players if plans[p] == "playing")
@@ -329,7 +353,9 @@ async def test_limits_and_cursors_are_checked(api: Api) -> None:
 
 async def test_pages_skip_and_repeat_nothing_while_entries_are_added(api: Api, any_redis_url: str,
                                                                      tmp_path: Path) -> None:
-    conn = RedisConn(Settings(redis_url=any_redis_url, data_dir=tmp_path, instance_id="t"), any_redis_url)
+    conn = RedisConn(
+        Settings(redis_url=any_redis_url, data_dir=tmp_path, instance_id="t"), any_redis_url
+    )
     store = DailyStore(conn)
     rng = random.Random(5)
     end_ms = 1_700_000_000_000
@@ -337,10 +363,17 @@ async def test_pages_skip_and_repeat_nothing_while_entries_are_added(api: Api, a
     def records(prefix: str, n: int) -> list[Record]:
         out = []
         for i in range(n):
-            s = Standing(player_id=f"p_{prefix}{i}", game_id=f"g_{prefix}{i}", seq=1,
-                         status=rng.choice(["won", "resigned"]), foundation_cards=rng.randrange(53),
-                         moves=rng.randrange(300), duration_ms=rng.randrange(10**6), finished_at=None,
-                         finish_ms=end_ms)
+            s = Standing(
+                player_id=f"p_{prefix}{i}",
+                game_id=f"g_{prefix}{i}",
+                seq=1,
+                status=rng.choice(["won", "resigned"]),
+                foundation_cards=rng.randrange(53),
+                moves=rng.randrange(300),
+                duration_ms=rng.randrange(10**6),
+                finished_at=None,
+                finish_ms=end_ms,
+            )
             out.append(Record(s.player_id, s.game_id, s.seq, s.sort_key(), s.entry_json()))
         return out
 
@@ -362,7 +395,9 @@ async def test_pages_skip_and_repeat_nothing_while_entries_are_added(api: Api, a
         await asyncio.gather(writer(), reader())
         seen = [e["player_id"] for e in pages]
         assert len(seen) == len(set(seen)), "an entry was repeated"
-        assert {r.player_id for r in before} <= set(seen), "an entry that was there all along was skipped"
+        assert {r.player_id for r in before} <= set(seen), (
+            "an entry that was there all along was skipped"
+        )
         assert pages == sorted(pages, key=spec_order)
         assert all(b["rank"] > a["rank"] for a, b in itertools.pairwise(pages))
     finally:
@@ -431,7 +466,9 @@ async def test_day_rollover_ranks_open_attempts_reveals_the_seed_and_opens_the_n
         await a.call("GET", f"/v1/games/{games[winner_pid]}", stranger, 404)
         assert [e["player_id"] for e in (await a.board())["entries"]] == [winner_pid]
         # A lost attempt (made in the store: the deal rarely gets there) is ranked too.
-        conn = RedisConn(Settings(redis_url=any_redis_url, data_dir=tmp_path, instance_id="t"), any_redis_url)
+        conn = RedisConn(
+            Settings(redis_url=any_redis_url, data_dir=tmp_path, instance_id="t"), any_redis_url
+        )
         try:
             await conn.execute("EXISTS", "warm-up")
             store = DailyStore(conn)
@@ -453,8 +490,12 @@ async def test_day_rollover_ranks_open_attempts_reveals_the_seed_and_opens_the_n
         assert final == sorted(final, key=spec_order)
         assert final[0]["player_id"] == winner_pid and final[0]["won"]
         lost = next(e for e in final if e["player_id"] == "p_lost")
-        assert (lost["status"], lost["foundation_cards"], lost["duration_ms"], lost["finished_at"]) == \
-            ("lost", 3, 2000, None)
+        assert (
+            lost["status"],
+            lost["foundation_cards"],
+            lost["duration_ms"],
+            lost["finished_at"],
+        ) == ("lost", 3, 2000, None)
         for e in final[1:]:
             assert e["finished_at"] is None and e["status"] in ("playing", "lost")
 
@@ -465,7 +506,9 @@ async def test_day_rollover_ranks_open_attempts_reveals_the_seed_and_opens_the_n
         assert state["seed"] == SEED and state["status"] == "won"
         events = await b.call("GET", f"/v1/games/{games[winner_pid]}/events")
         assert len(events["events"]) == len(line)
-        async with session.ws_connect(one.replace("http", "ws") + f"/v1/games/{games[winner_pid]}/ws") as ws:
+        async with session.ws_connect(
+            one.replace("http", "ws") + f"/v1/games/{games[winner_pid]}/ws"
+        ) as ws:
             await ws.send_json({"type": "hello"})
             assert (await ws.receive_json(timeout=5))["type"] == "snapshot"
         today = await a.call("GET", "/v1/daily")
@@ -484,7 +527,9 @@ async def test_an_attempt_takes_no_command_once_its_day_is_over(api: Api, clock:
     for command in ({"type": "draw"}, {"type": "undo"}, {"type": "resign"}):
         err = await api.command(token, game, command, expect=403)
         assert err["error"]["message"] == "the challenge is over"
-    async with api.session.ws_connect(api.base.replace("http", "ws") + f"/v1/games/{game}/ws") as ws:
+    async with api.session.ws_connect(
+        api.base.replace("http", "ws") + f"/v1/games/{game}/ws"
+    ) as ws:
         await ws.send_json({"type": "hello", "token": token})
         assert (await ws.receive_json(timeout=5))["type"] == "snapshot"
         assert (await ws.receive_json(timeout=5))["type"] == "synced"
@@ -494,11 +539,15 @@ async def test_an_attempt_takes_no_command_once_its_day_is_over(api: Api, clock:
     assert (await api.call("GET", f"/v1/games/{game}", token))["seq"] == 1
 
 
-async def test_past_days_are_kept_daily_keep_days(api: Api, any_redis_url: str, tmp_path: Path) -> None:
+async def test_past_days_are_kept_daily_keep_days(
+    api: Api, any_redis_url: str, tmp_path: Path
+) -> None:
     _, token = await api.player("Ann")
     game = (await api.attempt(token))["game_id"]
     await api.command(token, game, {"type": "resign"})
-    conn = RedisConn(Settings(redis_url=any_redis_url, data_dir=tmp_path, instance_id="t"), any_redis_url)
+    conn = RedisConn(
+        Settings(redis_url=any_redis_url, data_dir=tmp_path, instance_id="t"), any_redis_url
+    )
     try:
         ttl = await conn.execute("TTL", keys.daily_keys(D, VARIANT).board)
     finally:
@@ -518,7 +567,9 @@ async def test_a_ranked_attempt_refuses_hints(api: Api) -> None:
     assert (await api.call("GET", f"/v1/games/{game}", token))["stats"]["hints"] == 0
 
 
-async def test_an_attempts_solution_is_shown_once_the_day_is_over(api: Api, clock: FakeClock) -> None:
+async def test_an_attempts_solution_is_shown_once_the_day_is_over(
+    api: Api, clock: FakeClock
+) -> None:
     _, token = await api.player("Ann")
     game = (await api.attempt(token))["game_id"]
     await api.command(token, game, {"type": "resign"})
@@ -527,7 +578,9 @@ async def test_an_attempts_solution_is_shown_once_the_day_is_over(api: Api, cloc
     clock.set(NEXT_DAY)
     solution = await api.call("GET", f"/v1/games/{game}/solution", token)
     assert solution["result"] == "won"
-    fresh = (await api.call("POST", "/v1/games", token, 201, json={"variant": VARIANT, "seed": SEED}))["game_id"]
+    fresh = (
+        await api.call("POST", "/v1/games", token, 201, json={"variant": VARIANT, "seed": SEED})
+    )["game_id"]
     status = "playing"
     for command in solution["commands"]:
         status = (await api.command(token, fresh, command))["diff"]["status"]

@@ -52,8 +52,12 @@ async def chosen_in_store(redis_url: str, tmp_path: Path, day: date) -> dict[str
         await redis.aclose()
 
 
-async def replay(api: Api, token: str, variant: str, seed: int, commands: list[dict[str, Any]]) -> str:
-    game = (await api.call("POST", "/v1/games", token, 201, json={"variant": variant, "seed": seed}))["game_id"]
+async def replay(
+    api: Api, token: str, variant: str, seed: int, commands: list[dict[str, Any]]
+) -> str:
+    game = (
+        await api.call("POST", "/v1/games", token, 201, json={"variant": variant, "seed": seed})
+    )["game_id"]
     status = "playing"
     for command in commands:
         assert status == "playing"
@@ -87,24 +91,36 @@ async def test_a_days_four_challenges_are_winnable_and_their_solutions_win(
                                    json={"variant": variant, "seed": c["seed"]}))["game_id"]
             await api.command(token, game, {"type": "resign"})
             solution = await api.call("GET", f"/v1/games/{game}/solution", token)
-            assert solution["result"] == "won" and len(solution["commands"]) == pars[variant], solution
+            assert solution["result"] == "won" and len(solution["commands"]) == pars[variant], (
+                solution
+            )
             assert await replay(api, token, variant, c["seed"], solution["commands"]) == "won"
         # the day's attempt, now that the day is over, has the same solution
         gate = await api.call("GET", f"/v1/games/{attempt}/solution", token)
         assert len(gate["commands"]) == pars["gate"]
 
 
-async def test_while_the_days_deals_are_being_chosen_daily_answers_503(redis_url: str, tmp_path: Path) -> None:
+async def test_while_the_days_deals_are_being_chosen_daily_answers_503(
+    redis_url: str, tmp_path: Path
+) -> None:
     day = date(2027, 2, 16)
     # A budget of one position proves nothing: the choice never ends while the test looks.
-    async with service(settings(redis_url, tmp_path, daily_solve_nodes=1), FakeClock(morning(day))) as api:
+    async with service(
+        settings(redis_url, tmp_path, daily_solve_nodes=1), FakeClock(morning(day))
+    ) as api:
         _, token = await api.player("Ann")
-        for method, path in (("GET", "/v1/daily"), ("POST", f"/v1/daily/{day.isoformat()}/gate/attempts")):
+        for method, path in (
+            ("GET", "/v1/daily"),
+            ("POST", f"/v1/daily/{day.isoformat()}/gate/attempts"),
+        ):
             async with api.session.request(method, api.base + path,
                                            headers={"Authorization": f"Bearer {token}"}) as r:
                 body = await r.json()
                 assert r.status == 503, body
-                assert body["error"]["code"] == "unavailable" and "being chosen" in body["error"]["message"]
+                assert (
+                    body["error"]["code"] == "unavailable"
+                    and "being chosen" in body["error"]["message"]
+                )
                 assert int(r.headers["Retry-After"]) >= 1
 
 
@@ -115,7 +131,9 @@ async def test_a_restart_keeps_the_chosen_deals(redis_url: str, tmp_path: Path) 
     before = await chosen_in_store(redis_url, tmp_path, day)
     # The next instance could not prove any deal (one position per search): it answers
     # at once only because it reads the kept choice.
-    async with service(settings(redis_url, tmp_path, daily_solve_nodes=1), FakeClock(morning(day))) as api:
+    async with service(
+        settings(redis_url, tmp_path, daily_solve_nodes=1), FakeClock(morning(day))
+    ) as api:
         again = await api.call("GET", "/v1/daily")
     assert again == first
     assert await chosen_in_store(redis_url, tmp_path, day) == before

@@ -57,8 +57,13 @@ def me(page: Page | None) -> dict[str, Any] | None:
     return None if page.me is None else json.loads(page.me)
 
 
-async def read(daily: DailyStore, after: bytes | None = None, limit: int = 100, caller: str | None = None,
-               require_closed: bool = False) -> Page | None:
+async def read(
+    daily: DailyStore,
+    after: bytes | None = None,
+    limit: int = 100,
+    caller: str | None = None,
+    require_closed: bool = False,
+) -> Page | None:
     return await daily.page(DATE, VARIANT, after, limit, caller, 2, require_closed=require_closed)
 
 
@@ -77,12 +82,13 @@ async def test_entries_rank_won_first_then_foundation_cards_duration_moves_and_f
     # Written in a shuffled order; each pair ties on every criterion before the one it tests.
     rows = [
         standing("p_a", won=True, fc=52, duration=90_000, moves=200),
-        standing("p_b", won=True, fc=52, duration=90_000, moves=201),           # more moves
-        standing("p_c", won=True, fc=52, duration=90_001, moves=100),           # longer
-        standing("p_d", fc=51, duration=1, moves=1),                            # not won
-        standing("p_e", fc=50, duration=0, moves=0),                            # fewer cards
+        standing("p_b", won=True, fc=52, duration=90_000, moves=201),  # more moves
+        standing("p_c", won=True, fc=52, duration=90_001, moves=100),  # longer
+        standing("p_d", fc=51, duration=1, moves=1),  # not won
+        standing("p_e", fc=50, duration=0, moves=0),  # fewer cards
         standing("p_f", fc=50, duration=0, moves=0, finish_ms=1_800_000_000_001),  # later finish
-        standing("p_h", fc=50, duration=0, moves=0, finish_ms=1_800_000_000_001),  # a full tie: by id
+        # A full tie: by id.
+        standing("p_h", fc=50, duration=0, moves=0, finish_ms=1_800_000_000_001),
         standing("p_g", fc=50, duration=0, moves=0, finish_ms=1_800_000_000_001),
     ]
     shuffled = rows[:]
@@ -106,14 +112,31 @@ async def test_a_page_carries_its_ranks_and_a_cursor_to_the_next(daily: DailySto
         (21 + i, f"p_{4 - i:02d}") for i in range(5)]
 
 
-async def test_an_entry_shows_the_figures_and_the_name_it_was_written_with(daily: DailyStore) -> None:
+async def test_an_entry_shows_the_figures_and_the_name_it_was_written_with(
+    daily: DailyStore,
+) -> None:
     s = standing("p_a", won=True, fc=52, duration=90_250, moves=150)
-    await daily.record(DATE, VARIANT, [Record(s.player_id, s.game_id, s.seq, s.sort_key(), s.entry_json(),
-                                              'Zoë "the Ace" 李')], TTL_S)
+    await daily.record(
+        DATE,
+        VARIANT,
+        [Record(s.player_id, s.game_id, s.seq, s.sort_key(), s.entry_json(), 'Zoë "the Ace" 李')],
+        TTL_S,
+    )
     page = await read(daily)
-    assert entries(page) == [{"rank": 1, "player_id": "p_a", "name": 'Zoë "the Ace" 李', "game_id": "g_p_a",
-                              "status": "won", "won": True, "foundation_cards": 52, "moves": 150,
-                              "duration_ms": 90_250, "finished_at": None}]
+    assert entries(page) == [
+        {
+            "rank": 1,
+            "player_id": "p_a",
+            "name": 'Zoë "the Ace" 李',
+            "game_id": "g_p_a",
+            "status": "won",
+            "won": True,
+            "foundation_cards": 52,
+            "moves": 150,
+            "duration_ms": 90_250,
+            "finished_at": None,
+        }
+    ]
     assert page is not None and page.missing == []
     await write(daily, standing("p_b"))  # written without a name: shown under the id, and said so
     page = await read(daily)
@@ -167,17 +190,27 @@ async def test_pages_skip_and_repeat_nothing_while_entries_are_added(daily: Dail
     everyone = {s.player_id: s for s in before + later}
     members = [everyone[p].member().encode() for p in seen]
     assert members == sorted(members), "pages left the ranking order"
-    assert {s.player_id for s in before} <= set(seen), "an entry that was there all along was skipped"
+    assert {s.player_id for s in before} <= set(seen), (
+        "an entry that was there all along was skipped"
+    )
 
 
 async def test_me_comes_with_two_neighbours_above_and_below(daily: DailyStore) -> None:
     await write(daily, *(standing(f"p_{i}", fc=10 - i) for i in range(10)))  # p_0 ranks first
     mine = me(await read(daily, limit=3, caller="p_5"))
     assert mine is not None and (mine["rank"], mine["player_id"]) == (6, "p_5")
-    assert [(e["rank"], e["player_id"]) for e in mine["around"]] == [(4, "p_3"), (5, "p_4"), (7, "p_6"),
-                                                                     (8, "p_7")]
+    assert [(e["rank"], e["player_id"]) for e in mine["around"]] == [
+        (4, "p_3"),
+        (5, "p_4"),
+        (7, "p_6"),
+        (8, "p_7"),
+    ]
     top = me(await read(daily, limit=3, caller="p_0"))
-    assert top is not None and top["rank"] == 1 and [e["player_id"] for e in top["around"]] == ["p_1", "p_2"]
+    assert (
+        top is not None
+        and top["rank"] == 1
+        and [e["player_id"] for e in top["around"]] == ["p_1", "p_2"]
+    )
     last = me(await read(daily, limit=3, caller="p_9"))
     assert last is not None and [e["rank"] for e in last["around"]] == [8, 9]
     assert me(await read(daily, limit=3, caller="p_stranger")) is None
@@ -202,7 +235,8 @@ async def test_the_best_attempt_of_a_player_counts(daily: DailyStore) -> None:
     await write(daily, standing("p_a", fc=30, game="g_2"))  # better: replaces
     rows = entries(await read(daily))
     assert [(e["player_id"], e["game_id"]) for e in rows] == [("p_a", "g_2"), ("p_b", "g_p_b")]
-    await write(daily, standing("p_a", fc=5, game="g_2", seq=2))  # the best got worse: g_1 is best now
+    # The best got worse: g_1 is best now.
+    await write(daily, standing("p_a", fc=5, game="g_2", seq=2))
     rows = entries(await read(daily))
     assert [(e["player_id"], e["game_id"]) for e in rows] == [("p_b", "g_p_b"), ("p_a", "g_1")]
     assert await daily.size(DATE, VARIANT) == 2
@@ -251,7 +285,9 @@ async def test_writing_an_entry_takes_its_game_out_of_the_open_attempts(daily: D
 
 async def test_every_key_of_a_challenge_expires(daily: DailyStore, store: Store) -> None:
     await daily.reserve(DATE, VARIANT, "p_a", "g_1", 1, TTL_S)
-    await daily.record(DATE, VARIANT, [dataclasses.replace(record(standing("p_a")), name="Ann")], TTL_S)
+    await daily.record(
+        DATE, VARIANT, [dataclasses.replace(record(standing("p_a")), name="Ann")], TTL_S
+    )
     await daily.begin_close(DATE, VARIANT, "t", 60_000, TTL_S)
     await daily.finish_close(DATE, VARIANT, "t", TTL_S)
     k = keys.daily_keys(DATE, VARIANT)
@@ -262,13 +298,26 @@ async def test_every_key_of_a_challenge_expires(daily: DailyStore, store: Store)
 
 async def test_attempts_read_games_across_slots_and_keep_open_ones(
         daily: DailyStore, store: Store) -> None:
-    base = GameMeta(variant="gate", seed=1, owner="p_a", rules_version="1", created_at="2026-11-29T10:00:00Z")
+    base = GameMeta(
+        variant="gate", seed=1, owner="p_a", rules_version="1", created_at="2026-11-29T10:00:00Z"
+    )
     ids = [f"g_{i}" for i in range(12)]
     for i, gid in enumerate(ids):
         await store.games.create(gid, base.replace(owner=f"p_{i}"), ttl_s=100)
-    await store.games.append("g_0", 0, "c1", b"{}", {"status": "lost", "moves": "1", "foundation_cards": "3",
-                                                     "started_at": "2026-11-29T10:00:01.000Z",
-                                                     "last_at": "2026-11-29T10:00:01.000Z"}, ttl_s=100)
+    await store.games.append(
+        "g_0",
+        0,
+        "c1",
+        b"{}",
+        {
+            "status": "lost",
+            "moves": "1",
+            "foundation_cards": "3",
+            "started_at": "2026-11-29T10:00:01.000Z",
+            "last_at": "2026-11-29T10:00:01.000Z",
+        },
+        ttl_s=100,
+    )
     states = await store.games.attempts([*ids, "g_missing"], 5000, ["won", "resigned"])
     assert states[-1] is None
     assert states[0] == Attempt(owner="p_0", seq=1, status="lost", moves=1, foundation_cards=3,
@@ -278,7 +327,9 @@ async def test_attempts_read_games_across_slots_and_keep_open_ones(
     assert 100 < await store.redis.execute("TTL", keys.game_meta("g_0")) <= 5000
 
 
-async def test_names_come_in_one_pipeline_and_default_to_the_id(daily: DailyStore, store: Store) -> None:
+async def test_names_come_in_one_pipeline_and_default_to_the_id(
+    daily: DailyStore, store: Store
+) -> None:
     for i in range(5):
         await store.redis.execute("HSET", keys.player(f"p_{i}"), "name", f"Name {i}")
     names = await daily.names([f"p_{i}" for i in range(6)])

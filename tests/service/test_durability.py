@@ -63,7 +63,9 @@ async def test_local_waits_for_an_fsync_and_concurrent_commands_share_one(
         assert waits <= 4
 
 
-async def test_memory_makes_no_wait(redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
+async def test_memory_makes_no_wait(
+    redis_url: str, store_factory: Callable[..., Awaitable[Store]]
+) -> None:
     store = await store_factory(redis_url, durability="memory")
     await store.games.create("g1", META, ttl_s=3600)
     assert await store.games.append("g1", 0, None, b"e") == 1
@@ -98,7 +100,9 @@ async def test_local_against_a_store_without_an_append_only_file_is_503_not_an_a
     assert "appendonly is disabled" in str(refused.value)
 
 
-async def _published_on(url: str, game_id: str, act: Callable[[], Awaitable[object]]) -> list[bytes]:
+async def _published_on(
+    url: str, game_id: str, act: Callable[[], Awaitable[object]]
+) -> list[bytes]:
     """What a subscriber of the game's channel received while ``act`` ran (and 0.3 s after)."""
     import redis.asyncio as aioredis
 
@@ -128,9 +132,16 @@ async def test_a_diff_is_published_only_once_the_event_is_durable(
         store_factory: Callable[..., Awaitable[Store]]) -> None:
     durable = await store_factory(redis_url, durability="local")
     await durable.games.create("g1", META, ttl_s=3600)
-    assert await _published_on(redis_url, "g1", lambda: durable.games.append("g1", 0, "c1", b"e")) == [b"1 e"]
+    assert await _published_on(
+        redis_url, "g1", lambda: durable.games.append("g1", 0, "c1", b"e")
+    ) == [b"1 e"]
     # A store that cannot make it durable: the event is written, but nobody hears of it.
     server = server_factory("noaof", config={"appendonly": "no"})
-    await (await store_factory(server.url, durability="memory")).games.create("g2", META, ttl_s=3600)
+    await (await store_factory(server.url, durability="memory")).games.create(
+        "g2", META, ttl_s=3600
+    )
     not_durable = await store_factory(server.url, durability="local")
-    assert await _published_on(server.url, "g2", lambda: not_durable.games.append("g2", 0, "c1", b"e")) == []
+    assert (
+        await _published_on(server.url, "g2", lambda: not_durable.games.append("g2", 0, "c1", b"e"))
+        == []
+    )

@@ -70,7 +70,9 @@ def test_start_and_stop_leave_no_process_and_an_append_only_file(tmp_path: Path)
     assert not (tmp_path / "redis" / "redis.sock").exists()
 
 
-def test_appendfsync_comes_from_the_settings(tmp_path: Path, make_settings: Callable[..., object]) -> None:
+def test_appendfsync_comes_from_the_settings(
+    tmp_path: Path, make_settings: Callable[..., object]
+) -> None:
     settings = make_settings(None, appendfsync="always", data_dir=tmp_path / "data")
     with EmbeddedServer.from_settings(settings) as server:  # type: ignore[arg-type]
         assert server.directory == tmp_path / "data" / "redis"
@@ -94,14 +96,20 @@ def test_acknowledged_writes_survive_a_crash_or_a_stop(how: str, tmp_path: Path)
         server.stop()
 
 
-def test_a_socket_path_too_long_moves_to_a_short_private_folder_never_a_port(tmp_path: Path) -> None:
+def test_a_socket_path_too_long_moves_to_a_short_private_folder_never_a_port(
+    tmp_path: Path,
+) -> None:
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     assert len(str(deep / "redis.sock")) > MAX_UNIX_SOCKET_PATH
     with EmbeddedServer(deep) as server:
         assert server.port is None and server.url.startswith("unix://")
-        assert server.unix_socket is not None and len(str(server.unix_socket)) <= MAX_UNIX_SOCKET_PATH
+        assert (
+            server.unix_socket is not None and len(str(server.unix_socket)) <= MAX_UNIX_SOCKET_PATH
+        )
         assert stat.S_IMODE(server.unix_socket.parent.stat().st_mode) == 0o700
-        assert server.config.get("port") is None and "port 0" in (deep / "server.conf").read_text().replace('"', "")
+        assert server.config.get("port") is None and "port 0" in (
+            deep / "server.conf"
+        ).read_text().replace('"', "")
         with sync_client(server.url) as client:
             assert client.ping()
         url = server.url

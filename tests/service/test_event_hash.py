@@ -14,10 +14,20 @@ from service.eventhash import START, event_hash
 from service.store import keys
 from tests.live import settings_for_test
 from tests.redis_servers import sync_client
-from tests.service.helpers import Api, apply, connect, game_state, new_command_id, running_app, same_state
+from tests.service.helpers import (
+    Api,
+    apply,
+    connect,
+    game_state,
+    new_command_id,
+    running_app,
+    same_state,
+)
 
 
-async def test_every_event_carries_a_hash_chained_from_the_deal(redis_url: str, tmp_path: Path) -> None:
+async def test_every_event_carries_a_hash_chained_from_the_deal(
+    redis_url: str, tmp_path: Path
+) -> None:
     async with running_app(settings_for_test(redis_url, tmp_path)) as (base, _), \
             aiohttp.ClientSession() as session:
         api = Api(session, base)

@@ -48,7 +48,9 @@ def subscribers(cluster: LocalCluster, game_id: str) -> dict[int, int]:
     for i, node in enumerate(cluster.nodes):
         if node.running:
             with sync_client(node.url) as client:
-                out[i] = int(client.execute_command("PUBSUB", "SHARDNUMSUB", keys.game_channel(game_id))[1])
+                out[i] = int(
+                    client.execute_command("PUBSUB", "SHARDNUMSUB", keys.game_channel(game_id))[1]
+                )
     return out
 
 
@@ -122,13 +124,18 @@ async def test_a_re_route_asked_for_while_one_runs_is_not_dropped(
         async with asyncio.timeout(30):
             assert await listener.get() is RESYNC
         async with asyncio.timeout(30):
-            while subscribers(private_cluster, "g1") != {source: 0, target: 1, 3 - source - target: 0}:
+            while subscribers(private_cluster, "g1") != {
+                source: 0,
+                target: 1,
+                3 - source - target: 0,
+            }:
                 await asyncio.sleep(0.05)
         assert calls >= 2
 
 
 async def test_after_a_failover_listeners_follow_the_promoted_replica_and_leave_the_demoted_master(
-        cluster_with_replicas: LocalCluster, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    cluster_with_replicas: LocalCluster, store_factory: Callable[..., Awaitable[Store]]
+) -> None:
     cluster = cluster_with_replicas
     store = await store_factory(cluster.url, redis_health_check_s=1.0)
     writer = await store_factory(cluster.url)
@@ -152,7 +159,10 @@ async def test_after_a_failover_listeners_follow_the_promoted_replica_and_leave_
                 await asyncio.sleep(0.05)
         seq = 1
         async with asyncio.timeout(60):
-            while subscribers(cluster, "g1") != {**{i: 0 for i in range(len(cluster.nodes))}, replica: 1}:
+            while subscribers(cluster, "g1") != {
+                **{i: 0 for i in range(len(cluster.nodes))},
+                replica: 1,
+            }:
                 await asyncio.sleep(0.1)
         # The listener hears events appended on the promoted node.
         while True:

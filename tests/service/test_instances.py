@@ -17,13 +17,17 @@ from tests.service.helpers import Api, apply, connect, game_state, same_state
 @pytest.fixture
 async def two(any_redis_url: str, tmp_path: Path) -> AsyncIterator[tuple[Api, Api]]:
     """Two instances on one store (a single server, then a cluster), and a client of each."""
-    async with running_service(settings_for_test(any_redis_url, tmp_path / "a", instance_id="a")) as a, \
-            running_service(settings_for_test(any_redis_url, tmp_path / "b", instance_id="b")) as b, \
-            aiohttp.ClientSession() as session:
+    async with (
+        running_service(settings_for_test(any_redis_url, tmp_path / "a", instance_id="a")) as a,
+        running_service(settings_for_test(any_redis_url, tmp_path / "b", instance_id="b")) as b,
+        aiohttp.ClientSession() as session,
+    ):
         yield Api(session, a), Api(session, b)
 
 
-async def test_a_command_through_one_instance_reaches_sockets_on_both_in_order(two: tuple[Api, Api]) -> None:
+async def test_a_command_through_one_instance_reaches_sockets_on_both_in_order(
+    two: tuple[Api, Api],
+) -> None:
     a, b = two
     _, token = await a.player()
     created = await a.create(token, "gilbert", seed=99, public=True)

@@ -21,14 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-schemathesis = pytest.importorskip("schemathesis", reason="pip install schemathesis==4.32.5 (test extra)")
-
 from hypothesis import HealthCheck, Phase, settings
 
 from protocol.schema import OPENAPI_PATH
 from service.store.embedded import EmbeddedServer
 from tests.live import ServiceProcess, wait_daily_chosen
+
+schemathesis = pytest.importorskip(
+    "schemathesis", reason="pip install schemathesis==4.32.5 (test extra)"
+)
 
 MAX_EXAMPLES = 30
 
@@ -66,12 +67,18 @@ class Service:
             _post(url + "/v1/games", {"variant": v, "seed": 42}, self.token)["game_id"]
             for v in ("gilbert", "shamrocks", "gate", "caprice")
         ]
-        self.games.append(_post(url + "/v1/games", {"variant": "gate", "public": True}, other["token"])["game_id"])
-        self.games.append(_post(url + "/v1/games", {"variant": "gilbert"}, other["token"])["game_id"])
+        self.games.append(
+            _post(url + "/v1/games", {"variant": "gate", "public": True}, other["token"])["game_id"]
+        )
+        self.games.append(
+            _post(url + "/v1/games", {"variant": "gilbert"}, other["token"])["game_id"]
+        )
 
 
 @pytest.fixture(scope="module")
-def service(redis_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+def service(
+    redis_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Service]:
     # A solution search waits at most its budget (+5 s) before a 503: below the 10 s the
     # generated requests wait for an answer.
     with ServiceProcess(redis_server.url, Path(tmp_path_factory.mktemp("contract")),
@@ -95,8 +102,9 @@ def test_the_service_keeps_to_its_openapi_description(case: Any, service: Servic
         game = _pick(case, service.games)
         if game is not None:
             case.path_parameters["id"] = game
-    case.call_and_validate(base_url=service.url, headers={"Authorization": f"Bearer {service.token}"},
-                           checks=CHECKS)
+    case.call_and_validate(
+        base_url=service.url, headers={"Authorization": f"Bearer {service.token}"}, checks=CHECKS
+    )
 
 
 def test_the_service_logged_no_error_meanwhile(service: Service) -> None:

@@ -75,7 +75,8 @@ async def test_a_cost_counts_several_requests_at_once_or_none(store: Store) -> N
     assert (await limiter.allow(key, 1.0, 10, cost=4, now_s=5.0)).allowed
     assert (await limiter.allow(key, 1.0, 10, cost=4, now_s=5.0)).allowed
     assert await limiter.allow(key, 1.0, 10, cost=4, now_s=5.0) == RateDecision(False, 2.0)
-    assert (await limiter.allow(key, 1.0, 10, cost=2, now_s=5.0)).allowed  # the refusal took nothing
+    # The refusal took nothing.
+    assert (await limiter.allow(key, 1.0, 10, cost=2, now_s=5.0)).allowed
     assert not (await limiter.allow(key, 1.0, 10, now_s=5.0)).allowed
 
 

@@ -69,8 +69,14 @@ async def test_variants_lists_every_variant_with_its_layout_and_options(api: Api
 @pytest.mark.parametrize("chosen_seed", [True, False], ids=["client_seed", "server_seed"])
 @pytest.mark.parametrize(("variant", "options"), CONFIGS,
                          ids=[v + ("+" + ",".join(o) if o else "") for v, o in CONFIGS])
-async def test_a_whole_game_over_rest(api: Api, owner: tuple[str, str], redis_url: str, variant: str,
-                                      options: dict[str, Any], chosen_seed: bool) -> None:
+async def test_a_whole_game_over_rest(
+    api: Api,
+    owner: tuple[str, str],
+    redis_url: str,
+    variant: str,
+    options: dict[str, Any],
+    chosen_seed: bool,
+) -> None:
     """Create, read, play legal moves from /moves, check every diff against GET, read the log,
     undo, resign, and be refused after the end."""
     _, token = owner
@@ -79,7 +85,9 @@ async def test_a_whole_game_over_rest(api: Api, owner: tuple[str, str], redis_ur
     game_id = created["game_id"]
     state = game_state(created["state"])
     assert (state.seq, state.status, state.variant) == (0, "playing", variant)
-    assert state.options == ({"single_card_moves": False, **options} if variant == "gate" else options)
+    assert state.options == (
+        {"single_card_moves": False, **options} if variant == "gate" else options
+    )
     assert state.seed == seed  # a server-chosen seed stays secret: null
     assert same_state(game_state(await api.state(game_id, token)), state)
 
@@ -91,7 +99,9 @@ async def test_a_whole_game_over_rest(api: Api, owner: tuple[str, str], redis_ur
         if not moves.moves:
             break
         command = msgspec.to_builtins(rng.choice(moves.moves))
-        reply = await api.command(token, game_id, command, expected_seq=state.seq, command_id=new_command_id())
+        reply = await api.command(
+            token, game_id, command, expected_seq=state.seq, command_id=new_command_id()
+        )
         result = reply.body
         msgspec.convert(result, CommandResult)
         assert result["seq"] == state.seq + 1 == result["diff"]["seq"]
@@ -108,7 +118,9 @@ async def test_a_whole_game_over_rest(api: Api, owner: tuple[str, str], redis_ur
 
     events = msgspec.convert({"events": await api.events(game_id, token)}, Events).events
     assert [e.seq for e in events] == list(range(1, state.seq + 1))
-    assert [msgspec.to_builtins(e.command) for e in events] == [r["diff"]["command"] for r in results]
+    assert [msgspec.to_builtins(e.command) for e in events] == [
+        r["diff"]["command"] for r in results
+    ]
     tail = await api.events(game_id, token, after=2)
     assert [e["seq"] for e in tail] == list(range(3, state.seq + 1))
     assert await api.events(game_id, token, after=state.seq) == []
@@ -126,7 +138,12 @@ async def test_a_whole_game_over_rest(api: Api, owner: tuple[str, str], redis_ur
     moves = await api.moves(game_id, token)
     assert (moves["moves"], moves["can_undo"]) == ([], False)
 
-    for command in ({"type": "draw"}, {"type": "undo"}, {"type": "resign"}, results[0]["diff"]["command"]):
+    for command in (
+        {"type": "draw"},
+        {"type": "undo"},
+        {"type": "resign"},
+        results[0]["diff"]["command"],
+    ):
         err = (await api.command(token, game_id, command, expect=422)).error
         assert err["code"] == "illegal_move"
         assert err["message"] == "the game is over"
@@ -144,7 +161,9 @@ def greedy_line(variant: str, seed: int) -> list[dict[str, Any]]:
     def score(m: Any) -> int:
         if not isinstance(m, Move):
             return 0
-        return -1 if m.from_.startswith("foundation") else 10 if m.to.startswith("foundation") else 1
+        return (
+            -1 if m.from_.startswith("foundation") else 10 if m.to.startswith("foundation") else 1
+        )
 
     seen, line = {key(game)}, []
     while game.status is Status.PLAYING:
@@ -167,7 +186,9 @@ async def test_a_secret_seed_is_shown_once_the_game_is_won(redis_url: str, tmp_p
         api = Api(session, base)
         owner_id, token = await api.player()
         # A server-chosen seed would be unknown to the test: deal a known one, kept secret alike.
-        loaded = await ctx.games.create(owner_id, "shamrocks", WON_SHAMROCKS, None, False, seed_secret=True)
+        loaded = await ctx.games.create(
+            owner_id, "shamrocks", WON_SHAMROCKS, None, False, seed_secret=True
+        )
         game_id = loaded.game_id
         state = game_state(await api.state(game_id, token))
         line = greedy_line("shamrocks", WON_SHAMROCKS)
@@ -179,13 +200,17 @@ async def test_a_secret_seed_is_shown_once_the_game_is_won(redis_url: str, tmp_p
                 assert (await api.state(game_id, token))["seed"] is None
         final = await api.state(game_id, token)
         assert (final["status"], final["seed"]) == ("won", WON_SHAMROCKS)
-        assert final["stats"]["foundation_cards"] == 52 and final["stats"]["finished_at"] is not None
+        assert (
+            final["stats"]["foundation_cards"] == 52 and final["stats"]["finished_at"] is not None
+        )
         assert same_state(state, msgspec.structs.replace(game_state(final), seed=None))
         err = (await api.command(token, game_id, {"type": "undo"}, expect=422)).error
         assert err["message"] == "the game is over"
 
 
-async def test_a_public_game_is_read_by_anyone_without_a_token(api: Api, owner: tuple[str, str]) -> None:
+async def test_a_public_game_is_read_by_anyone_without_a_token(
+    api: Api, owner: tuple[str, str]
+) -> None:
     _, token = owner
     game_id = (await api.create(token, "gilbert", seed=5, public=True))["game_id"]
     assert (await api.state(game_id))["public"] is True
@@ -274,14 +299,26 @@ async def test_a_bad_command_body_is_400_and_changes_nothing(api: Api, owner: tu
     assert (await api.state(game_id, owner[1]))["seq"] == 0
 
 
-@pytest.mark.parametrize("body", [b'{"name": ""}', b'{"name": "a\\u0007b"}', b'{"name": "x", "age": 3}',
-                                  b'{"name": "' + b"n" * 33 + b'"}', b"nope"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"name": ""}',
+        b'{"name": "a\\u0007b"}',
+        b'{"name": "x", "age": 3}',
+        b'{"name": "' + b"n" * 33 + b'"}',
+        b"nope",
+    ],
+)
 async def test_a_bad_player_body_is_400(api: Api, body: bytes) -> None:
-    reply = await api.request("POST", "/v1/players", data=body, headers={"Content-Type": "application/json"})
+    reply = await api.request(
+        "POST", "/v1/players", data=body, headers={"Content-Type": "application/json"}
+    )
     check_error(reply, 400, "bad_request")
 
 
-async def test_the_events_endpoint_pages_the_whole_log_however_long(redis_url: str, tmp_path: Path) -> None:
+async def test_the_events_endpoint_pages_the_whole_log_however_long(
+    redis_url: str, tmp_path: Path
+) -> None:
     """PROTOCOL.md "later additions": `?after=N&limit=M`, limit 1..1000 (default 1000),
     `next_after` the next page's `after`, null on the last page."""
     async with running_app(settings_for_test(redis_url, tmp_path)) as (base, ctx), \
@@ -298,12 +335,22 @@ async def test_the_events_endpoint_pages_the_whole_log_however_long(redis_url: s
         last = (await api.request("GET", path, token, expect=200, params={"after": "1000"})).body
         assert [e["seq"] for e in last["events"]] == list(range(1001, 1204))
         assert last["next_after"] is None
-        small = (await api.request("GET", path, token, expect=200, params={"after": "7", "limit": "5"})).body
-        assert [e["seq"] for e in small["events"]] == [8, 9, 10, 11, 12] and small["next_after"] == 12
-        exact = (await api.request("GET", path, token, expect=200, params={"after": "1198", "limit": "5"})).body
-        assert [e["seq"] for e in exact["events"]] == list(range(1199, 1204)) and exact["next_after"] is None
+        small = (
+            await api.request("GET", path, token, expect=200, params={"after": "7", "limit": "5"})
+        ).body
+        assert [e["seq"] for e in small["events"]] == [8, 9, 10, 11, 12]
+        assert small["next_after"] == 12
+        exact = (
+            await api.request(
+                "GET", path, token, expect=200, params={"after": "1198", "limit": "5"}
+            )
+        ).body
+        assert [e["seq"] for e in exact["events"]] == list(range(1199, 1204))
+        assert exact["next_after"] is None
         for after in (1203, 1204, 2**53, 10**30):  # past the end, however far: nothing, not a 500
-            page = (await api.request("GET", path, token, expect=200, params={"after": str(after)})).body
+            page = (
+                await api.request("GET", path, token, expect=200, params={"after": str(after)})
+            ).body
             assert page == {"events": [], "next_after": None}
         for limit in ("0", "1001", "-1", "x"):
             reply = await api.request("GET", path, token, params={"limit": limit})
@@ -313,7 +360,9 @@ async def test_the_events_endpoint_pages_the_whole_log_however_long(redis_url: s
 @pytest.mark.parametrize("after", ["-1", "x", "1.5"])
 async def test_a_bad_events_query_is_400(api: Api, owner: tuple[str, str], after: str) -> None:
     game_id = (await api.create(owner[1], "gilbert", seed=3))["game_id"]
-    reply = await api.request("GET", f"/v1/games/{game_id}/events", owner[1], params={"after": after})
+    reply = await api.request(
+        "GET", f"/v1/games/{game_id}/events", owner[1], params={"after": after}
+    )
     check_error(reply, 400, "bad_request")
 
 
@@ -321,7 +370,9 @@ async def test_a_missing_malformed_or_forged_token_is_401(api: Api, owner: tuple
     player_id, token = owner
     public_id = (await api.create(token, "gilbert", seed=3, public=True))["game_id"]
     payload = token.split(".")[1]
-    forged = Tokens(b"another-secret-0123456789abcdef", 3600, FakeClock(datetime.now(UTC))).issue(player_id)
+    forged = Tokens(b"another-secret-0123456789abcdef", 3600, FakeClock(datetime.now(UTC))).issue(
+        player_id
+    )
     bad_tokens = {
         "malformed": "abc",
         "three parts": "v1.abc.def",
@@ -331,10 +382,12 @@ async def test_a_missing_malformed_or_forged_token_is_401(api: Api, owner: tuple
         "payload swapped": "v1." + forged.split(".")[1] + "." + token.split(".")[2],
     }
     for what, bad in bad_tokens.items():
-        for method, path, body in [("POST", "/v1/games", {"variant": "gilbert"}),
-                                   ("POST", f"/v1/games/{public_id}/commands", {"command": {"type": "draw"}}),
-                                   ("GET", f"/v1/games/{public_id}", None),  # a sent token is always checked
-                                   ("PATCH", "/v1/players/me", {"name": "x"})]:
+        for method, path, body in [
+            ("POST", "/v1/games", {"variant": "gilbert"}),
+            ("POST", f"/v1/games/{public_id}/commands", {"command": {"type": "draw"}}),
+            ("GET", f"/v1/games/{public_id}", None),  # a sent token is always checked
+            ("PATCH", "/v1/players/me", {"name": "x"}),
+        ]:
             reply = await api.request(method, path, bad, json=body)
             assert reply.status == 401, (what, method, path, reply.raw)
             assert reply.error["code"] == "unauthorized"
@@ -343,7 +396,9 @@ async def test_a_missing_malformed_or_forged_token_is_401(api: Api, owner: tuple
                                   json={"variant": "gilbert"})
         check_error(reply, 401, "unauthorized")
     # No token where one is needed
-    check_error(await api.request("POST", "/v1/games", json={"variant": "gilbert"}), 401, "unauthorized")
+    check_error(
+        await api.request("POST", "/v1/games", json={"variant": "gilbert"}), 401, "unauthorized"
+    )
     reply = await api.command(None, public_id, {"type": "draw"}, expect=None)
     check_error(reply, 401, "unauthorized")
     assert (await api.state(public_id))["seq"] == 0
@@ -359,12 +414,16 @@ async def test_an_expired_token_is_401(redis_url: str, tmp_path: Path) -> None:
         clock.advance(3599)
         await api.command(token, game_id, {"type": "draw"})
         clock.advance(2)
-        err = check_error(await api.command(token, game_id, {"type": "draw"}, expect=None), 401, "unauthorized")
+        err = check_error(
+            await api.command(token, game_id, {"type": "draw"}, expect=None), 401, "unauthorized"
+        )
         assert "expired" in err["message"]
         check_error(await api.request("GET", f"/v1/games/{game_id}", token), 401, "unauthorized")
 
 
-async def test_another_players_command_on_a_public_game_is_403(api: Api, owner: tuple[str, str]) -> None:
+async def test_another_players_command_on_a_public_game_is_403(
+    api: Api, owner: tuple[str, str]
+) -> None:
     game_id = (await api.create(owner[1], "gilbert", seed=3, public=True))["game_id"]
     _, other = await api.player("other")
     for command in ({"type": "draw"}, {"type": "resign"}):
@@ -372,11 +431,17 @@ async def test_another_players_command_on_a_public_game_is_403(api: Api, owner: 
     assert (await api.state(game_id))["seq"] == 0
 
 
-async def test_a_private_game_is_404_to_everyone_but_its_owner(api: Api, owner: tuple[str, str]) -> None:
+async def test_a_private_game_is_404_to_everyone_but_its_owner(
+    api: Api, owner: tuple[str, str]
+) -> None:
     game_id = (await api.create(owner[1], "gilbert", seed=3))["game_id"]
     _, other = await api.player("other")
     for token in (None, other):
-        for path in (f"/v1/games/{game_id}", f"/v1/games/{game_id}/moves", f"/v1/games/{game_id}/events"):
+        for path in (
+            f"/v1/games/{game_id}",
+            f"/v1/games/{game_id}/moves",
+            f"/v1/games/{game_id}/events",
+        ):
             check_error(await api.request("GET", path, token), 404, "not_found")
     check_error(await api.command(other, game_id, {"type": "draw"}, expect=None), 404, "not_found")
     unknown = await api.request("GET", "/v1/games/g_nope", other)
@@ -388,20 +453,30 @@ async def test_a_private_game_is_404_to_everyone_but_its_owner(api: Api, owner: 
 
 async def test_an_unknown_game_or_endpoint_is_404(api: Api, owner: tuple[str, str]) -> None:
     token = owner[1]
-    for method, path in [("GET", "/v1/games/g_nope"), ("GET", "/v1/games/g_nope/moves"),
-                         ("GET", "/v1/games/g_nope/events"), ("GET", "/v1/nothing"), ("GET", "/v2/variants"),
-                         ("POST", "/v1/games/g_nope/undo")]:
+    for method, path in [
+        ("GET", "/v1/games/g_nope"),
+        ("GET", "/v1/games/g_nope/moves"),
+        ("GET", "/v1/games/g_nope/events"),
+        ("GET", "/v1/nothing"),
+        ("GET", "/v2/variants"),
+        ("POST", "/v1/games/g_nope/undo"),
+    ]:
         check_error(await api.request(method, path, token), 404, "not_found")
     check_error(await api.command(token, "g_nope", {"type": "draw"}, expect=None), 404, "not_found")
 
 
-async def test_a_stale_expected_seq_is_409_with_the_current_seq(api: Api, owner: tuple[str, str]) -> None:
+async def test_a_stale_expected_seq_is_409_with_the_current_seq(
+    api: Api, owner: tuple[str, str]
+) -> None:
     token = owner[1]
     game_id = (await api.create(token, "gilbert", seed=3))["game_id"]
     await api.command(token, game_id, {"type": "draw"}, expected_seq=0)
     for stale in (0, 2, 50):
-        err = check_error(await api.command(token, game_id, {"type": "draw"}, expected_seq=stale, expect=None),
-                          409, "conflict")
+        err = check_error(
+            await api.command(token, game_id, {"type": "draw"}, expected_seq=stale, expect=None),
+            409,
+            "conflict",
+        )
         assert err["details"]["seq"] == 1 and err["details"]["expected_seq"] == stale
     assert (await api.state(game_id, token))["seq"] == 1
 
@@ -411,7 +486,9 @@ async def test_a_body_over_the_size_limit_is_413(api: Api, owner: tuple[str, str
     game_id = (await api.create(token, "gilbert", seed=3))["game_id"]
     huge = json.dumps({"command": {"type": "draw"}, "command_id": "x" * 17_000}).encode()
     for path in (f"/v1/games/{game_id}/commands", "/v1/games", "/v1/players"):
-        reply = await api.request("POST", path, token, data=huge, headers={"Content-Type": "application/json"})
+        reply = await api.request(
+            "POST", path, token, data=huge, headers={"Content-Type": "application/json"}
+        )
         err = check_error(reply, 413, "bad_request")
         assert "too large" in err["message"]
     assert (await api.state(game_id, token))["seq"] == 0
@@ -439,15 +516,26 @@ async def test_an_illegal_command_is_422_with_a_reason_and_its_rule(
     assert (await api.state(game_id, token))["seq"] == 0
 
 
-async def test_a_move_against_the_build_rule_says_which_cards(api: Api, owner: tuple[str, str]) -> None:
+async def test_a_move_against_the_build_rule_says_which_cards(
+    api: Api, owner: tuple[str, str]
+) -> None:
     token = owner[1]
     game_id = (await api.create(token, "gilbert", seed=7))["game_id"]
     state = await api.state(game_id, token)
-    legal = {(m["from"], m["to"]) for m in (await api.moves(game_id, token))["moves"] if m["type"] == "move"}
+    legal = {
+        (m["from"], m["to"])
+        for m in (await api.moves(game_id, token))["moves"]
+        if m["type"] == "move"
+    }
     pair = next((f"tableau/{a}", f"tableau/{b}") for a in range(7) for b in range(7)
                 if a != b and (f"tableau/{a}", f"tableau/{b}") not in legal)
-    err = check_error(await api.command(token, game_id, {"type": "move", "from": pair[0], "to": pair[1]},
-                                        expect=None), 422, "illegal_move")
+    err = check_error(
+        await api.command(
+            token, game_id, {"type": "move", "from": pair[0], "to": pair[1]}, expect=None
+        ),
+        422,
+        "illegal_move",
+    )
     assert err["details"]["rule"] == "build"
     top = state["piles"][pair[0]]["up"][-1]
     from service.engine.cards import name
@@ -476,14 +564,18 @@ async def test_the_asyncapi_document_is_served(api: Api) -> None:
     assert b"\nasyncapi: 3.0.0\n" in reply.raw
 
 
-async def test_a_header_too_large_for_http_parsing_gets_the_contracts_json_error(redis_url: str,
-                                                                                  tmp_path: Path) -> None:
+async def test_a_header_too_large_for_http_parsing_gets_the_contracts_json_error(
+    redis_url: str, tmp_path: Path
+) -> None:
     """aiohttp refuses a header over 8 KiB before any middleware: still the contract's shape."""
     import aiohttp
 
     from tests.live import running_service, settings_for_test
 
-    async with running_service(settings_for_test(redis_url, tmp_path)) as base, aiohttp.ClientSession() as s:
+    async with (
+        running_service(settings_for_test(redis_url, tmp_path)) as base,
+        aiohttp.ClientSession() as s,
+    ):
         async with s.get(base + "/v1/variants", headers={"X-Big": "x" * 20_000}) as r:
             assert r.status == 400
             body = await r.json()

@@ -44,7 +44,9 @@ async def replay_wins(api: Api, token: str, variant: str, options: dict[str, Any
         reply = await api.command(token, game, command, expected_seq=i, expect=None)
         assert reply.status == 200, (variant, seed, i, command, reply.body)
         status = reply.body["diff"]["status"]
-    assert status == "won", f"{variant} {seed}: the solution's {len(commands)} commands end {status}"
+    assert status == "won", (
+        f"{variant} {seed}: the solution's {len(commands)} commands end {status}"
+    )
 
 
 async def solution(api: Api, token: str | None, game: str) -> Any:
@@ -77,7 +79,9 @@ async def test_the_solution_of_a_resigned_game_wins_a_new_game_with_the_same_see
     await replay_wins(api, token, variant, options or None, seed, body["commands"])
 
 
-async def test_the_solution_of_a_won_game_wins_too_and_is_kept(service: tuple[Api, Context]) -> None:
+async def test_the_solution_of_a_won_game_wins_too_and_is_kept(
+    service: tuple[Api, Context],
+) -> None:
     api, ctx = service
     _, token = await api.player()
     seed = SEEDS["gate"]
@@ -102,10 +106,14 @@ async def test_no_solution_before_the_game_is_over(service: tuple[Api, Context])
     err = (await api.request("GET", f"/v1/games/{game}/solution", token, 409)).error
     assert err["code"] == "conflict" and "playing" in err["message"]
     await api.command(token, game, {"type": "draw"})
-    assert (await api.request("GET", f"/v1/games/{game}/solution", token, 409)).error["code"] == "conflict"
+    assert (await api.request("GET", f"/v1/games/{game}/solution", token, 409)).error[
+        "code"
+    ] == "conflict"
 
 
-async def test_a_solution_is_visible_to_whoever_may_read_the_game(service: tuple[Api, Context]) -> None:
+async def test_a_solution_is_visible_to_whoever_may_read_the_game(
+    service: tuple[Api, Context],
+) -> None:
     api, _ = service
     _, owner = await api.player("ann")
     _, other = await api.player("bob")
@@ -113,7 +121,9 @@ async def test_a_solution_is_visible_to_whoever_may_read_the_game(service: tuple
     public = (await api.create(owner, "gate", SEEDS["gate"], public=True))["game_id"]
     for game in (private, public):
         await api.command(owner, game, {"type": "resign"})
-    assert (await api.request("GET", f"/v1/games/{private}/solution", other, 404)).error["code"] == "not_found"
+    assert (await api.request("GET", f"/v1/games/{private}/solution", other, 404)).error[
+        "code"
+    ] == "not_found"
     await api.request("GET", f"/v1/games/{private}/solution", None, 404)
     await solution(api, other, public)
     await solution(api, None, public)
@@ -126,7 +136,9 @@ async def hint(api: Api, token: str | None, game: str, expect: int = 200) -> Any
     return (await api.request("POST", f"/v1/games/{game}/hint", token, expect)).body
 
 
-async def test_a_hint_suggests_a_legal_command_and_is_counted_in_stats(service: tuple[Api, Context]) -> None:
+async def test_a_hint_suggests_a_legal_command_and_is_counted_in_stats(
+    service: tuple[Api, Context],
+) -> None:
     api, _ = service
     _, token = await api.player()
     game = (await api.create(token, "gilbert", 21))["game_id"]
@@ -177,8 +189,12 @@ async def test_only_the_owner_may_ask_for_a_hint(service: tuple[Api, Context]) -
     _, owner = await api.player("ann")
     _, other = await api.player("bob")
     game = (await api.create(owner, "gate", 3, public=True))["game_id"]
-    assert (await api.request("POST", f"/v1/games/{game}/hint", None, 401)).error["code"] == "unauthorized"
-    assert (await api.request("POST", f"/v1/games/{game}/hint", other, 403)).error["code"] == "forbidden"
+    assert (await api.request("POST", f"/v1/games/{game}/hint", None, 401)).error[
+        "code"
+    ] == "unauthorized"
+    assert (await api.request("POST", f"/v1/games/{game}/hint", other, 403)).error[
+        "code"
+    ] == "forbidden"
     assert (await api.state(game))["stats"]["hints"] == 0
 
 
@@ -212,7 +228,9 @@ def wait_for_file(path: str) -> None:
 
 
 async def test_a_busy_solver_answers_503_with_retry_after(redis_url: str, tmp_path: Path) -> None:
-    settings = settings_for_test(redis_url, tmp_path, solver_workers=1, solver_queue=0, daily_solve_s=0.5)
+    settings = settings_for_test(
+        redis_url, tmp_path, solver_workers=1, solver_queue=0, daily_solve_s=0.5
+    )
     async with running_app(settings) as (base, ctx), aiohttp.ClientSession() as session:
         api = Api(session, base)
         await ctx.daily.deals.stop()
@@ -224,11 +242,15 @@ async def test_a_busy_solver_answers_503_with_retry_after(redis_url: str, tmp_pa
         release = tmp_path / "release"
         blocker = ctx.pool.submit(wait_for_file, str(release), what="a test's blocker", retry_s=1)
         try:
-            for path, method in ((f"/v1/games/{game}/hint", "POST"), (f"/v1/games/{resigned}/solution", "GET")):
+            for path, method in (
+                (f"/v1/games/{game}/hint", "POST"),
+                (f"/v1/games/{resigned}/solution", "GET"),
+            ):
                 reply = await api.request(method, path, token, 503)
                 assert reply.error["code"] == "unavailable" and "busy" in reply.error["message"]
                 assert int(reply.headers["Retry-After"]) >= 1
-            assert (await api.state(game, token))["stats"]["hints"] == 0  # a refused hint is not counted
+            # A refused hint is not counted.
+            assert (await api.state(game, token))["stats"]["hints"] == 0
             release.touch()
             await blocker
             await wait_for(lambda: ctx.pool.pending == 0, 60, "the pool to drain")

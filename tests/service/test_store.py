@@ -41,7 +41,9 @@ async def test_an_unknown_game_is_not_found(store: Store) -> None:
     assert await store.games.event_at("nope", 1) is None
 
 
-async def test_append_returns_the_next_seq_and_the_log_keeps_the_events_in_order(store: Store) -> None:
+async def test_append_returns_the_next_seq_and_the_log_keeps_the_events_in_order(
+    store: Store,
+) -> None:
     await store.games.create("g1", meta(), ttl_s=3600)
     for seq in range(1, 6):
         assert await store.games.append("g1", seq - 1, f"c{seq}", b'{"n":%d}' % seq) == seq
@@ -57,7 +59,9 @@ async def test_append_returns_the_next_seq_and_the_log_keeps_the_events_in_order
 
 async def test_append_sets_the_meta_updates_with_the_event(store: Store) -> None:
     await store.games.create("g1", meta(), ttl_s=3600)
-    await store.games.append("g1", 0, None, b"e1", {"status": "won", "finished_at": "2026-01-02T04:00:00Z"})
+    await store.games.append(
+        "g1", 0, None, b"e1", {"status": "won", "finished_at": "2026-01-02T04:00:00Z"}
+    )
     got = (await store.games.load("g1")).meta
     assert got.status == "won"
     assert got.extra == {"finished_at": "2026-01-02T04:00:00Z"}

@@ -64,13 +64,19 @@ async def test_each_game_is_subscribed_on_the_node_that_owns_its_slot(
     ids = game_ids_on_every_node(redis_cluster, per_node=1)
     for game_id in ids:
         await one.games.create(game_id, META, ttl_s=3600)
-    async with listen(one.hub, ids[0]) as l0, listen(one.hub, ids[1]) as l1, listen(one.hub, ids[2]) as l2:
+    async with (
+        listen(one.hub, ids[0]) as l0,
+        listen(one.hub, ids[1]) as l1,
+        listen(one.hub, ids[2]) as l2,
+    ):
         listeners = dict(zip(ids, (l0, l1, l2), strict=True))
         for game_id in ids:
             owner = redis_cluster.node_for_key(keys.game_channel(game_id))
             for node in redis_cluster.nodes:
                 with sync_client(node.url) as client:
-                    count = client.execute_command("PUBSUB", "SHARDNUMSUB", keys.game_channel(game_id))
+                    count = client.execute_command(
+                        "PUBSUB", "SHARDNUMSUB", keys.game_channel(game_id)
+                    )
                 assert int(count[1]) == (1 if node is owner else 0), (game_id, node)
         assert len(one.hub.subscriber_connections()) == 3
         for game_id in ids:
@@ -135,5 +141,8 @@ async def test_when_a_games_slot_moves_its_listeners_resync_and_hear_the_new_own
         async with asyncio.timeout(30):
             assert await listener.get() == Published(2, b"e2")
         with sync_client(private_cluster.nodes[target].url) as client:
-            assert int(client.execute_command("PUBSUB", "SHARDNUMSUB", keys.game_channel("g1"))[1]) == 1
+            assert (
+                int(client.execute_command("PUBSUB", "SHARDNUMSUB", keys.game_channel("g1"))[1])
+                == 1
+            )
         assert (await store.games.load("g1")).events == [b"e1", b"e2"]

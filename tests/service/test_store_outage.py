@@ -48,7 +48,9 @@ def restartable_server(server_factory: Callable[..., EmbeddedServer]) -> Embedde
 
 
 @pytest.fixture
-async def live(restartable_server: EmbeddedServer, tmp_path: Path) -> AsyncIterator[tuple[Api, Context]]:
+async def live(
+    restartable_server: EmbeddedServer, tmp_path: Path
+) -> AsyncIterator[tuple[Api, Context]]:
     settings = settings_for_test(restartable_server.url, tmp_path / "data", redis_timeout_s=1.0,
                                  redis_retries=1)
     async with running_app(settings) as (base, ctx), aiohttp.ClientSession() as session:
@@ -94,7 +96,11 @@ async def test_while_the_store_is_down_requests_get_503_and_after_restart_play_r
             ("GET", f"/v1/games/{game_id}", None),
             ("GET", f"/v1/games/{game_id}/moves", None),
             ("GET", f"/v1/games/{game_id}/events", None),
-            ("POST", f"/v1/games/{game_id}/commands", {"command": {"type": "draw"}, "expected_seq": n}),
+            (
+                "POST",
+                f"/v1/games/{game_id}/commands",
+                {"command": {"type": "draw"}, "expected_seq": n},
+            ),
             ("POST", f"/v1/games/{game_id}/commands", {"command": {"type": "undo"}}),
             ("POST", "/v1/games", {"variant": "gate"}),
             ("POST", "/v1/players", {"name": "late"}),
@@ -120,7 +126,9 @@ async def test_while_the_store_is_down_requests_get_503_and_after_restart_play_r
         assert [e["command"] for e in events] == [r["diff"]["command"] for r in acked]
 
         # The command refused while down, sent again with its id, is applied now, once.
-        again = await api.command(token, game_id, {"type": "draw"}, expected_seq=n, command_id=lost_cid)
+        again = await api.command(
+            token, game_id, {"type": "draw"}, expected_seq=n, command_id=lost_cid
+        )
         assert again.body["seq"] == n + 1
         more = await play_random(api, token, game_id, 4, random.Random(1))
         final = await api.state(game_id, token)
@@ -151,7 +159,8 @@ async def test_no_acknowledged_command_is_lost_when_the_store_dies_under_a_strea
         how: str, restartable_server: EmbeddedServer, live: tuple[Api, Context]) -> None:
     """A client sends commands one after the other, each with its id, and sends a command
     again (same id) after a 503; the store dies and comes back meanwhile. Every command is
-    in the log exactly once, in order, and every acknowledged one with the diff it was acked with."""
+    in the log exactly once, in order, and every acknowledged one with the diff it was acked
+    with."""
     api, _ = live
     _, token = await api.player()
     created = await api.create(token, "gilbert", seed=11)
@@ -206,8 +215,9 @@ async def test_no_acknowledged_command_is_lost_when_the_store_dies_under_a_strea
     await sock.ws.close()
     state = game_state(created["state"])
     for i, m in enumerate(replay[:-1]):
-        assert {k: v for k, v in m.items() if k != "type"} == {k: v for k, v in acks[i]["diff"].items()
-                                                               if k != "type"}
+        assert {k: v for k, v in m.items() if k != "type"} == {
+            k: v for k, v in acks[i]["diff"].items() if k != "type"
+        }
         state = apply(state, m)
     assert same_state(state, game_state(await api.state(game_id, token)))
     # The store agrees with itself: meta seq, log length and command ids.

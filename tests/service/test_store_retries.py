@@ -141,12 +141,16 @@ async def test_retries_against_a_paused_store_do_not_multiply(
 
 async def test_a_paused_store_gets_503_within_the_deadline_and_a_resend_applies_once(
         tcp_server: EmbeddedServer, tmp_path: Path) -> None:
-    settings = settings_for_test(tcp_server.url, tmp_path, request_deadline_s=1.0, redis_timeout_s=2.0,
-                                 redis_retries=3)
+    settings = settings_for_test(
+        tcp_server.url, tmp_path, request_deadline_s=1.0, redis_timeout_s=2.0, redis_retries=3
+    )
     # A generous client timeout: before the fix the command hung for minutes; a
     # regression fails here instead of hanging the suite.
     timeout = aiohttp.ClientTimeout(total=60)
-    async with running_app(settings) as (base, _ctx), aiohttp.ClientSession(timeout=timeout) as session:
+    async with (
+        running_app(settings) as (base, _ctx),
+        aiohttp.ClientSession(timeout=timeout) as session,
+    ):
         api = Api(session, base)
         _, token = await api.player()
         game_id = (await api.create(token, "gilbert", seed=5))["game_id"]
@@ -185,7 +189,11 @@ async def test_a_paused_store_gets_503_within_the_deadline_and_a_resend_applies_
 async def service_parts(redis_url: str, store_factory: Callable[..., Awaitable[Store]],
                         tmp_path: Path) -> tuple[Games, Any, FakeClock]:
     store = await store_factory(redis_url)
-    return store.games, settings_for_test(redis_url, tmp_path), FakeClock(datetime(2026, 5, 1, 9, tzinfo=UTC))
+    return (
+        store.games,
+        settings_for_test(redis_url, tmp_path),
+        FakeClock(datetime(2026, 5, 1, 9, tzinfo=UTC)),
+    )
 
 
 async def test_a_duplicate_of_a_final_command_runs_the_final_hooks_the_first_missed(
@@ -213,10 +221,15 @@ async def test_a_resend_on_a_closed_attempt_gets_its_first_result_and_a_new_comm
     games, settings, clock = service_parts
     service = GameService(games, settings, clock, Metrics())
     closes = clock.now() + timedelta(hours=1)
-    created = await service.create("p1", "gilbert", 3, None, False, extra={"closes_at": rfc3339(closes)})
+    created = await service.create(
+        "p1", "gilbert", 3, None, False, extra={"closes_at": rfc3339(closes)}
+    )
     seq, event = await service.command(created.game_id, "p1", {"type": "draw"}, None, "c1")
     clock.set(closes + timedelta(seconds=1))
-    assert await service.command(created.game_id, "p1", {"type": "draw"}, None, "c1") == (seq, event)
+    assert await service.command(created.game_id, "p1", {"type": "draw"}, None, "c1") == (
+        seq,
+        event,
+    )
     from service.errors import ApiError
     with pytest.raises(ApiError) as refused:
         await service.command(created.game_id, "p1", {"type": "draw"}, None, "c2")
@@ -233,7 +246,8 @@ async def test_a_log_that_does_not_add_up_is_refused_loudly(
     await store.games.create("g1", META, ttl_s=3600)
     for i in range(3):
         await store.games.append("g1", i, f"c{i}", b"e%d" % i)
-    await store.redis.execute("RPOP", keys.game_events("g1"))  # lost its last event, meta still at 3
+    # Lost its last event, meta still at 3.
+    await store.redis.execute("RPOP", keys.game_events("g1"))
     with pytest.raises(Inconsistent) as refused:
         await store.games.load("g1")
     assert "snapshot is at seq 0 and 2 events follow, but it is at seq 3" in str(refused.value)

@@ -73,7 +73,10 @@ def owner_of(client_port: int, server_port: int, pids: list[int]) -> int | None:
         for line in f.readlines()[1:]:
             fields = line.split()
             local, remote = fields[1], fields[2]
-            if int(local.split(":")[1], 16) == server_port and int(remote.split(":")[1], 16) == client_port:
+            if (
+                int(local.split(":")[1], 16) == server_port
+                and int(remote.split(":")[1], 16) == client_port
+            ):
                 inode = int(fields[9])
     if inode is None:
         return None
@@ -98,8 +101,9 @@ async def both_workers_listening(service: ServiceProcess) -> list[int]:
                               workers(supervisor)), what="both workers listening")  # type: ignore[no-any-return]
 
 
-async def _socket_on_each_worker(session: aiohttp.ClientSession, service: ServiceProcess, game_id: str,
-                                 token: str) -> dict[int, tuple[Socket, list[dict[str, Any]]]]:
+async def _socket_on_each_worker(
+    session: aiohttp.ClientSession, service: ServiceProcess, game_id: str, token: str
+) -> dict[int, tuple[Socket, list[dict[str, Any]]]]:
     """A socket past its hello on each worker (by pid), with the messages of its hello."""
     assert service.process is not None
     pids = await both_workers_listening(service)
@@ -108,7 +112,8 @@ async def _socket_on_each_worker(session: aiohttp.ClientSession, service: Servic
         ws = await session.ws_connect(ws_url(service.url, game_id), max_msg_size=0)
         sock = Socket(ws)
         client_port = ws.get_extra_info("sockname")[1]
-        pid = await wait_for(lambda: owner_of(client_port, service.port, pids), what="the connection's worker")
+        pid = await wait_for(lambda port=client_port: owner_of(port, service.port, pids),
+                             what="the connection's worker")
         if pid in found:
             await ws.close()
             continue
@@ -131,7 +136,11 @@ async def test_a_game_played_through_both_workers_stays_consistent(service: Serv
             for step in range(12):
                 moves = await api.moves(game_id, token)
                 assert moves["seq"] == seq
-                command = {"type": "undo"} if step % 3 == 2 else moves["moves"][step % len(moves["moves"])]
+                command = (
+                    {"type": "undo"}
+                    if step % 3 == 2
+                    else moves["moves"][step % len(moves["moves"])]
+                )
                 sock = sockets[step % 2]  # the commands go through each worker in turn
                 cid = await sock.command(command, expected_seq=seq)
                 got[id(sock)] += await sock.until(lambda m, cid=cid: m.get("command_id") == cid)
@@ -142,7 +151,9 @@ async def test_a_game_played_through_both_workers_stays_consistent(service: Serv
             assert [e["seq"] for e in await api.events(game_id, token)] == list(range(1, 13))
             for sock in sockets:  # every diff reached both workers' sockets, once and in order
                 if not any(m["type"] == "diff" and m["seq"] == 12 for m in got[id(sock)]):
-                    got[id(sock)] += await sock.until(lambda m: m["type"] == "diff" and m["seq"] == 12)
+                    got[id(sock)] += await sock.until(
+                        lambda m: m["type"] == "diff" and m["seq"] == 12
+                    )
                 diffs = [m for m in got[id(sock)] if m["type"] == "diff"]
                 assert [d["seq"] for d in diffs] == list(range(1, 13))
                 assert got[id(sock)][0]["type"] == "snapshot" and got[id(sock)][0]["seq"] == 0
@@ -174,7 +185,10 @@ async def test_a_worker_that_dies_is_reported_and_replaced_and_sigterm_stops_the
     everything = _children(supervisor)  # the workers and the store
     assert service.stop(signal.SIGTERM) == 0
     for pid in everything:
-        assert not Path(f"/proc/{pid}").exists() or b"Z" in Path(f"/proc/{pid}/stat").read_bytes().split()[2]
+        assert (
+            not Path(f"/proc/{pid}").exists()
+            or b"Z" in Path(f"/proc/{pid}/stat").read_bytes().split()[2]
+        )
     log = service.log()
     assert "all workers stopped" in log and "embedded store stopped" in log
     assert log.count("shutting down: closing WebSockets with 1001") == 2
@@ -184,7 +198,21 @@ def test_a_worker_gets_the_supervisors_settings_through_its_environment() -> Non
     """Flags given to the supervisor reach its workers as environment variables."""
     from service.settings import Settings
 
-    given = Settings.from_args(["--port", "9123", "--rate-limit-per-s", "7.5", "--redis-autopipeline", "false",
-                                "--data-dir", "/srv/x", "--workers", "3", "--trusted-proxies", "10.0.0.1"],
-                               environ={})
+    given = Settings.from_args(
+        [
+            "--port",
+            "9123",
+            "--rate-limit-per-s",
+            "7.5",
+            "--redis-autopipeline",
+            "false",
+            "--data-dir",
+            "/srv/x",
+            "--workers",
+            "3",
+            "--trusted-proxies",
+            "10.0.0.1",
+        ],
+        environ={},
+    )
     assert Settings.from_env(given.to_env()) == given

@@ -79,7 +79,9 @@ async def test_two_sockets_get_every_diff_in_order_and_the_sender_its_ack_after_
     game_id = (await api.create(token, "gilbert", seed=7, public=True))["game_id"]
     async with opened(session, base, game_id, token) as (a, a_hello), \
             opened(session, base, game_id) as (b, b_hello):
-        assert [m["type"] for m in a_hello] == ["snapshot", "synced"] == [m["type"] for m in b_hello]
+        assert (
+            [m["type"] for m in a_hello] == ["snapshot", "synced"] == [m["type"] for m in b_hello]
+        )
         assert a_hello[-1] == {"type": "synced", "seq": 0}
         start = game_state(a_hello[0]["state"])
         assert same_state(start, game_state(await api.state(game_id, token)))
@@ -112,8 +114,12 @@ async def test_two_sockets_get_every_diff_in_order_and_the_sender_its_ack_after_
         acks = {m["command_id"]: m["seq"] for m in a_messages if m["type"] == "ack"}
         assert set(acks) == set(sent) and len(set(acks.values())) == len(sent)
         for cid, seq in acks.items():
-            ack_at = next(i for i, m in enumerate(a_messages) if m["type"] == "ack" and m["command_id"] == cid)
-            diff_at = next(i for i, m in enumerate(a_messages) if m["type"] == "diff" and m["seq"] == seq)
+            ack_at = next(
+                i for i, m in enumerate(a_messages) if m["type"] == "ack" and m["command_id"] == cid
+            )
+            diff_at = next(
+                i for i, m in enumerate(a_messages) if m["type"] == "diff" and m["seq"] == seq
+            )
             assert diff_at < ack_at, (cid, seq)
 
         b_messages = await until_seq(b, n)
@@ -219,7 +225,8 @@ async def test_a_snapshot_hello_misses_no_diff_appended_while_it_subscribes(
 
     @contextlib.asynccontextmanager
     async def listen_late(game: str, callback: Any = None) -> AsyncIterator[Any]:
-        await ctx.games.command(game, owner_id, DRAW, None, None)  # another client's command, right now
+        # Another client's command, right now.
+        await ctx.games.command(game, owner_id, DRAW, None, None)
         async with listen(game, callback) as listener:
             yield listener
 
@@ -242,9 +249,13 @@ async def test_a_snapshot_hello_misses_no_diff_appended_while_it_subscribes(
 # --- refusals and errors --------------------------------------------------------------------
 
 
-async def test_no_hello_in_time_gets_an_error_and_close_1008(redis_url: str, tmp_path: Path,
-                                                             session: aiohttp.ClientSession) -> None:
-    async with running_app(settings_for_test(redis_url, tmp_path, hello_timeout_s=0.3)) as (base, _):
+async def test_no_hello_in_time_gets_an_error_and_close_1008(
+    redis_url: str, tmp_path: Path, session: aiohttp.ClientSession
+) -> None:
+    async with running_app(settings_for_test(redis_url, tmp_path, hello_timeout_s=0.3)) as (
+        base,
+        _,
+    ):
         api = Api(session, base)
         _, token = await api.player()
         game_id = (await api.create(token, "gilbert", public=True))["game_id"]
@@ -252,11 +263,14 @@ async def test_no_hello_in_time_gets_an_error_and_close_1008(redis_url: str, tmp
             messages, code = await sock.closed()
     assert code == 1008
     assert [m["type"] for m in messages] == ["error"]
-    assert messages[0]["error"]["code"] == "bad_request" and "hello" in messages[0]["error"]["message"]
+    assert (
+        messages[0]["error"]["code"] == "bad_request" and "hello" in messages[0]["error"]["message"]
+    )
 
 
-async def test_a_refused_hello_gets_an_error_then_close_1008(api: Api, session: aiohttp.ClientSession,
-                                                              base: str) -> None:
+async def test_a_refused_hello_gets_an_error_then_close_1008(
+    api: Api, session: aiohttp.ClientSession, base: str
+) -> None:
     _, token = await api.player()
     _, other = await api.player("other")
     private = (await api.create(token, "gilbert"))["game_id"]
@@ -289,7 +303,10 @@ async def test_a_watcher_sees_the_diffs_but_its_commands_are_refused(
     _, token = await api.player()
     _, other = await api.player("other")
     game_id = (await api.create(token, "gilbert", seed=7, public=True))["game_id"]
-    async with opened(session, base, game_id) as (anon, _), opened(session, base, game_id, other) as (rival, _):
+    async with (
+        opened(session, base, game_id) as (anon, _),
+        opened(session, base, game_id, other) as (rival, _),
+    ):
         for sock, code in ((anon, "unauthorized"), (rival, "forbidden")):
             cid = await sock.command({"type": "draw"}, expected_seq=0)
             reply = await sock.recv()
@@ -346,7 +363,10 @@ async def test_command_errors_name_their_command_and_a_repeat_is_acked_with_the_
         cid = await sock.command({"type": "move", "from": "waste", "to": "foundation"})
         err = await sock.recv()
         assert err["type"] == "error" and err["command_id"] == cid
-        assert err["error"]["code"] == "illegal_move" and err["error"]["details"]["rule"] == "nothing_to_move"
+        assert (
+            err["error"]["code"] == "illegal_move"
+            and err["error"]["details"]["rule"] == "nothing_to_move"
+        )
 
         first = await sock.command({"type": "draw"}, expected_seq=0)
         got = await sock.until(lambda m: m.get("command_id") == first)
@@ -354,10 +374,15 @@ async def test_command_errors_name_their_command_and_a_repeat_is_acked_with_the_
 
         stale = await sock.command({"type": "draw"}, expected_seq=0)
         err = await sock.recv()
-        assert (err["type"], err["command_id"], err["error"]["code"]) == ("error", stale, "conflict")
+        assert (err["type"], err["command_id"], err["error"]["code"]) == (
+            "error",
+            stale,
+            "conflict",
+        )
         assert err["error"]["details"]["seq"] == 1
 
-        # The same command_id again (with its stale expected_seq): the first result, nothing applied.
+        # The same command_id again (with its stale expected_seq): the first result, nothing
+        # applied.
         await sock.command({"type": "draw"}, expected_seq=0, command_id=first)
         assert await sock.recv() == {"type": "ack", "command_id": first, "seq": 1}
         nxt = await sock.command({"type": "draw"}, expected_seq=1, command_id=new_command_id())

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import pytest
-
 from tests.live import ServiceProcess
 from tests.web.helpers import GamePage, Service, expect, http, wait_daily
 
