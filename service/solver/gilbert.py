@@ -72,6 +72,7 @@ def _put(tab: Tab, j: int, cards: tuple[int, ...]) -> Tab:
 class Gilbert(Rules):
     variant_id = "gilbert"
     pruning = True  # tests turn it off to check that it changes no answer
+    has_hasty = True
 
     def from_piles(self, piles: Mapping[str, Pile]) -> State:
         found = tuple(len(piles[f].up) for f in F)
@@ -220,6 +221,8 @@ class Gilbert(Rules):
         targets, empties = _targets(tab)
         board: list[tuple[int, Cmd, State]] = []
         self._board_moves(s, board, targets, empties, self.pruning)
+        if self.hasty:
+            board = [m for m in board if _purposeful(m)]
         steps: list[Step] = [(p, (c,), t) for p, c, t in board]
         for p, draws in _reachable(len(talon), w).items():
             self._waste_moves(s, p, (DRAW,) * draws, steps, targets, empties)
@@ -228,6 +231,20 @@ class Gilbert(Rules):
     def score(self, s: State) -> int:
         # Cards up count twice; each face-down card turned up counts once.
         return 2 * sum(s[0]) - sum(s[2])
+
+
+def _purposeful(move: tuple[int, Cmd, State]) -> bool:
+    """Whether a board move is one the hasty search tries: not a foundation's card back
+    to the tableau, nor a move between tableau piles that neither turns a card up nor
+    empties a pile nor leaves on top a card that can go to a foundation (a guess: such
+    moves mostly rearrange)."""
+    prio, (a, b, _), t = move
+    if a.startswith("f"):
+        return b.startswith("f")
+    if prio == REVEALS or not b.startswith("t"):
+        return True
+    found, tab = t[0], t[1]
+    return bool(accepts(found, tab[int(a[8:])][-1]))
 
 
 def _low(found: tuple[int, ...], suit: int) -> int:
