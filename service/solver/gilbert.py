@@ -71,6 +71,8 @@ def _put(tab: Tab, j: int, cards: tuple[int, ...]) -> Tab:
 
 class Gilbert(Rules):
     variant_id = "gilbert"
+    pruning = True  # tests turn it off to check that it changes no answer
+    has_hasty = True
 
     def from_piles(self, piles: Mapping[str, Pile]) -> State:
         found = tuple(len(piles[f].up) for f in F)
@@ -104,8 +106,22 @@ class Gilbert(Rules):
                                                                    rest, p - 1)))
 
     def _board_moves(self, s: State, out: list[tuple[int, Cmd, State]],
-                     targets: dict[int, list[int]], empties: list[int]) -> None:
-        """Moves from the foundations and the tableau."""
+                     targets: dict[int, list[int]], empties: list[int],
+                     prune: bool = False) -> None:
+        """Moves from the foundations and the tableau.
+
+        With ``prune`` (the search's steps, not :meth:`moves`), a foundation's top card
+        ``c`` does not come back into play when :meth:`safe` would send it straight back
+        up (``_needs_no_base`` holds for it with it off the foundation). Sound for the
+        search, whatever the safe moves are worth: the position ``P'`` that move leads to
+        has ``c`` on a tableau top and no other safe card (the parent ``P`` had none, or
+        it would have played it instead of listing moves, and taking ``c`` off a
+        foundation makes no other card safer), so ``P'``'s only step is ``c`` to
+        ``fs[0]``, the first foundation that takes it. That is ``P`` itself (already in
+        the transposition table), or, when ``c`` came off the other foundation of its
+        suit, ``P``'s own foundation-to-foundation move. Every position reachable through
+        ``P'`` is reachable without it: skipping it changes neither a win found nor a
+        loss proved, and saves a position each time."""
         found, tab, down, talon, w = s
         for f in range(8):
             n = found[f]
@@ -117,6 +133,8 @@ class Gilbert(Rules):
                 if g != f:
                     out.append((FROM_FOUNDATION, (F[f], F[g], 1), (bump(less, g, 1), tab, down,
                                                                    talon, w)))
+            if prune and _needs_no_base(less, c):
+                continue  # see _board_moves' docstring
             for j in targets.get(c, ()):
                 out.append((FROM_FOUNDATION, (F[f], T[j], 1), (less, _put(tab, j, (c,)), down,
                                                                talon, w)))
@@ -202,7 +220,9 @@ class Gilbert(Rules):
         found, tab, down, talon, w = s
         targets, empties = _targets(tab)
         board: list[tuple[int, Cmd, State]] = []
-        self._board_moves(s, board, targets, empties)
+        self._board_moves(s, board, targets, empties, self.pruning)
+        if self.hasty:
+            board = [m for m in board if _purposeful(m)]
         steps: list[Step] = [(p, (c,), t) for p, c, t in board]
         for p, draws in _reachable(len(talon), w).items():
             self._waste_moves(s, p, (DRAW,) * draws, steps, targets, empties)
@@ -211,6 +231,20 @@ class Gilbert(Rules):
     def score(self, s: State) -> int:
         # Cards up count twice; each face-down card turned up counts once.
         return 2 * sum(s[0]) - sum(s[2])
+
+
+def _purposeful(move: tuple[int, Cmd, State]) -> bool:
+    """Whether a board move is one the hasty search tries: not a foundation's card back
+    to the tableau, nor a move between tableau piles that neither turns a card up nor
+    empties a pile nor leaves on top a card that can go to a foundation (a guess: such
+    moves mostly rearrange)."""
+    prio, (a, b, _), t = move
+    if a.startswith("f"):
+        return b.startswith("f")
+    if prio == REVEALS or not b.startswith("t"):
+        return True
+    found, tab = t[0], t[1]
+    return bool(accepts(found, tab[int(a[8:])][-1]))
 
 
 def _low(found: tuple[int, ...], suit: int) -> int:
