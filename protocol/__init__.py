@@ -62,7 +62,6 @@ from .rest import (
 from .solver import Hint, Solution
 from .variants import OptionInfo, PileInfo, VariantInfo, Variants
 from .ws import (
-    CLOSE_POLICY_VIOLATION,
     HELLO_TIMEOUT_S,
     Ack,
     BaseClientMessage,
@@ -84,7 +83,6 @@ from .ws import (
 )
 
 __all__ = [
-    "CLOSE_POLICY_VIOLATION",
     "ERROR_CODES",
     "HELLO_TIMEOUT_S",
     "HTTP_STATUS",

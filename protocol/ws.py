@@ -28,7 +28,6 @@ class CloseCode(enum.IntEnum):
 
 
 # Close code of a refused hello (unknown or private game, bad token).
-CLOSE_POLICY_VIOLATION: Final = CloseCode.POLICY_VIOLATION
 
 
 # --- client -> server ---------------------------------------------------------

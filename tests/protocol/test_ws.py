@@ -87,4 +87,4 @@ def test_a_diff_converts_between_rest_and_websocket_forms() -> None:
 
 def test_protocol_constants() -> None:
     assert p.HELLO_TIMEOUT_S == 5.0
-    assert p.CLOSE_POLICY_VIOLATION == 1008
+    assert p.CloseCode.POLICY_VIOLATION == 1008
