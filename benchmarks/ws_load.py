@@ -307,6 +307,25 @@ class Window:
         self.stats.cores = {k: (after[k] - before[k]) / self.stats.elapsed for k in after}
 
 
+async def set_up_players(session: aiohttp.ClientSession, bases: list[str], clients: int,
+                         seed: int, stats: Stats, watch: bool) -> list[Player]:
+    """``clients`` players spread over ``bases``, each with its own seeded randomness,
+    set up (player, game, socket) before the clock starts."""
+    players = [
+        Player(
+            session,
+            spread(bases, i)[0],
+            stats,
+            random.Random(seed * 100_003 + i),
+            watch=watch,
+            watch_base=spread(bases, i)[1],
+        )
+        for i in range(clients)
+    ]
+    await gather_in_batches([p.setup() for p in players])
+    return players
+
+
 async def run_saturation(
     bases: list[str],
     clients: int,
@@ -318,19 +337,8 @@ async def run_saturation(
 ) -> Stats:
     stats = Stats()
     connector = aiohttp.TCPConnector(limit=0)
-    async with aiohttp.ClientSession(base_url=None, connector=connector) as session:
-        players = [
-            Player(
-                session,
-                spread(bases, i)[0],
-                stats,
-                random.Random(seed * 100_003 + i),
-                watch=watch,
-                watch_base=spread(bases, i)[1],
-            )
-            for i in range(clients)
-        ]
-        await gather_in_batches([p.setup() for p in players])
+    async with aiohttp.ClientSession(connector=connector) as session:
+        players = await set_up_players(session, bases, clients, seed, stats, watch=watch)
         stop = asyncio.Event()
 
         async def loop(p: Player) -> None:
@@ -434,18 +442,7 @@ async def run_players(
     stats = Stats()
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector) as session:
-        players = [
-            Player(
-                session,
-                spread(bases, i)[0],
-                stats,
-                random.Random(seed * 100_003 + i),
-                watch=True,
-                watch_base=spread(bases, i)[1],
-            )
-            for i in range(clients)
-        ]
-        await gather_in_batches([p.setup() for p in players])
+        players = await set_up_players(session, bases, clients, seed, stats, watch=True)
         stop = asyncio.Event()
 
         async def loop(p: Player) -> None:

@@ -18,9 +18,7 @@ import msgspec
 from service.engine import Game
 from service.settings import Settings
 from service.solver import Budget, HintResult, suggest
-from service.solving import SolverPool
-
-WAIT_MARGIN_S = 5.0  # a worker's start-up (spawned on first use) and the way back
+from service.solving import SolverPool, request_wait_s
 
 
 def view_seed(variant: str, options: Mapping[str, Any], piles: Mapping[str, Any]) -> int:
@@ -48,6 +46,4 @@ class Hints:
             suggest, variant, options, piles, samples=s.hint_samples,
             budget_per_sample=self.budget(),
             rng_seed=view_seed(variant, options, piles), what="a hint",
-            # Within the request's deadline, so a busy pool answers as a busy pool.
-            wait_s=min(s.hint_samples * s.hint_sample_s + WAIT_MARGIN_S,
-                       max(0.5, s.request_deadline_s - 1.0)))
+            wait_s=request_wait_s(s.hint_samples * s.hint_sample_s, s.request_deadline_s))

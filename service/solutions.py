@@ -25,13 +25,12 @@ from service.engine import RULES_VERSION, get_variant
 from service.errors import ApiError, retry_seconds
 from service.settings import Settings
 from service.solver import Budget, SolveResult, solve_deal
-from service.solving import SolverPool
+from service.solving import WAIT_MARGIN_S, SolverPool, request_wait_s
 from service.store import keys
 from service.store.solver import SolverStore
 
 log = logging.getLogger("service.solutions")
 
-WAIT_MARGIN_S = 5.0  # a worker's start-up (spawned on first use) and the result's way back
 # Proved answers are kept long (a search can take seconds); an "unknown" only briefly,
 # since a later search on a quieter machine may finish.
 KEEP_PROVED_S = 90 * 24 * 3600
@@ -84,8 +83,7 @@ class Solutions:
             running.add_done_callback(lambda done: self._finished(key, done))
         # Within the request's deadline: past it the search goes on (and is kept), and the
         # client is told to come back for it.
-        wait_s = min(self.settings.solution_solve_s + WAIT_MARGIN_S,
-                     max(0.5, self.settings.request_deadline_s - 1.0))
+        wait_s = request_wait_s(self.settings.solution_solve_s, self.settings.request_deadline_s)
         try:
             return await asyncio.wait_for(asyncio.shield(running), wait_s)
         except TimeoutError:

@@ -30,6 +30,16 @@ T = TypeVar("T")
 WORKER_NICE = 10
 
 
+WAIT_MARGIN_S = 5.0  # a worker's start-up (spawned on first use) and the result's way back
+
+
+def request_wait_s(search_s: float, request_deadline_s: float) -> float:
+    """How long a request waits for a search of ``search_s`` seconds: the search and the
+    margin, but within the request's deadline, so that a busy pool answers as a busy pool
+    (its own 503) rather than as the deadline's."""
+    return min(search_s + WAIT_MARGIN_S, max(0.5, request_deadline_s - 1.0))
+
+
 def _warm_up() -> None:
     import os
 

@@ -12,14 +12,12 @@ tolerate it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
 import aiohttp
 import msgspec
-import pytest
 import yaml
 
 import protocol
@@ -141,12 +139,6 @@ class Socket:
         while not isinstance(out[-1], kind):
             out.append(await self.recv())
         return out
-
-
-@pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as s:
-        yield s
 
 
 async def solution(client: Client, game_id: str, token: str) -> protocol.Solution:

@@ -41,17 +41,6 @@ def base(live: tuple[str, Context]) -> str:
     return live[0]
 
 
-@pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as s:
-        yield s
-
-
-@pytest.fixture
-def api(session: aiohttp.ClientSession, base: str) -> Api:
-    return Api(session, base)
-
-
 @contextlib.asynccontextmanager
 async def opened(session: aiohttp.ClientSession, base: str, game_id: str, token: str | None = None,
                  since: int | None = None) -> AsyncIterator[tuple[Socket, list[dict[str, Any]]]]:

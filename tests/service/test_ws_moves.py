@@ -23,17 +23,6 @@ async def base(redis_url: str, tmp_path: Path) -> AsyncIterator[str]:
         yield url
 
 
-@pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as s:
-        yield s
-
-
-@pytest.fixture
-def api(session: aiohttp.ClientSession, base: str) -> Api:
-    return Api(session, base)
-
-
 def types(messages: list[dict[str, Any]]) -> list[str]:
     return [m["type"] for m in messages]
 
