@@ -14,11 +14,14 @@ import asyncio
 import concurrent.futures
 import logging
 import multiprocessing
+import os
+import signal
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 from service.errors import ApiError, retry_seconds
+from service.lifetime import die_with_parent
 
 log = logging.getLogger("service.solving")
 
@@ -40,11 +43,14 @@ def request_wait_s(search_s: float, request_deadline_s: float) -> float:
     return min(search_s + WAIT_MARGIN_S, max(0.5, request_deadline_s - 1.0))
 
 
-def _warm_up() -> None:
+def _warm_up(service_pid: int) -> None:
     import os
 
     import service.solver  # noqa: F401 - import once per worker, not on the first job
 
+    # A service killed with SIGKILL must not leave its workers searching on as orphans.
+    if not die_with_parent(service_pid, signal.SIGKILL):
+        os._exit(1)
     if hasattr(os, "nice"):
         os.nice(WORKER_NICE)
 
@@ -82,7 +88,7 @@ class SolverPool:
         # their locks in whatever state they are.
         return concurrent.futures.ProcessPoolExecutor(
             max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_warm_up)
+            initializer=_warm_up, initargs=(os.getpid(),))
 
     @property
     def pending(self) -> int:

@@ -31,6 +31,7 @@ import socket
 import sys
 import time
 
+from service.lifetime import die_with_parent
 from service.settings import Settings
 
 log = logging.getLogger("service.workers")
@@ -47,12 +48,7 @@ def is_worker() -> bool:
 
 def as_worker() -> None:
     """In a child: die with the supervisor."""
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    if str(os.getppid()) != os.environ.get(WORKER_ENV):
+    if not die_with_parent(int(os.environ[WORKER_ENV])):
         raise SystemExit("the supervisor is gone")
 
 

@@ -46,6 +46,24 @@ DAILY_SOLVE_S = 600.0
 HINT_SAMPLE_S = 60.0
 
 
+def alive(pid: int) -> bool:
+    """Whether a process runs (a zombie, waiting for a reaper, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def wait_until_dead(pid: int, patience_s: float = 30.0) -> bool:
+    deadline = time.monotonic() + patience_s
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def settings_for_test(redis_url: str, data_dir: Path, **overrides: Any) -> Settings:
     """Settings for a test instance: generous rate limits unless a test sets them; a small
     node budget per daily candidate (a quick "unknown" moves on to the next candidate, so a

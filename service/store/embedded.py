@@ -29,9 +29,6 @@ and ``astart()``/``astop()`` plus ``async with`` for the service.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import ctypes
-import ctypes.util
 import fcntl
 import importlib.util
 import logging
@@ -41,7 +38,6 @@ import signal
 import socket
 import stat
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -49,6 +45,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Self
 
+from service.lifetime import die_with_parent
 from service.settings import APPENDFSYNC_POLICIES, Settings, one_of
 
 logger = logging.getLogger(__name__)
@@ -117,21 +114,11 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-_libc_prctl: Any = None
-if sys.platform.startswith("linux"):
-    with contextlib.suppress(OSError, AttributeError):
-        _libc_prctl = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True).prctl
-
-_PR_SET_PDEATHSIG = 1
-
-
 def _die_with_parent(parent_pid: int) -> Any:
     def preexec() -> None:  # runs in the child between fork and exec
         os.umask(0o077)  # every file the server writes (AOF, RDB, log) is its owner's alone
-        if _libc_prctl is not None:
-            _libc_prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-            if os.getppid() != parent_pid:  # the parent died before prctl
-                os._exit(1)
+        if not die_with_parent(parent_pid):  # the parent died before the request
+            os._exit(1)
 
     return preexec
 

