@@ -93,6 +93,8 @@ def build_context(settings: Settings, redis_url: str, clock: Clock) -> Context:
     solutions = Solutions(pool, SolverStore(redis), settings)
     seeds = Seeds(load_secret(settings.daily_secret, settings.data_dir, "daily_secret"))
     deals = DailyDeals(settings, clock, SolverStore(redis), seeds, pool, solutions)
+    metrics.solver_jobs.set_function(lambda: pool.pending)
+    metrics.daily_deals_ready.set_function(lambda: float(deals.ready))
     rates = RateLimiter(redis)
     secret = load_secret(settings.token_secret, settings.data_dir)
     ctx = Context(

@@ -82,6 +82,14 @@ class Metrics:
         self.ws_closed_slow = Counter("solitaire_websocket_slow_closed_total",
                                       "WebSockets closed because their send queue was full",
                                       registry=registry)
+        # Set to functions of the solver pool and the daily deals by the app.
+        self.solver_jobs = Gauge("solitaire_solver_jobs",
+                                 "Searches running or waiting in this process's solver pool",
+                                 registry=registry)
+        self.daily_deals_ready = Gauge(
+            "solitaire_daily_deals_ready",
+            "1 once today's and tomorrow's daily deals are all chosen (as last looked at, "
+            "every few seconds), else 0", registry=registry)
         command_ack = Histogram(
             "solitaire_command_ack_seconds",
             "Seconds from a command received to its ack: the ack handed to the socket's writer "

@@ -50,6 +50,7 @@ class DailyDeals:
 
     def __post_init__(self) -> None:
         self._chosen: dict[tuple[str, str], ChosenDeal] = {}
+        self.ready = False  # today's and tomorrow's deals all chosen, when last looked at
         self._job = Periodic("daily-deals", "choosing the daily deals", self.choose_ahead,
                              self.poll_s, log)
         # A held lock outlives one candidate's search with room to spare; it is renewed after each.
@@ -150,6 +151,7 @@ class DailyDeals:
             # The variants at once: the pool's background slots search side by side.
             chosen = await asyncio.gather(*(self.choose(day, variant) for variant in VARIANTS))
             done = done and all(deal is not None for deal in chosen)
+        self.ready = done
         return done
 
     def start(self) -> None:

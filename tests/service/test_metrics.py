@@ -9,6 +9,7 @@ once whether it came over the WebSocket or REST.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,7 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
 from service.metrics import COMMAND_ACK_BUCKETS, CONTENT_TYPE
-from tests.live import running_service, settings_for_test
+from tests.live import daily_chosen, running_service, settings_for_test
 from tests.service.helpers import Api, connect
 
 ACK = "solitaire_command_ack_seconds"
@@ -98,9 +99,27 @@ async def test_the_service_metrics_keep_their_names_and_kinds(api: Api) -> None:
         "solitaire_games_created": "counter",
         "solitaire_websocket_connections": "gauge",
         "solitaire_websocket_slow_closed": "counter",
+        "solitaire_solver_jobs": "gauge",
+        "solitaire_daily_deals_ready": "gauge",
         ACK: "histogram",
     }
     assert 'solitaire_games_created_total{variant="gilbert"} 1.0' in text
+
+
+def gauge(families: dict[str, list[Sample]], name: str) -> float:
+    (sample,) = families[name]
+    return sample.value
+
+
+async def test_the_daily_deals_gauge_turns_1_once_both_days_are_chosen(api: Api) -> None:
+    await daily_chosen(api.base)  # GET /v1/daily answers for today and tomorrow
+    for _ in range(120):  # the chooser looks again every few seconds
+        families = await scrape(api)
+        if gauge(families, "solitaire_daily_deals_ready") == 1:
+            break
+        await asyncio.sleep(0.5)
+    assert gauge(families, "solitaire_daily_deals_ready") == 1
+    assert gauge(families, "solitaire_solver_jobs") == 0  # nothing left to search
 
 
 async def test_the_ack_histogram_counts_a_command_over_rest_and_one_over_the_websocket(
