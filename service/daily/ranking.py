@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import cast, get_type_hints
 
 import msgspec
 
@@ -20,7 +21,7 @@ from protocol.daily import LeaderboardEntry
 from protocol.diffs import Stats
 from protocol.fields import parse_rfc3339
 from service.daily.challenge import epoch_ms
-from service.store.daily import CARDS_DIGITS, DURATION_DIGITS, FINISH_DIGITS, MOVES_DIGITS
+from service.store.daily import CARDS_DIGITS, DURATION_DIGITS, FINISH_DIGITS, MOVES_DIGITS, Row
 
 MAX_FOUNDATION_CARDS = 127  # two decks hold 104 cards
 
@@ -32,13 +33,35 @@ def _clamp(value: int, digits: int) -> int:
 
 _ONE_MS = timedelta(milliseconds=1)
 
-# What the store adds to an entry when it reads the board (service.store.daily._render).
-ADDED_ON_READ = ("rank", "player_id", "name")
+# What an entry gets when the board is read (service.store.daily.Row), not stored, with
+# the placeholder an entry read back holds until they are set (board_entry).
+ADDED_ON_READ = {"rank": 0, "player_id": "", "name": ""}
 # An entry as stored: the protocol's LeaderboardEntry without those, derived from it so
 # that the shape is written once (a field renamed there fails here, at the first entry).
 StoredEntry = msgspec.defstruct(
     "StoredEntry", [(f.name, f.type) for f in msgspec.structs.fields(LeaderboardEntry)
                     if f.name not in ADDED_ON_READ])
+
+# An entry as read back: a LeaderboardEntry that only decodes differently. Its stored
+# fields are decoded with their plain types (str, int, ...) but not their constraints:
+# the server wrote them, and matching a Timestamp's pattern on every read would triple
+# the cost of decoding. The fields added on read hold a placeholder until they are set.
+# Encoded, it is a LeaderboardEntry: a subclass with the same fields in the same order.
+_PLAIN = get_type_hints(LeaderboardEntry)  # without Annotated's constraints
+_ReadEntry = cast(type[LeaderboardEntry], msgspec.defstruct(
+    "_ReadEntry",
+    [(f.name, _PLAIN[f.name], ADDED_ON_READ[f.name]) if f.name in ADDED_ON_READ
+     else (f.name, _PLAIN[f.name]) for f in msgspec.structs.fields(LeaderboardEntry)],
+    bases=(LeaderboardEntry,), kw_only=True))
+_decode_entry = msgspec.json.Decoder(_ReadEntry).decode
+
+
+def board_entry(row: Row) -> LeaderboardEntry:
+    """The protocol's entry of a board's row (its stored JSON as :meth:`Standing.entry_json`
+    wrote it); a player the board has no name for is shown under their id."""
+    read = _decode_entry(row.entry)
+    read.rank, read.player_id, read.name = row.rank, row.player_id, row.name or row.player_id
+    return read
 
 
 def duration_ms(started_at: str | None, end: str | None) -> int:

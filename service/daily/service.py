@@ -23,17 +23,16 @@ import secrets
 import time
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import cast
 
 import msgspec
 
-from protocol.daily import Leaderboard, LeaderboardEntry, MyEntry
+from protocol.daily import Leaderboard, MyEntry
 from protocol.fields import rfc3339
 from service.clock import Clock
 from service.daily.challenge import Day, epoch_ms, today
 from service.daily.deals import DailyDeals
 from service.daily.periodic import Periodic
-from service.daily.ranking import Standing
+from service.daily.ranking import Standing, board_entry
 from service.engine import VARIANTS, Game, Status
 from service.errors import ApiError
 from service.games import GameService, Loaded, new_game_id
@@ -224,22 +223,23 @@ class DailyService:
         stale = False
         current = page.current_name
         if (me is not None and current is not None and page.me is not None
-                and page.my_name != current):
+                and page.me.name != current):
             stale = True
-            if page.my_name is None:
-                await self.store.rename(me, current.decode(), [(day.iso, variant)])
+            if page.me.name is None:
+                await self.store.rename(me, current, [(day.iso, variant)])
             else:
-                await self.renamed(me, current.decode())
+                await self.renamed(me, current)
         if page.missing:  # entries written without a name: their players' own, from now on
             for pid, name in (await self.store.names(page.missing)).items():
                 await self.store.rename(pid, name, [(day.iso, variant)])
             stale = True
         if stale:
             page = await self._page(day, variant, after, limit, me, False)
-        # The store renders the entries as JSON, ready to send (one ZRANGE, nothing decoded):
-        # they go into the Leaderboard as msgspec.Raw, spliced by the encoder.
-        entries = cast(list[LeaderboardEntry], msgspec.Raw(b"[" + page.entries + b"]"))
-        mine = cast(MyEntry, msgspec.Raw(page.me)) if page.me else None
+        entries = [board_entry(row) for row in page.entries]
+        mine = None
+        if page.me is not None:
+            mine = MyEntry(**msgspec.structs.asdict(board_entry(page.me)),
+                           around=[board_entry(row) for row in page.around])
         cursor = encode_cursor(page.last) if page.more and page.last else None
         return Leaderboard(entries=entries, next_cursor=cursor, me=mine)
 

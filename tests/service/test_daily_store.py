@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
-import json
 import random
 from typing import Any
 
+import msgspec
 import pytest
 from redis.crc import key_slot
 
-from service.daily.ranking import Standing
+from service.daily.ranking import Standing, board_entry
 from service.store import GameMeta, keys
 from service.store.daily import DailyStore, Page, Record
 from service.store.games import Attempt
@@ -46,15 +46,17 @@ async def write(daily: DailyStore, *standings: Standing) -> int:
 
 
 def entries(page: Page | None) -> list[dict[str, Any]]:
+    """The page's entries as the service sends them."""
     assert page is not None
-    rows: list[dict[str, Any]] = json.loads(b"[" + page.entries + b"]")
-    assert len(rows) == page.count
-    return rows
+    return [msgspec.to_builtins(board_entry(row)) for row in page.entries]
 
 
 def me(page: Page | None) -> dict[str, Any] | None:
     assert page is not None
-    return None if page.me is None else json.loads(page.me)
+    if page.me is None:
+        return None
+    return {**msgspec.to_builtins(board_entry(page.me)),
+            "around": [msgspec.to_builtins(board_entry(row)) for row in page.around]}
 
 
 async def read(
