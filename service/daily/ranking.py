@@ -11,7 +11,7 @@ ranking. No float is involved, so nothing is lost to 53-bit precision.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import cast, get_type_hints
 
 import msgspec
@@ -19,7 +19,7 @@ import msgspec
 from protocol.codec import encode
 from protocol.daily import LeaderboardEntry
 from protocol.diffs import Stats
-from protocol.fields import parse_rfc3339
+from protocol.fields import parse_rfc3339, rfc3339
 from service.daily.challenge import epoch_ms
 from service.store.daily import CARDS_DIGITS, DURATION_DIGITS, FINISH_DIGITS, MOVES_DIGITS, Row
 
@@ -64,11 +64,11 @@ def board_entry(row: Row) -> LeaderboardEntry:
     return read
 
 
-def duration_ms(started_at: str | None, end: str | None) -> int:
+def duration_ms(started_at: datetime | None, end: datetime | None) -> int:
     """From the first command to the end, in whole ms (no float), as GameService.stats counts it."""
     if not started_at or not end:
         return 0
-    return max(0, (parse_rfc3339(end) - parse_rfc3339(started_at)) // _ONE_MS)
+    return max(0, (end - started_at) // _ONE_MS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,17 +113,17 @@ class Standing:
 
     @classmethod
     def of(cls, *, player_id: str, game_id: str, seq: int, status: str, foundation_cards: int,
-           moves: int, started_at: str | None, last_at: str | None, finished_at: str | None,
-           day_end_ms: int) -> Standing:
-        """The standing of a game from its stats; a game not final stands as it is at its
-        day's end."""
+           moves: int, started_at: datetime | None, last_at: datetime | None,
+           finished_at: datetime | None, day_end_ms: int) -> Standing:
+        """The standing of a game from its meta (``Games.attempts``); a game not final
+        stands as it is at its day's end."""
         final = status in ("won", "resigned")
         finished = finished_at if final else None
         return cls(player_id=player_id, game_id=game_id, seq=seq, status=status,
                    foundation_cards=foundation_cards, moves=moves,
                    duration_ms=duration_ms(started_at, finished_at or last_at),
-                   finished_at=finished,
-                   finish_ms=epoch_ms(parse_rfc3339(finished)) if finished else day_end_ms)
+                   finished_at=rfc3339(finished) if finished else None,
+                   finish_ms=epoch_ms(finished) if finished else day_end_ms)
 
     @classmethod
     def from_stats(cls, player_id: str, game_id: str, seq: int, status: str, stats: Stats,

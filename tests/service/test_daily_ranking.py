@@ -27,6 +27,11 @@ def standing(player: str = "p_a", *, won: bool = False, fc: int = 0, duration: i
                     duration_ms=duration, finished_at=None, finish_ms=finish_ms)
 
 
+def at(clock_time: str) -> datetime:
+    """That time of 2026-11-29 (UTC)."""
+    return datetime.fromisoformat(f"2026-11-29T{clock_time}Z")
+
+
 def spec_order(s: Standing) -> tuple[object, ...]:
     """PROTOCOL.md: won first, then more foundation cards, then shorter duration, then
     fewer moves, then earlier finish (then the player id, so the order is total)."""
@@ -141,8 +146,7 @@ def test_the_sort_key_is_as_long_as_the_store_reads_it_even_at_its_limits() -> N
 
 def test_an_attempt_not_final_stands_as_it_was_at_the_day_end() -> None:
     s = Standing.of(player_id="p_a", game_id="g_a", seq=7, status="lost", foundation_cards=12,
-                    moves=7, started_at="2026-11-29T10:00:00.000Z",
-                    last_at="2026-11-29T10:01:30.250Z",
+                    moves=7, started_at=at("10:00:00.000"), last_at=at("10:01:30.250"),
                     finished_at=None, day_end_ms=epoch_ms(Day(date(2026, 11, 29)).ends_at))
     assert (s.duration_ms, s.finished_at, s.won) == (90_250, None, False)
     assert s.finish_ms == epoch_ms(datetime(2026, 11, 30, tzinfo=UTC))
@@ -150,8 +154,8 @@ def test_an_attempt_not_final_stands_as_it_was_at_the_day_end() -> None:
 
 def test_an_entry_read_back_is_the_protocols_entry_field_for_field() -> None:
     s = Standing.of(player_id="p_a", game_id="g_a", seq=9, status="won", foundation_cards=52,
-                    moves=88, started_at="2026-11-29T10:00:00.000Z", last_at=None,
-                    finished_at="2026-11-29T10:03:00.500Z", day_end_ms=0)
+                    moves=88, started_at=at("10:00:00.000"), last_at=None,
+                    finished_at=at("10:03:00.500"), day_end_ms=0)
     read = board_entry(Row(3, "p_a", "Annie", s.entry_json()))
     expected = LeaderboardEntry(rank=3, player_id="p_a", name="Annie", game_id="g_a",
                                 status="won", won=True, foundation_cards=52, moves=88,
@@ -168,8 +172,8 @@ def test_an_entry_the_board_has_no_name_for_shows_the_player_id() -> None:
 
 
 def test_a_duration_is_counted_in_whole_milliseconds_without_float_rounding() -> None:
-    assert duration_ms("2026-11-29T10:00:00.000Z", "2026-11-29T10:00:04.350Z") == 4350
-    assert duration_ms("2026-11-29T10:00:00.000Z", None) == 0
+    assert duration_ms(at("10:00:00.000"), at("10:00:04.350")) == 4350
+    assert duration_ms(at("10:00:00.000"), None) == 0
 
 
 # --- cursors -----------------------------------------------------------------------------------

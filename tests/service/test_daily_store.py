@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import itertools
 import random
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -300,9 +301,8 @@ async def test_every_key_of_a_challenge_expires(daily: DailyStore, store: Store)
 
 async def test_attempts_read_games_across_slots_and_keep_open_ones(
         daily: DailyStore, store: Store) -> None:
-    base = GameMeta(
-        variant="gate", seed=1, owner="p_a", rules_version="1", created_at="2026-11-29T10:00:00Z"
-    )
+    base = GameMeta(variant="gate", seed=1, owner="p_a", rules_version="1",
+                    created_at=datetime(2026, 11, 29, 10, tzinfo=UTC))
     ids = [f"g_{i}" for i in range(12)]
     for i, gid in enumerate(ids):
         await store.games.create(gid, base.replace(owner=f"p_{i}"), ttl_s=100)
@@ -322,9 +322,9 @@ async def test_attempts_read_games_across_slots_and_keep_open_ones(
     )
     states = await store.games.attempts([*ids, "g_missing"], 5000, ["won", "resigned"])
     assert states[-1] is None
+    first = datetime(2026, 11, 29, 10, 0, 1, tzinfo=UTC)
     assert states[0] == Attempt(owner="p_0", seq=1, status="lost", moves=1, foundation_cards=3,
-                                started_at="2026-11-29T10:00:01.000Z",
-                                last_at="2026-11-29T10:00:01.000Z", finished_at=None)
+                                started_at=first, last_at=first, finished_at=None)
     assert [s.owner for s in states[1:-1] if s] == [f"p_{i}" for i in range(1, 12)]
     assert 100 < await store.redis.execute("TTL", keys.game_meta("g_0")) <= 5000
 
