@@ -49,7 +49,7 @@ from service.clock import Clock
 from service.daily.challenge import Day, Seeds, epoch_ms
 from service.daily.ranking import Standing
 from service.daily.service import DailyService, encode_cursor
-from service.games import GameService
+from service.games import DailyTags, GameService
 from service.metrics import Metrics
 from service.settings import Settings
 from service.store import keys
@@ -58,6 +58,7 @@ from service.store.connection import RedisConn
 from service.store.daily import DailyStore, Record
 from service.store.embedded import ServerProcess
 from service.store.games import Games
+from service.store.meta import DailyTag
 from tests.live import free_port
 
 SECRET = "bench-secret-0123456789abcdef"  # what benchmarks/_harness.py gives the service
@@ -261,7 +262,7 @@ async def rank_day_end(
     rng = random.Random(2)
     limit = asyncio.Semaphore(200)
     started = day.starts_at + timedelta(hours=3)
-    ends = rfc3339(day.ends_at)
+    ends = day.ends_at
 
     async def one(i: int) -> None:
         async with limit:
@@ -275,12 +276,8 @@ async def rank_day_end(
                 False,
                 game_id=gid,
                 seed_secret=True,
-                extra={
-                    fields.DAILY: f"{date}/{VARIANT}",
-                    fields.READABLE_FROM: ends,
-                    fields.SEED_FROM: ends,
-                    fields.CLOSES_AT: ends,
-                },
+                daily=DailyTags(DailyTag(day.date, VARIANT), readable_from=ends, seed_from=ends,
+                                closes_at=ends),
             )
             # What the service writes with a command: the game's stats, beside its event.
             moves = rng.randrange(1, 300)
@@ -289,13 +286,13 @@ async def rank_day_end(
                 0,
                 None,
                 b'{"type":"diff"}',
-                {
+                fields.to_texts({
                     fields.STATUS: rng.choice(["playing", "playing", "lost"]),
-                    fields.MOVES: str(moves),
-                    fields.FOUNDATION_CARDS: str(rng.randrange(40)),
-                    fields.STARTED_AT: rfc3339(started),
-                    fields.LAST_AT: rfc3339(started + timedelta(seconds=moves * 3)),
-                },
+                    fields.MOVES: moves,
+                    fields.FOUNDATION_CARDS: rng.randrange(40),
+                    fields.STARTED_AT: started,
+                    fields.LAST_AT: started + timedelta(seconds=moves * 3),
+                }),
                 settings.game_ttl_s,
             )
 

@@ -23,7 +23,7 @@ import msgspec
 from protocol.codec import encode
 from protocol.commands import Move as pmove
 from protocol.diffs import GameState, Stats
-from protocol.fields import parse_rfc3339, rfc3339
+from protocol.fields import rfc3339
 from protocol.ws import DiffMessage
 from service import wire
 from service.clock import Clock
@@ -44,6 +44,7 @@ from service.settings import Settings
 from service.store import meta as fields
 from service.store.errors import Conflict, Duplicate, NotFound
 from service.store.games import GameMeta, Games
+from service.store.meta import DailyTag
 
 log = logging.getLogger("service.games")
 
@@ -60,12 +61,17 @@ class _Replayed(msgspec.Struct):
 
 _replayed = msgspec.json.Decoder(_Replayed)
 _snapshot_decoder = msgspec.json.Decoder(dict[str, Any])
-_options_decoder = msgspec.json.Decoder(dict[str, Any])
 _MS = timedelta(milliseconds=1)
 
 
-def _time(text: str | None) -> datetime | None:
-    return parse_rfc3339(text) if text else None
+@dataclass(frozen=True, slots=True)
+class DailyTags:
+    """What makes a game a daily attempt: its meta's daily tags (service/store/meta.py)."""
+
+    challenge: DailyTag
+    readable_from: datetime  # others may read it from then on
+    seed_from: datetime  # its seed is shown from then on
+    closes_at: datetime  # commands are refused from then on
 
 
 def new_game_id() -> str:
@@ -121,22 +127,24 @@ class GameService:
     # --- creating ------------------------------------------------------------------
     async def create(self, owner: str, variant: str, seed: int | None,
                      options: dict[str, Any] | None, public: bool,
-                     extra: dict[str, str] | None = None, seed_secret: bool | None = None,
+                     daily: DailyTags | None = None, seed_secret: bool | None = None,
                      game_id: str | None = None) -> Loaded:
-        """Deal and store a new game. A server-chosen seed stays secret until the game is over."""
+        """Deal and store a new game (``daily``: as an attempt of a daily challenge). A
+        server-chosen seed stays secret until the game is over."""
         chosen = seed is None
         if seed is None:
             seed = secrets.randbelow(MAX_SEED)
         game = Game.deal(variant, seed, options)  # validates variant, options and seed
         game_id = game_id or new_game_id()
-        now = rfc3339(self.clock.now())
         secret = chosen if seed_secret is None else seed_secret
         meta = GameMeta(
-            variant=game.variant.id, options=encode(game.variant.options).decode(), seed=seed,
-            owner=owner, rules_version=str(RULES_VERSION), created_at=now,
-            status=game.status.value, public=public, seq=0,
-            extra={fields.SEED_SECRET: "1" if secret else "0", **(extra or {})},
+            variant=game.variant.id, options=dict(game.variant.options), seed=seed,
+            owner=owner, rules_version=str(RULES_VERSION), created_at=self._now(),
+            status=game.status.value, public=public, seq=0, seed_secret=secret,
         )
+        if daily is not None:
+            meta = meta.replace(daily=daily.challenge, readable_from=daily.readable_from,
+                                seed_from=daily.seed_from, closes_at=daily.closes_at)
         await self.store.create(game_id, meta, self.settings.game_ttl_s)
         self.metrics.games_created.inc(game.variant.id)
         loaded = Loaded(game_id, meta, game, 0)
@@ -154,13 +162,11 @@ class GameService:
         if result.snapshot is not None:
             game = Game.from_snapshot(_snapshot_decoder.decode(result.snapshot))
         else:
-            game = Game.deal(meta.variant, meta.seed, _options_decoder.decode(meta.options))
+            game = Game.deal(meta.variant, meta.seed, meta.options)
         for raw in result.events:
             game = game.apply(decode_event(raw).command)[0]
-        extra = meta.extra
-        loaded = Loaded(game_id, meta, game, meta.seq, _time(extra.get(fields.STARTED_AT)),
-                        _time(extra.get(fields.FINISHED_AT)), _time(extra.get(fields.LAST_AT)),
-                        extra.get(fields.HASH, START), int(extra.get(fields.HINTS, "0")))
+        loaded = Loaded(game_id, meta, game, meta.seq, meta.started_at, meta.finished_at,
+                        meta.last_at, meta.hash or START, meta.hints or 0)
         self._remember(loaded)
         return loaded
 
@@ -175,9 +181,9 @@ class GameService:
     def can_read(self, loaded: Loaded, player: str | None) -> bool:
         if player is not None and player == loaded.owner:
             return True
-        readable_from = loaded.meta.extra.get(fields.READABLE_FROM)
+        readable_from = loaded.meta.readable_from
         if readable_from:  # a daily attempt: nobody else may look until its day is over
-            return self.clock.now() >= parse_rfc3339(readable_from)
+            return self.clock.now() >= readable_from
         return loaded.meta.public
 
     def check_read(self, loaded: Loaded, player: str | None) -> None:
@@ -194,16 +200,16 @@ class GameService:
             self.check_read(loaded, player)
             raise ApiError("forbidden", "only the game's owner may send commands to it")
         # A daily attempt: fixed once its day is over.
-        closes_at = loaded.meta.extra.get(fields.CLOSES_AT)
-        if closes_at and self.clock.now() >= parse_rfc3339(closes_at):
-            raise ApiError("forbidden", "the challenge is over", {"closes_at": closes_at})
+        closes_at = loaded.meta.closes_at
+        if closes_at and self.clock.now() >= closes_at:
+            raise ApiError("forbidden", "the challenge is over", {"closes_at": rfc3339(closes_at)})
 
     # --- reading ---------------------------------------------------------------------
     def seed_visible(self, loaded: Loaded) -> bool:
-        extra = loaded.meta.extra
-        if extra.get(fields.SEED_FROM):  # a daily challenge's seed: hidden until its day is over
-            return self.clock.now() >= parse_rfc3339(extra[fields.SEED_FROM])
-        if extra.get(fields.SEED_SECRET) == "1":
+        meta = loaded.meta
+        if meta.seed_from:  # a daily challenge's seed: hidden until its day is over
+            return self.clock.now() >= meta.seed_from
+        if meta.seed_secret:
             return loaded.game.status.is_final
         return True
 
@@ -332,20 +338,19 @@ class GameService:
             assert err is not None
             err.details.update({"seq": loaded.seq})
             raise err from None
-        when = self.clock.now()
-        when = when.replace(microsecond=when.microsecond // 1000 * 1000)  # as stored: milliseconds
+        when = self._now()
         now = rfc3339(when)
         seq = loaded.seq + 1
-        updates: dict[str, str] = {fields.STATUS: game.status.value, fields.MOVES: str(game.moves),
-                                   fields.FOUNDATION_CARDS: str(game.foundation_cards),
-                                   fields.LAST_AT: now}
+        updates: dict[str, object] = {fields.STATUS: game.status.value, fields.MOVES: game.moves,
+                                      fields.FOUNDATION_CARDS: game.foundation_cards,
+                                      fields.LAST_AT: when}
         started = loaded.started_at
         if started is None:
             started = when
-            updates[fields.STARTED_AT] = now
+            updates[fields.STARTED_AT] = when
         final = game.status.is_final
         if final:
-            updates[fields.FINISHED_AT] = now
+            updates[fields.FINISHED_AT] = when
         sent = wire.command(diff.command)
         digest = event_hash(loaded.hash, seq, encode(sent), now)
         updates[fields.HASH] = digest
@@ -361,20 +366,25 @@ class GameService:
         if every and seq % every == 0:
             snapshot = encode(game.snapshot())
         ttl_s = self.final_ttl_s(loaded) if final else self.settings.game_ttl_s
-        await self.store.append(loaded.game_id, loaded.seq, command_id, event, updates, ttl_s,
-                                snapshot)
+        await self.store.append(loaded.game_id, loaded.seq, command_id, event,
+                                fields.to_texts(updates), ttl_s, snapshot)
         self.metrics.commands.inc(game.variant.id, type(command).__name__.lower())
         self._remember(nxt)
         if final or game.status is Status.LOST:
             await self._run_final_hooks(nxt)
         return seq, event
 
+    def _now(self) -> datetime:
+        """The clock's time as the store keeps times: in whole milliseconds."""
+        when = self.clock.now()
+        return when.replace(microsecond=when.microsecond // 1000 * 1000)
+
     def final_ttl_s(self, loaded: Loaded) -> int:
         """How long a won or resigned game is kept: ``finished_game_ttl_days``; a daily
         attempt as long as its day's leaderboard (``daily_keep_days`` after the day)."""
-        closes_at = loaded.meta.extra.get(fields.CLOSES_AT)
+        closes_at = loaded.meta.closes_at
         if closes_at:
-            until = parse_rfc3339(closes_at) + timedelta(days=self.settings.daily_keep_days)
+            until = closes_at + timedelta(days=self.settings.daily_keep_days)
             return max(1, int((until - self.clock.now()).total_seconds()))
         return max(1, self.settings.finished_game_ttl_days * 86_400)
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from protocol.fields import rfc3339
 from protocol.solver import Hint
 from service import wire
 from service.errors import ApiError, json_response
 from service.games import Loaded
 from service.rest import ctx_of, player_of
-from service.store import meta as fields
 from service.store.solver import SolverStore
 
 routes = web.RouteTableDef()
@@ -17,9 +17,11 @@ routes = web.RouteTableDef()
 
 def _daily_end(loaded: Loaded) -> str | None:
     """When a daily attempt's day ends (None for an ordinary game)."""
-    if not loaded.meta.extra.get(fields.DAILY):
+    meta = loaded.meta
+    if meta.daily is None:
         return None
-    return loaded.meta.extra.get(fields.CLOSES_AT) or loaded.meta.extra.get(fields.READABLE_FROM)
+    ends = meta.closes_at or meta.readable_from
+    return rfc3339(ends) if ends else None
 
 
 @routes.get("/v1/games/{game_id}/solution")
@@ -52,10 +54,10 @@ async def post_hint(request: web.Request) -> web.Response:
         raise ApiError("bad_request", "a hint request takes no body")
     loaded = await ctx.games.load(request.match_info["game_id"])
     ctx.games.check_command(loaded, player)  # the owner only; a closed daily attempt is 403
-    if loaded.meta.extra.get(fields.DAILY):
+    if loaded.meta.daily is not None:
         raise ApiError("forbidden",
                        "no hints in a ranked daily attempt: its leaderboard ranks unaided play",
-                       {"daily": loaded.meta.extra[fields.DAILY]})
+                       {"daily": str(loaded.meta.daily)})
     status = loaded.game.status
     if status.is_final:
         raise ApiError("conflict", f"the game is {status.value}: there is no command to suggest",

@@ -3,6 +3,7 @@
 
 import { Api } from './api.js';
 import { installSuitSprite } from './cards.js';
+import { PLAYER_NAME_MAX } from './contract.js';
 import { fill, h } from './dom.js';
 import { GameView } from './game.js';
 import { renderLeaderboard, renderLobby } from './lobby.js';
@@ -67,7 +68,7 @@ function leaveGame() {
 
 function showWelcome(note) {
   leaveGame();
-  const name = h('input', { id: 'player-name', name: 'name', maxlength: '32', required: true,
+  const name = h('input', { id: 'player-name', name: 'name', maxlength: String(PLAYER_NAME_MAX), required: true,
     autocomplete: 'nickname', value: 'Player' });
   const error = h('p', { id: 'welcome-message', class: 'message', role: 'status' }, note || '');
   const button = h('button', { id: 'player-create', type: 'submit', class: 'primary' }, 'Play');

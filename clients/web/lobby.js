@@ -1,5 +1,6 @@
 // The lobby (new game, daily challenge, recent games) and a daily leaderboard.
 
+import { MAX_SEED } from './contract.js';
 import { clock, fill, h } from './dom.js';
 
 const PREFERRED_VARIANT = 'solitaire.variant';
@@ -24,8 +25,8 @@ export function renderLobby(root, ctx) {
 
   const rules = h('p', { id: 'rules', class: 'rules' });
   const options = h('div', { id: 'options', class: 'options' });
-  const seed = h('input', { id: 'seed', type: 'number', min: '0', step: '1', inputmode: 'numeric',
-    placeholder: 'random', 'aria-label': 'Deal number' });
+  const seed = h('input', { id: 'seed', type: 'number', min: '0', max: String(MAX_SEED - 1), step: '1',
+    inputmode: 'numeric', placeholder: 'random', 'aria-label': 'Deal number' });
   const isPublic = h('input', { id: 'public', type: 'checkbox' });
   const start = h('button', { id: 'start', type: 'submit', class: 'primary' }, 'Start game');
   const error = h('p', { id: 'lobby-message', class: 'message', role: 'status' });
@@ -63,8 +64,9 @@ export function renderLobby(root, ctx) {
     let seedValue = null;
     if (text) {
       seedValue = Number(text);
-      if (!Number.isSafeInteger(seedValue) || seedValue < 0) {
-        error.textContent = 'A deal number is a whole number from 0 to 9007199254740991.';
+      // (a safe integer too: a longer number would not be the one typed)
+      if (!Number.isSafeInteger(seedValue) || seedValue < 0 || seedValue >= MAX_SEED) {
+        error.textContent = `A deal number is a whole number from 0 to ${MAX_SEED - 1}.`;
         return;
       }
     }

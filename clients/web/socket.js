@@ -2,13 +2,15 @@
 //
 // States: connecting -> syncing (hello sent) -> live (synced received) -> offline
 // (closed; a retry is scheduled) ... and `refused` when the server closed with
-// 1008 (unknown or private game, bad token): retrying would not help.
+// CloseCode.POLICY_VIOLATION, 1008 (unknown or private game, bad token): retrying
+// would not help.
+
+import { CloseCode } from './contract.js';
 
 const BACKOFF_MIN_MS = 400;
 const BACKOFF_MAX_MS = 15000;
 const PING_EVERY_MS = 20000;
 const SILENCE_MS = 50000; // nothing heard for this long: the connection is dead
-const CLOSE_POLICY_VIOLATION = 1008;
 
 export function socketUrl(gameId, loc = window.location) {
   const scheme = loc.protocol === 'https:' ? 'wss:' : 'ws:';
@@ -62,7 +64,7 @@ export class GameSocket {
     document.removeEventListener('visibilitychange', this.onVisible);
     const ws = this.ws;
     this.ws = null;
-    if (ws) ws.close(1000, 'leaving');
+    if (ws) ws.close(CloseCode.NORMAL, 'leaving');
     this.setStatus('closed');
   }
 
@@ -71,7 +73,7 @@ export class GameSocket {
     if (this.stopped) return;
     const ws = this.ws;
     this.ws = null;
-    if (ws) ws.close(1000, 'resynchronising');
+    if (ws) ws.close(CloseCode.NORMAL, 'resynchronising');
     this.connect();
   }
 
@@ -87,7 +89,7 @@ export class GameSocket {
     if (this.ws) {
       const old = this.ws;
       this.ws = null;
-      old.close(1000, 'reconnecting');
+      old.close(CloseCode.NORMAL, 'reconnecting');
     }
     let ws;
     try {
@@ -126,7 +128,7 @@ export class GameSocket {
       if (this.ws !== ws) return;
       this.ws = null;
       if (this.stopped) return;
-      if (event.code === CLOSE_POLICY_VIOLATION) {
+      if (event.code === CloseCode.POLICY_VIOLATION) {
         this.setStatus('refused', event.reason);
         return;
       }

@@ -11,16 +11,17 @@ ranking. No float is involved, so nothing is lost to 53-bit precision.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import cast, get_type_hints
 
 import msgspec
 
 from protocol.codec import encode
 from protocol.daily import LeaderboardEntry
 from protocol.diffs import Stats
-from protocol.fields import parse_rfc3339
+from protocol.fields import parse_rfc3339, rfc3339
 from service.daily.challenge import epoch_ms
-from service.store.daily import CARDS_DIGITS, DURATION_DIGITS, FINISH_DIGITS, MOVES_DIGITS
+from service.store.daily import CARDS_DIGITS, DURATION_DIGITS, FINISH_DIGITS, MOVES_DIGITS, Row
 
 MAX_FOUNDATION_CARDS = 127  # two decks hold 104 cards
 
@@ -32,20 +33,42 @@ def _clamp(value: int, digits: int) -> int:
 
 _ONE_MS = timedelta(milliseconds=1)
 
-# What the store adds to an entry when it reads the board (service.store.daily._render).
-ADDED_ON_READ = ("rank", "player_id", "name")
+# What an entry gets when the board is read (service.store.daily.Row), not stored, with
+# the placeholder an entry read back holds until they are set (board_entry).
+ADDED_ON_READ = {"rank": 0, "player_id": "", "name": ""}
 # An entry as stored: the protocol's LeaderboardEntry without those, derived from it so
 # that the shape is written once (a field renamed there fails here, at the first entry).
 StoredEntry = msgspec.defstruct(
     "StoredEntry", [(f.name, f.type) for f in msgspec.structs.fields(LeaderboardEntry)
                     if f.name not in ADDED_ON_READ])
 
+# An entry as read back: a LeaderboardEntry that only decodes differently. Its stored
+# fields are decoded with their plain types (str, int, ...) but not their constraints:
+# the server wrote them, and matching a Timestamp's pattern on every read would triple
+# the cost of decoding. The fields added on read hold a placeholder until they are set.
+# Encoded, it is a LeaderboardEntry: a subclass with the same fields in the same order.
+_PLAIN = get_type_hints(LeaderboardEntry)  # without Annotated's constraints
+_ReadEntry = cast(type[LeaderboardEntry], msgspec.defstruct(
+    "_ReadEntry",
+    [(f.name, _PLAIN[f.name], ADDED_ON_READ[f.name]) if f.name in ADDED_ON_READ
+     else (f.name, _PLAIN[f.name]) for f in msgspec.structs.fields(LeaderboardEntry)],
+    bases=(LeaderboardEntry,), kw_only=True))
+_decode_entry = msgspec.json.Decoder(_ReadEntry).decode
 
-def duration_ms(started_at: str | None, end: str | None) -> int:
+
+def board_entry(row: Row) -> LeaderboardEntry:
+    """The protocol's entry of a board's row (its stored JSON as :meth:`Standing.entry_json`
+    wrote it); a player the board has no name for is shown under their id."""
+    read = _decode_entry(row.entry)
+    read.rank, read.player_id, read.name = row.rank, row.player_id, row.name or row.player_id
+    return read
+
+
+def duration_ms(started_at: datetime | None, end: datetime | None) -> int:
     """From the first command to the end, in whole ms (no float), as GameService.stats counts it."""
     if not started_at or not end:
         return 0
-    return max(0, (parse_rfc3339(end) - parse_rfc3339(started_at)) // _ONE_MS)
+    return max(0, (end - started_at) // _ONE_MS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,17 +113,17 @@ class Standing:
 
     @classmethod
     def of(cls, *, player_id: str, game_id: str, seq: int, status: str, foundation_cards: int,
-           moves: int, started_at: str | None, last_at: str | None, finished_at: str | None,
-           day_end_ms: int) -> Standing:
-        """The standing of a game from its stats; a game not final stands as it is at its
-        day's end."""
+           moves: int, started_at: datetime | None, last_at: datetime | None,
+           finished_at: datetime | None, day_end_ms: int) -> Standing:
+        """The standing of a game from its meta (``Games.attempts``); a game not final
+        stands as it is at its day's end."""
         final = status in ("won", "resigned")
         finished = finished_at if final else None
         return cls(player_id=player_id, game_id=game_id, seq=seq, status=status,
                    foundation_cards=foundation_cards, moves=moves,
                    duration_ms=duration_ms(started_at, finished_at or last_at),
-                   finished_at=finished,
-                   finish_ms=epoch_ms(parse_rfc3339(finished)) if finished else day_end_ms)
+                   finished_at=rfc3339(finished) if finished else None,
+                   finish_ms=epoch_ms(finished) if finished else day_end_ms)
 
     @classmethod
     def from_stats(cls, player_id: str, game_id: str, seq: int, status: str, stats: Stats,

@@ -22,25 +22,23 @@ import re
 import secrets
 import time
 from dataclasses import dataclass
-from datetime import date, timedelta
-from typing import cast
+from datetime import timedelta
 
 import msgspec
 
-from protocol.daily import Leaderboard, LeaderboardEntry, MyEntry
-from protocol.fields import rfc3339
+from protocol.daily import Leaderboard, MyEntry
 from service.clock import Clock
 from service.daily.challenge import Day, epoch_ms, today
 from service.daily.deals import DailyDeals
 from service.daily.periodic import Periodic
-from service.daily.ranking import Standing
+from service.daily.ranking import Standing, board_entry
 from service.engine import VARIANTS, Game, Status
 from service.errors import ApiError
-from service.games import GameService, Loaded, new_game_id
+from service.games import DailyTags, GameService, Loaded, new_game_id
 from service.settings import Settings
-from service.store import meta as fields
 from service.store.daily import KEY_LEN, PLAYER_ID_PATTERN, DailyStore, Page, Record
 from service.store.errors import GameExists, StoreError
+from service.store.meta import DailyTag
 
 log = logging.getLogger("service.daily")
 
@@ -109,13 +107,13 @@ class DailyService:
             raise ApiError("conflict", f"you have used your {n} ranked {attempts} "
                            f"at the {variant} challenge of {day.iso}",
                            {"date": day.iso, "variant": variant, "game_ids": used})
-        ends = rfc3339(day.ends_at)
+        ends = day.ends_at
         try:
             return await self.games.create(
                 player, variant, seed, None, public=False, seed_secret=True,
                 game_id=game_id,
-                extra={fields.DAILY: f"{day.iso}/{variant}", fields.READABLE_FROM: ends,
-                       fields.SEED_FROM: ends, fields.CLOSES_AT: ends},
+                daily=DailyTags(DailyTag(day.date, variant), readable_from=ends, seed_from=ends,
+                                closes_at=ends),
             )
         except (StoreError, GameExists):
             # Give the attempt back; if even that fails, the day's end skips a game that does
@@ -126,16 +124,15 @@ class DailyService:
 
     async def on_final(self, loaded: Loaded) -> None:
         """GameService hook: a daily attempt that became won or resigned takes its place."""
-        tag = loaded.meta.extra.get(fields.DAILY)
-        if not tag or not loaded.game.status.is_final:
+        tag = loaded.meta.daily
+        if tag is None or not loaded.game.status.is_final:
             return  # not an attempt, or lost (undo may still save it): ranked at the day's end
-        iso, _, variant = tag.partition("/")
-        day = Day(date.fromisoformat(iso))
+        day, variant = Day(tag.date), tag.variant
         standing = Standing.from_stats(loaded.owner, loaded.game_id, loaded.seq,
                                        loaded.game.status.value, self.games.stats(loaded),
                                        epoch_ms(day.ends_at))
         name = (await self.store.names([loaded.owner]))[loaded.owner]
-        await self.store.record(iso, variant, [_record(standing, name)], self.keep_s(day))
+        await self.store.record(day.iso, variant, [_record(standing, name)], self.keep_s(day))
 
     async def renamed(self, player: str, name: str) -> int:
         """Show the player's new name on every board they are on (the days still kept)."""
@@ -224,22 +221,23 @@ class DailyService:
         stale = False
         current = page.current_name
         if (me is not None and current is not None and page.me is not None
-                and page.my_name != current):
+                and page.me.name != current):
             stale = True
-            if page.my_name is None:
-                await self.store.rename(me, current.decode(), [(day.iso, variant)])
+            if page.me.name is None:
+                await self.store.rename(me, current, [(day.iso, variant)])
             else:
-                await self.renamed(me, current.decode())
+                await self.renamed(me, current)
         if page.missing:  # entries written without a name: their players' own, from now on
             for pid, name in (await self.store.names(page.missing)).items():
                 await self.store.rename(pid, name, [(day.iso, variant)])
             stale = True
         if stale:
             page = await self._page(day, variant, after, limit, me, False)
-        # The store renders the entries as JSON, ready to send (one ZRANGE, nothing decoded):
-        # they go into the Leaderboard as msgspec.Raw, spliced by the encoder.
-        entries = cast(list[LeaderboardEntry], msgspec.Raw(b"[" + page.entries + b"]"))
-        mine = cast(MyEntry, msgspec.Raw(page.me)) if page.me else None
+        entries = [board_entry(row) for row in page.entries]
+        mine = None
+        if page.me is not None:
+            mine = MyEntry(**msgspec.structs.asdict(board_entry(page.me)),
+                           around=[board_entry(row) for row in page.around])
         cursor = encode_cursor(page.last) if page.more and page.last else None
         return Leaderboard(entries=entries, next_cursor=cursor, me=mine)
 

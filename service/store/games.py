@@ -31,7 +31,8 @@ import logging
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from service.store import keys
 from service.store import meta as mf
@@ -58,78 +59,60 @@ _AUTO_ID_PREFIX = "~"
 
 @dataclass(frozen=True, slots=True)
 class GameMeta:
-    """What the store keeps about a game besides its log.
+    """What the store keeps about a game besides its log: each field of the meta
+    catalogue (service/store/meta.py) is the attribute of the same name, of its kind's
+    type, but for ``create_id`` (the create script's own). None: not in the hash.
 
-    ``options`` is JSON text, ``created_at`` an RFC 3339 UTC string; both are
-    opaque here. ``extra`` holds the other fields of the catalogue (service/store/meta.py:
-    a daily attempt's tags, the counters each command changes), as stored.
+    The fields each command changes (``moves`` .. ``finished_at``, ``hash``) and
+    ``hints`` are as they were when the meta was read: ``Games.append`` and the
+    solver's store change them in the hash, not here.
     """
 
     variant: str
     seed: int
     owner: str
     rules_version: str
-    created_at: str
-    options: str = "{}"
+    created_at: datetime
+    options: dict[str, Any] = field(default_factory=dict)  # the variant's options
     status: str = "playing"
     public: bool = False
     seq: int = 0
-    extra: Mapping[str, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        _check_extra(self.extra)
+    seed_secret: bool = False
+    # a daily attempt's tags
+    daily: mf.DailyTag | None = None
+    readable_from: datetime | None = None
+    seed_from: datetime | None = None
+    closes_at: datetime | None = None
+    # changed by each command, with its event
+    moves: int | None = None
+    foundation_cards: int | None = None
+    started_at: datetime | None = None
+    last_at: datetime | None = None
+    finished_at: datetime | None = None
+    hash: str | None = None
+    # beside the log
+    hints: int | None = None
 
     def to_fields(self) -> dict[str, str]:
-        """The hash fields, every value a string."""
-        fields = {
-            mf.VARIANT: self.variant,
-            mf.OPTIONS: self.options,
-            mf.SEED: str(self.seed),
-            mf.OWNER: self.owner,
-            mf.RULES_VERSION: self.rules_version,
-            mf.CREATED_AT: self.created_at,
-            mf.STATUS: self.status,
-            mf.PUBLIC: "1" if self.public else "0",
-            mf.SEQ: str(self.seq),
-        }
-        fields.update(self.extra)
-        return fields
+        """The hash fields (those not None), every value as text."""
+        return mf.to_texts({name: value for name in _ATTRIBUTES
+                            if (value := getattr(self, name)) is not None})
 
     @classmethod
     def from_fields(cls, raw: Mapping[bytes, bytes] | Mapping[str, str]) -> GameMeta:
-        """Inverse of :meth:`to_fields` (accepts the bytes a Redis hash returns)."""
-        f = {
-            (k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
-            for k, v in raw.items()
-        }
+        """Inverse of :meth:`to_fields` (accepts the bytes a Redis hash returns); fields
+        outside the catalogue are left out."""
+        f = {(k.decode() if isinstance(k, bytes) else k): v for k, v in raw.items()}
         try:
-            return cls(
-                variant=f[mf.VARIANT],
-                seed=int(f[mf.SEED]),
-                owner=f[mf.OWNER],
-                rules_version=f[mf.RULES_VERSION],
-                created_at=f[mf.CREATED_AT],
-                options=f.get(mf.OPTIONS, "{}"),
-                status=f.get(mf.STATUS, "playing"),
-                public=f.get(mf.PUBLIC) == "1",
-                seq=int(f.get(mf.SEQ, "0")),
-                extra={k: v for k, v in f.items() if k in mf.NAMES and k not in mf.CORE},
-            )
-        except (KeyError, ValueError) as exc:
+            return cls(**{name: mf.from_text(name, f[name]) for name in _ATTRIBUTES if name in f})
+        except (TypeError, ValueError) as exc:  # a required field missing, a value malformed
             raise StoreError(f"malformed game metadata ({exc!r}): {f!r}") from None
 
     def replace(self, **changes: object) -> GameMeta:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
 
-def _check_extra(fields: Mapping[str, str]) -> None:
-    clash = mf.CORE.intersection(fields)
-    if clash:
-        raise ValueError(f"GameMeta.extra may not set the fields GameMeta holds: {sorted(clash)}")
-    unknown = set(fields) - mf.NAMES
-    if unknown:
-        raise ValueError(f"not a meta field of the catalogue (service/store/meta.py): "
-                         f"{sorted(unknown)}")
+_ATTRIBUTES = tuple(f.name for f in dataclasses.fields(GameMeta))
 
 
 class Attempt(NamedTuple):
@@ -140,9 +123,9 @@ class Attempt(NamedTuple):
     status: str
     moves: int
     foundation_cards: int | None  # None: no command yet
-    started_at: str | None
-    last_at: str | None
-    finished_at: str | None
+    started_at: datetime | None
+    last_at: datetime | None
+    finished_at: datetime | None
 
 
 class LoadedGame(NamedTuple):
@@ -229,8 +212,7 @@ class Games:
     async def create(self, game_id: str, meta: GameMeta, ttl_s: int | None) -> None:
         """Store a new game at seq 0 (``meta.seq`` is ignored); raise :class:`GameExists`
         if the id is taken. ``ttl_s=None``: kept until deleted."""
-        fields = meta.to_fields()
-        fields[mf.SEQ] = "0"
+        fields = meta.replace(seq=0).to_fields()
         args: list[str] = [str(ttl_s or 0), secrets.token_urlsafe(12)]
         for name, value in fields.items():
             args += (name, value)
@@ -370,12 +352,11 @@ class Games:
             if not reply:
                 out.append(None)
                 continue
-            f = dict(zip(mf.ATTEMPT, (v.decode() if v is not None else None for v in reply),
-                         strict=True))
-            fc = f[mf.FOUNDATION_CARDS]
-            out.append(Attempt(owner=f[mf.OWNER] or "", seq=int(f[mf.SEQ] or 0),
-                               status=f[mf.STATUS] or "", moves=int(f[mf.MOVES] or 0),
-                               foundation_cards=int(fc) if fc is not None else None,
+            f = {name: mf.from_text(name, raw) if raw is not None else None
+                 for name, raw in zip(mf.ATTEMPT, reply, strict=True)}
+            out.append(Attempt(owner=f[mf.OWNER] or "", seq=f[mf.SEQ] or 0,
+                               status=f[mf.STATUS] or "", moves=f[mf.MOVES] or 0,
+                               foundation_cards=f[mf.FOUNDATION_CARDS],
                                started_at=f[mf.STARTED_AT], last_at=f[mf.LAST_AT],
                                finished_at=f[mf.FINISHED_AT]))
         return out

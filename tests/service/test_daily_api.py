@@ -6,7 +6,7 @@ import asyncio
 import itertools
 import random
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from service.store import GameMeta, keys
 from service.store.connection import RedisConn
 from service.store.daily import DailyStore, Record
 from service.store.games import Games
+from service.store.meta import DailyTag
 from service.store.solver import ChosenDeal, SolverStore
 from tests.live import running_service, settings_for_test
 from tests.service.daily_helpers import (
@@ -473,7 +474,8 @@ async def test_day_rollover_ranks_open_attempts_reveals_the_seed_and_opens_the_n
             await conn.execute("EXISTS", "warm-up")
             store = DailyStore(conn)
             meta = GameMeta(variant=VARIANT, seed=SEED, owner="p_lost", rules_version="1",
-                            created_at=f"{D}T10:00:00.000Z", extra={"daily": f"{D}/{VARIANT}"})
+                            created_at=datetime.combine(DAY, time(10), UTC),
+                            daily=DailyTag(DAY, VARIANT))
             await Games(conn).create("g_lost", meta, 3600)
             await Games(conn).append("g_lost", 0, "c", b"{}", {
                 "status": "lost", "moves": "1", "foundation_cards": "3",
@@ -564,6 +566,7 @@ async def test_a_ranked_attempt_refuses_hints(api: Api) -> None:
     game = (await api.attempt(token))["game_id"]
     err = await api.call("POST", f"/v1/games/{game}/hint", token, 403)
     assert err["error"]["code"] == "forbidden" and "daily" in err["error"]["message"]
+    assert err["error"]["details"]["daily"] == f"{D}/{VARIANT}"  # the attempt's challenge
     assert (await api.call("GET", f"/v1/games/{game}", token))["stats"]["hints"] == 0
 
 
@@ -575,6 +578,7 @@ async def test_an_attempts_solution_is_shown_once_the_day_is_over(
     await api.command(token, game, {"type": "resign"})
     err = await api.call("GET", f"/v1/games/{game}/solution", token, 403)
     assert err["error"]["code"] == "forbidden" and "day is over" in err["error"]["message"]
+    assert err["error"]["details"]["available_at"] == f"{NEXT}T00:00:00.000Z"
     clock.set(NEXT_DAY)
     solution = await api.call("GET", f"/v1/games/{game}/solution", token)
     assert solution["result"] == "won"

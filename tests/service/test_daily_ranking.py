@@ -10,12 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from protocol.codec import decode_query
-from protocol.daily import DailyQuery
+from protocol.daily import DailyQuery, LeaderboardEntry
 from service.daily.challenge import Day, Seeds, challenge_body, epoch_ms, parse_date
-from service.daily.ranking import Standing, duration_ms
+from service.daily.ranking import Standing, board_entry, duration_ms
 from service.daily.service import decode_cursor, encode_cursor
 from service.errors import ApiError
-from service.store.daily import KEY_LEN
+from service.store.daily import KEY_LEN, Row
 
 SECRET = b"test-secret-0123456789abcdef"
 
@@ -25,6 +25,11 @@ def standing(player: str = "p_a", *, won: bool = False, fc: int = 0, duration: i
     return Standing(player_id=player, game_id="g_" + player, seq=1,
                     status="won" if won else "resigned", foundation_cards=fc, moves=moves,
                     duration_ms=duration, finished_at=None, finish_ms=finish_ms)
+
+
+def at(clock_time: str) -> datetime:
+    """That time of 2026-11-29 (UTC)."""
+    return datetime.fromisoformat(f"2026-11-29T{clock_time}Z")
 
 
 def spec_order(s: Standing) -> tuple[object, ...]:
@@ -141,16 +146,34 @@ def test_the_sort_key_is_as_long_as_the_store_reads_it_even_at_its_limits() -> N
 
 def test_an_attempt_not_final_stands_as_it_was_at_the_day_end() -> None:
     s = Standing.of(player_id="p_a", game_id="g_a", seq=7, status="lost", foundation_cards=12,
-                    moves=7, started_at="2026-11-29T10:00:00.000Z",
-                    last_at="2026-11-29T10:01:30.250Z",
+                    moves=7, started_at=at("10:00:00.000"), last_at=at("10:01:30.250"),
                     finished_at=None, day_end_ms=epoch_ms(Day(date(2026, 11, 29)).ends_at))
     assert (s.duration_ms, s.finished_at, s.won) == (90_250, None, False)
     assert s.finish_ms == epoch_ms(datetime(2026, 11, 30, tzinfo=UTC))
 
 
+def test_an_entry_read_back_is_the_protocols_entry_field_for_field() -> None:
+    s = Standing.of(player_id="p_a", game_id="g_a", seq=9, status="won", foundation_cards=52,
+                    moves=88, started_at=at("10:00:00.000"), last_at=None,
+                    finished_at=at("10:03:00.500"), day_end_ms=0)
+    read = board_entry(Row(3, "p_a", "Annie", s.entry_json()))
+    expected = LeaderboardEntry(rank=3, player_id="p_a", name="Annie", game_id="g_a",
+                                status="won", won=True, foundation_cards=52, moves=88,
+                                duration_ms=180_500, finished_at="2026-11-29T10:03:00.500Z")
+    assert isinstance(read, LeaderboardEntry)
+    assert msgspec.json.encode(read) == msgspec.json.encode(expected)  # keys in the same order
+    # and what it encodes passes the protocol's own checks
+    assert msgspec.json.decode(msgspec.json.encode(read), type=LeaderboardEntry) == expected
+
+
+def test_an_entry_the_board_has_no_name_for_shows_the_player_id() -> None:
+    read = board_entry(Row(1, "p_b", None, standing("p_b").entry_json()))
+    assert (read.player_id, read.name) == ("p_b", "p_b")
+
+
 def test_a_duration_is_counted_in_whole_milliseconds_without_float_rounding() -> None:
-    assert duration_ms("2026-11-29T10:00:00.000Z", "2026-11-29T10:00:04.350Z") == 4350
-    assert duration_ms("2026-11-29T10:00:00.000Z", None) == 0
+    assert duration_ms(at("10:00:00.000"), at("10:00:04.350")) == 4350
+    assert duration_ms(at("10:00:00.000"), None) == 0
 
 
 # --- cursors -----------------------------------------------------------------------------------

@@ -5,14 +5,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
-import json
 import random
+from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
 import pytest
 from redis.crc import key_slot
 
-from service.daily.ranking import Standing
+from service.daily.ranking import Standing, board_entry
 from service.store import GameMeta, keys
 from service.store.daily import DailyStore, Page, Record
 from service.store.games import Attempt
@@ -46,15 +47,17 @@ async def write(daily: DailyStore, *standings: Standing) -> int:
 
 
 def entries(page: Page | None) -> list[dict[str, Any]]:
+    """The page's entries as the service sends them."""
     assert page is not None
-    rows: list[dict[str, Any]] = json.loads(b"[" + page.entries + b"]")
-    assert len(rows) == page.count
-    return rows
+    return [msgspec.to_builtins(board_entry(row)) for row in page.entries]
 
 
 def me(page: Page | None) -> dict[str, Any] | None:
     assert page is not None
-    return None if page.me is None else json.loads(page.me)
+    if page.me is None:
+        return None
+    return {**msgspec.to_builtins(board_entry(page.me)),
+            "around": [msgspec.to_builtins(board_entry(row)) for row in page.around]}
 
 
 async def read(
@@ -298,9 +301,8 @@ async def test_every_key_of_a_challenge_expires(daily: DailyStore, store: Store)
 
 async def test_attempts_read_games_across_slots_and_keep_open_ones(
         daily: DailyStore, store: Store) -> None:
-    base = GameMeta(
-        variant="gate", seed=1, owner="p_a", rules_version="1", created_at="2026-11-29T10:00:00Z"
-    )
+    base = GameMeta(variant="gate", seed=1, owner="p_a", rules_version="1",
+                    created_at=datetime(2026, 11, 29, 10, tzinfo=UTC))
     ids = [f"g_{i}" for i in range(12)]
     for i, gid in enumerate(ids):
         await store.games.create(gid, base.replace(owner=f"p_{i}"), ttl_s=100)
@@ -320,9 +322,9 @@ async def test_attempts_read_games_across_slots_and_keep_open_ones(
     )
     states = await store.games.attempts([*ids, "g_missing"], 5000, ["won", "resigned"])
     assert states[-1] is None
+    first = datetime(2026, 11, 29, 10, 0, 1, tzinfo=UTC)
     assert states[0] == Attempt(owner="p_0", seq=1, status="lost", moves=1, foundation_cards=3,
-                                started_at="2026-11-29T10:00:01.000Z",
-                                last_at="2026-11-29T10:00:01.000Z", finished_at=None)
+                                started_at=first, last_at=first, finished_at=None)
     assert [s.owner for s in states[1:-1] if s] == [f"p_{i}" for i in range(1, 12)]
     assert 100 < await store.redis.execute("TTL", keys.game_meta("g_0")) <= 5000
 

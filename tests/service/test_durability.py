@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from service.store.embedded import EmbeddedServer, appendfsync_for
 from tests.stores import Store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
-                created_at="2026-01-02T03:04:05Z")
+                created_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
 
 
 def test_durability_is_a_setting_with_three_honest_levels() -> None:

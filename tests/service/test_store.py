@@ -3,23 +3,32 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, date, datetime
+from typing import get_args, get_origin, get_type_hints
 
 import pytest
 
-from service.store import Conflict, Duplicate, GameExists, GameMeta, NotFound, keys
+from service.store import Conflict, Duplicate, GameExists, GameMeta, NotFound, StoreError, keys
+from service.store import meta as fields
+from service.store.meta import DailyTag
 from tests.stores import Store
+
+CREATED = datetime(2026, 1, 2, 3, 4, 5, 678_000, tzinfo=UTC)
+DAY_END = datetime(2026, 1, 3, tzinfo=UTC)
+CHALLENGE = DailyTag(date(2026, 1, 2), "gilbert")
 
 
 def meta(**changes: object) -> GameMeta:
     base = GameMeta(variant="gilbert", seed=1234, owner="p_owner", rules_version="1",
-                    created_at="2026-01-02T03:04:05Z", options='{"draw":3}')
+                    created_at=CREATED, options={"draw": 3})
     return base.replace(**changes)
 
 
 async def test_a_created_game_loads_with_its_metadata_at_seq_0(store: Store) -> None:
-    await store.games.create("g1", meta(public=True, extra={"daily": "2026-01-02"}), ttl_s=3600)
+    await store.games.create("g1", meta(public=True, daily=CHALLENGE, closes_at=DAY_END),
+                             ttl_s=3600)
     loaded = await store.games.load("g1")
-    assert loaded.meta == meta(public=True, extra={"daily": "2026-01-02"})
+    assert loaded.meta == meta(public=True, daily=CHALLENGE, closes_at=DAY_END)
     assert loaded.meta.seq == 0
     assert (loaded.snapshot, loaded.snapshot_seq, loaded.events) == (None, 0, [])
     assert (await store.games.load("g1")).meta == loaded.meta
@@ -60,11 +69,12 @@ async def test_append_returns_the_next_seq_and_the_log_keeps_the_events_in_order
 async def test_append_sets_the_meta_updates_with_the_event(store: Store) -> None:
     await store.games.create("g1", meta(), ttl_s=3600)
     await store.games.append(
-        "g1", 0, None, b"e1", {"status": "won", "finished_at": "2026-01-02T04:00:00Z"}
+        "g1", 0, None, b"e1", {"status": "won", "finished_at": "2026-01-02T04:00:00.000Z"}
     )
     got = (await store.games.load("g1")).meta
     assert got.status == "won"
-    assert got.extra == {"finished_at": "2026-01-02T04:00:00Z"}
+    assert got.finished_at == datetime(2026, 1, 2, 4, tzinfo=UTC)
+    assert (got.moves, got.started_at, got.hints) == (None, None, None)  # never written
     with pytest.raises(ValueError):
         await store.games.append("g1", 1, None, b"e2", {"seq": "7"})
 
@@ -173,14 +183,43 @@ async def test_ping_answers_when_the_store_is_up(store: Store) -> None:
     await store.ping()
 
 
-def test_game_meta_refuses_extra_fields_named_like_its_own_or_not_in_the_catalogue() -> None:
-    with pytest.raises(ValueError):
-        meta(extra={"status": "won"})
-    with pytest.raises(ValueError, match="catalogue"):
-        meta(extra={"tag": "x"})
+def test_game_meta_has_an_attribute_of_its_kinds_type_for_each_field_of_the_catalogue() -> None:
+    hints = get_type_hints(GameMeta)
+    assert set(hints) == fields.NAMES - fields.STORE_ONLY
+    for name, hint in hints.items():
+        types = {get_origin(t) or t for t in (hint, *get_args(hint))}  # X | None, dict[...]
+        assert fields.BY_NAME[name].kind.type in types, (name, hint)
 
 
 def test_game_meta_round_trips_through_its_hash_fields() -> None:
-    original = meta(public=True, seq=7, status="resigned", extra={"daily": "2026-01-02/gilbert"})
+    original = meta(public=True, seq=7, status="resigned", seed_secret=True, daily=CHALLENGE,
+                    readable_from=DAY_END, seed_from=DAY_END, closes_at=DAY_END, moves=12,
+                    foundation_cards=5, started_at=CREATED, last_at=CREATED,
+                    finished_at=CREATED, hash="0123456789abcdef", hints=2)
     raw = {k.encode(): v.encode() for k, v in original.to_fields().items()}
     assert GameMeta.from_fields(raw) == original
+    assert raw[b"daily"] == b"2026-01-02/gilbert" and raw[b"public"] == b"1"
+    assert raw[b"created_at"] == b"2026-01-02T03:04:05.678Z"
+    assert raw[b"options"] == b'{"draw":3}'
+
+
+def test_a_meta_value_not_of_its_fields_type_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="'moves' holds int"):
+        meta(moves="12").to_fields()
+    with pytest.raises(ValueError, match="'public' holds bool"):
+        fields.to_texts({fields.PUBLIC: 1})
+    with pytest.raises(ValueError, match="'moves' holds int"):
+        fields.to_texts({fields.MOVES: True})
+    with pytest.raises(ValueError, match="catalogue"):
+        fields.to_texts({"tag": "x"})
+
+
+def test_a_malformed_meta_hash_is_a_store_error_that_shows_it() -> None:
+    raw = meta().to_fields()
+    with pytest.raises(StoreError, match="closes_at"):
+        GameMeta.from_fields({**raw, "closes_at": "tomorrow"})
+    with pytest.raises(StoreError, match="daily"):
+        GameMeta.from_fields({**raw, "daily": "2026-01-02"})
+    del raw["owner"]
+    with pytest.raises(StoreError, match="owner"):
+        GameMeta.from_fields(raw)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
 
 import pytest
 
@@ -16,7 +17,7 @@ from tests.service.listening import listen
 from tests.stores import Store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
-                created_at="2026-01-02T03:04:05Z")
+                created_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
 
 
 async def every_call(store: Store) -> list[Callable[[], Awaitable[object]]]:

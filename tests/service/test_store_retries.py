@@ -22,15 +22,15 @@ from typing import Any
 import aiohttp
 import pytest
 
-from protocol.fields import rfc3339
 from service.clock import FakeClock
 from service.errors import to_api_error
-from service.games import GameService, Loaded
+from service.games import DailyTags, GameService, Loaded
 from service.metrics import Metrics
 from service.store import GameMeta, Inconsistent, keys
 from service.store.daily import _RESERVE, DailyStore
 from service.store.embedded import EmbeddedServer
 from service.store.games import _APPEND, _CREATE, Games
+from service.store.meta import DailyTag
 from service.store.ratelimit import _GCRA
 from tests.live import settings_for_test
 from tests.lost_replies import LostReplies
@@ -38,7 +38,7 @@ from tests.service.helpers import Api, connect, new_command_id, running_app
 from tests.stores import Store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
-                created_at="2026-01-02T03:04:05Z")
+                created_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
 
 
 @pytest.fixture
@@ -221,9 +221,10 @@ async def test_a_resend_on_a_closed_attempt_gets_its_first_result_and_a_new_comm
     games, settings, clock = service_parts
     service = GameService(games, settings, clock, Metrics())
     closes = clock.now() + timedelta(hours=1)
-    created = await service.create(
-        "p1", "gilbert", 3, None, False, extra={"closes_at": rfc3339(closes)}
-    )
+    hidden = closes + timedelta(hours=1)  # from others, still, when the command comes
+    tags = DailyTags(DailyTag(closes.date(), "gilbert"), readable_from=hidden, seed_from=hidden,
+                     closes_at=closes)
+    created = await service.create("p1", "gilbert", 3, None, False, daily=tags)
     seq, event = await service.command(created.game_id, "p1", {"type": "draw"}, None, "c1")
     clock.set(closes + timedelta(seconds=1))
     assert await service.command(created.game_id, "p1", {"type": "draw"}, None, "c1") == (

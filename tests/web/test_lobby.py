@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from protocol.fields import PLAYER_NAME_MAX
+from service.engine.game import MAX_SEED
 from tests.live import ServiceProcess
 from tests.web.helpers import GamePage, Service, expect, http, wait_daily
 
@@ -31,10 +33,23 @@ def test_a_bad_deal_number_is_refused_before_anything_is_sent(
         service: ServiceProcess, context: BrowserContext) -> None:
     page = GamePage(context.new_page(), service.url).open()
     page.create_player()
-    page.page.fill("#seed", "-3")
-    page.page.click("#start")
-    expect(page.page.locator("#lobby-message")).to_contain_text("whole number")
-    assert page.page.evaluate("location.hash") == ""
+    for bad in ("-3", str(MAX_SEED)):  # the engine's limit, as the client has it
+        page.page.fill("#seed", bad)
+        page.page.click("#start")
+        expect(page.page.locator("#lobby-message")).to_have_text(
+            f"A deal number is a whole number from 0 to {MAX_SEED - 1}.")
+        assert page.page.evaluate("location.hash") == ""
+    page.start_game("gilbert", MAX_SEED - 1)  # the largest seed is dealt
+    expect(page.page.locator("#deal")).to_have_text(f"Deal #{MAX_SEED - 1}")
+
+
+def test_a_name_field_takes_as_many_characters_as_a_name_may_have(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    page = GamePage(context.new_page(), service.url).open()
+    name = page.page.locator("#player-name")
+    expect(name).to_have_attribute("maxlength", str(PLAYER_NAME_MAX))
+    page.create_player("N" * PLAYER_NAME_MAX)  # the longest name is accepted
+    expect(page.page.locator("#who")).to_have_text("N" * PLAYER_NAME_MAX)
 
 
 def test_recent_games_are_listed_and_resume(
