@@ -27,9 +27,6 @@ class CloseCode(enum.IntEnum):
     TRY_AGAIN_LATER = 1013  # too slow, the store is unreachable, or a limit: reconnect (with since)
 
 
-# Close code of a refused hello (unknown or private game, bad token).
-
-
 # --- client -> server ---------------------------------------------------------
 
 
