@@ -20,6 +20,8 @@ Clients:
 from __future__ import annotations
 
 import contextlib
+import gc
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,25 @@ from service.settings import Settings
 from service.store.embedded import EmbeddedServer
 from tests.redis_servers import LocalCluster, flush
 from tests.stores import Store, open_store
+
+# -- leaks --------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _no_leak_outlives_its_module() -> Iterator[None]:
+    """A socket or transport left unclosed by a test is found when the garbage
+    collector frees it, which may be many tests later, and pytest then fails
+    whatever test was running (it once failed a solver test, which opens no socket).
+    Collecting at the end of each module makes the module that leaked the one
+    that fails, and names what leaked."""
+    yield
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        gc.collect()
+    leaks = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+    if leaks:
+        pytest.fail("left unclosed by a test of this module: " + "; ".join(leaks), pytrace=False)
+
 
 # -- servers ------------------------------------------------------------------
 
