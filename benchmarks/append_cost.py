@@ -1,0 +1,128 @@
+"""What ``Games.append`` costs the service's process per call (not a test: it prints figures).
+
+Appends ``--appends`` events of the service's shape (a diff message of about 300 B, the
+meta updates a command makes, a snapshot every 50th event) to ``--games`` games, each
+game's appends one after the other and the games concurrently (``--concurrency``), against
+a private valkey-server started like the tests' (``EmbeddedServer``). It prints the
+process's CPU time (``time.process_time``: user + system) per append, and the arguments
+of one append command as redis-py sends them (``EVALSHA``, the sha and numkeys included).
+
+    python benchmarks/append_cost.py                       # uvloop + hiredis if importable
+    PYTHONPATH=benchmarks/noaccel python benchmarks/append_cost.py   # both off
+    python benchmarks/append_cost.py --root /tmp/base      # another checkout's store
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+
+
+def _event(seq: int) -> bytes:
+    """About 300 B, like a stored diff message."""
+    return (b'{"type":"diff","seq":%d,"command":{"type":"move","from":"tableau.3","to":'
+            b'"foundation.1","count":1},"ops":[{"pile":"tableau.3","op":"pop","n":1},'
+            b'{"pile":"foundation.1","op":"push","cards":["7h"]}],"status":"playing",'
+            b'"stats":{"moves":%d,"foundation_cards":12,"started_at":"2026-12-01T18:00:00.000Z",'
+            b'"finished_at":null,"duration_ms":51000,"hints":0},"at":"2026-12-01T18:00:51.000Z",'
+            b'"hash":"0123456789abcdef"}' % (seq, seq))
+
+
+def _updates(seq: int) -> dict[str, str]:
+    """The meta updates of one command (service/games.py ``_append``)."""
+    updates = {"status": "playing", "moves": str(seq), "foundation_cards": "12",
+               "last_at": "2026-12-01T18:00:51.000Z"}
+    if seq == 1:
+        updates["started_at"] = "2026-12-01T18:00:51.000Z"
+    updates["hash"] = "0123456789abcdef"
+    return updates
+
+
+async def _measure(url: str, args: argparse.Namespace, run: int) -> tuple[float, list[int]]:
+    from service.settings import Settings
+    from service.store.connection import RedisConn
+    from service.store.games import GameMeta, Games
+
+    settings = Settings(redis_url=url, durability=args.durability)
+    redis = RedisConn(settings, url)
+    games = Games(redis)
+    sizes: list[int] = []
+    execute = redis.execute
+
+    async def counting(*call: Any) -> Any:
+        if call[0] in ("EVALSHA", "EVAL"):
+            sizes.append(len(call))
+        return await execute(*call)
+
+    ids = [f"bench-{run}-{i}" for i in range(args.games)]
+    meta = GameMeta(variant="klondike", seed=1, owner="p_bench", rules_version="1",
+                    created_at="2026-12-01T18:00:00.000Z")
+    for game_id in ids:
+        await games.create(game_id, meta, ttl_s=3600)
+    per_game = args.appends // args.games
+    snapshot = b'{"piles":' + b"x" * 2000 + b"}"
+
+    async def play(game_id: str) -> None:
+        for seq in range(1, per_game + 1):
+            await games.append(game_id, seq - 1, f"{game_id}-c{seq}", _event(seq), _updates(seq),
+                               1_209_600, snapshot if seq % 50 == 0 else None)
+
+    redis.execute = counting  # type: ignore[method-assign]
+    await play(ids[0])  # warm up (the script cached, the connections open); not counted
+    sizes.clear()
+    rest = ids[1:]
+    started = time.process_time()
+    await asyncio.gather(*(play(game_id) for game_id in rest))
+    spent = time.process_time() - started
+    await redis.aclose()
+    return spent / (per_game * len(rest)), sizes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--appends", type=int, default=20_000)
+    parser.add_argument("--games", type=int, default=101, help="the first one warms up")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--durability", default="memory", choices=("memory", "local"))
+    parser.add_argument("--root", type=Path, default=HERE.parent,
+                        help="the checkout whose store is measured (e.g. a worktree of main)")
+    args = parser.parse_args()
+    sys.path.insert(0, str(args.root.resolve()))
+    from service.store.embedded import EmbeddedServer
+
+    try:
+        import uvloop
+    except ImportError:
+        uvloop = None  # type: ignore[assignment]
+    try:
+        import hiredis  # noqa: F401
+        has_hiredis = True
+    except ImportError:
+        has_hiredis = False
+    print(f"store: {sys.modules['service.store.embedded'].__file__.rsplit('/', 2)[0]}; "
+          f"uvloop {'on' if uvloop else 'off'}, hiredis {'on' if has_hiredis else 'off'}; "
+          f"durability {args.durability}; {args.appends} appends to {args.games - 1} games")
+    results = []
+    with tempfile.TemporaryDirectory() as data, EmbeddedServer(data) as server:
+        for run in range(args.runs):
+            coro = _measure(server.url, args, run)
+            per_call, sizes = uvloop.run(coro) if uvloop else asyncio.run(coro)
+            results.append(per_call)
+            counts = sorted(set(sizes))
+            print(f"run {run + 1}: {per_call * 1e6:.1f} µs of CPU per append; "
+                  f"arguments per append: {counts} (mean {statistics.mean(sizes):.1f})")
+    print(f"median of {args.runs}: {statistics.median(results) * 1e6:.1f} µs per append")
+
+
+if __name__ == "__main__":
+    main()
