@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
+import msgspec
+
 from service.store import keys
 from service.store import meta as mf
 from service.store.connection import RedisConn, Script
@@ -162,41 +164,51 @@ return {meta, from, snap[2], redis.call('LRANGE', KEYS[2], from, -1)}
 """)
 
 # KEYS: meta, events, cmds, snap, channel
-# ARGV: expected_seq, command_id ('' = none), event, ttl_s (0 = persist),
-#       has_snapshot ('0'/'1'), snapshot, publish ('p': PUBLISH, 's': SPUBLISH,
-#       '-': none, the caller publishes once durable), field, value, ...
+# ARGV: the call (a msgpack list: expected_seq, command_id ('' = none), ttl_s (0 = persist),
+#       publish ('p': PUBLISH, 's': SPUBLISH, '-': none, the caller publishes once durable),
+#       then the meta updates as field, value, ...), the event, and the snapshot when there
+#       is one. The call is one argument rather than one per value: redis-py's cost of a
+#       command grows with its arguments, and this is the service's most frequent command.
+#       The event and the snapshot stay arguments of their own: the scripts' cmsgpack
+#       decodes no msgpack bin, and as plain arguments they reach Lua uncopied.
 # Returns {0, new_seq} | {1} not found | {2, seq} duplicate | {3, seq} conflict.
 _APPEND = Script(mf.lua("""
+local call = cmsgpack.unpack(ARGV[1])
 local seq = redis.call('HGET', KEYS[1], '$seq')
 if not seq then return {1} end
-local cid = ARGV[2]
+local cid = call[2]
 if cid ~= '' then
   local first = redis.call('HGET', KEYS[3], cid)
   if first then return {2, tonumber(first)} end
 end
 seq = tonumber(seq)
-if seq ~= tonumber(ARGV[1]) then return {3, seq} end
+if seq ~= call[1] then return {3, seq} end
 local new = seq + 1
-redis.call('RPUSH', KEYS[2], ARGV[3])
-if #ARGV > 7 then
-  redis.call('HSET', KEYS[1], '$seq', new, unpack(ARGV, 8))
+redis.call('RPUSH', KEYS[2], ARGV[2])
+if #call > 4 then
+  redis.call('HSET', KEYS[1], '$seq', new, unpack(call, 5))
 else
   redis.call('HSET', KEYS[1], '$seq', new)
 end
 if cid ~= '' then redis.call('HSET', KEYS[3], cid, new) end
-if ARGV[5] == '1' then redis.call('HSET', KEYS[4], 'seq', new, 'data', ARGV[6]) end
-local ttl = tonumber(ARGV[4])
+if #ARGV > 2 then redis.call('HSET', KEYS[4], 'seq', new, 'data', ARGV[3]) end
+local ttl = call[3]
 for i = 1, 4 do
   if ttl > 0 then redis.call('EXPIRE', KEYS[i], ttl) else redis.call('PERSIST', KEYS[i]) end
 end
-local payload = new .. ' ' .. ARGV[3]
-if ARGV[7] == 's' then
-  redis.call('SPUBLISH', KEYS[5], payload)
-elseif ARGV[7] == 'p' then
-  redis.call('PUBLISH', KEYS[5], payload)
+local publish = call[4]
+if publish ~= '-' then
+  local payload = new .. ' ' .. ARGV[2]
+  if publish == 's' then
+    redis.call('SPUBLISH', KEYS[5], payload)
+  else
+    redis.call('PUBLISH', KEYS[5], payload)
+  end
 end
 return {0, new}
 """, seq=mf.SEQ))
+
+_pack = msgspec.msgpack.Encoder().encode
 
 
 def _append_keys(game_id: str) -> list[str]:
@@ -283,13 +295,12 @@ class Games:
             raise ValueError("command_id may not be empty")
         sharded = await self.redis.sharded_pubsub()
         deferred = self.redis.durability.need is not None  # published once durable
-        args: list[str | bytes | int] = [
-            expected_seq, cid, event, ttl_s or 0,
-            "1" if snapshot is not None else "0", snapshot if snapshot is not None else b"",
-            "-" if deferred else "s" if sharded else "p",
-        ]
-        for name, value in (meta_updates or {}).items():
-            args += (name, value)
+        call: list[str | int] = [expected_seq, cid, ttl_s or 0,
+                                 "-" if deferred else "s" if sharded else "p"]
+        if meta_updates:
+            for item in meta_updates.items():
+                call += item
+        args = [_pack(call), event] if snapshot is None else [_pack(call), event, snapshot]
         try:
             reply = await self.redis.run(_APPEND, _append_keys(game_id), args)
         except StoreUnavailable as exc:
