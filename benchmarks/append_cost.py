@@ -1,21 +1,27 @@
 """What ``Games.append`` costs the service's process per call (not a test: it prints figures).
 
 Appends ``--appends`` events of the service's shape (a diff message of about 300 B, the
-meta updates a command makes, a snapshot every 50th event) to ``--games`` games, each
-game's appends one after the other and the games concurrently (``--concurrency``), against
-a private valkey-server started like the tests' (``EmbeddedServer``). It prints the
-process's CPU time (``time.process_time``: user + system) per append, and the arguments
-of one append command as redis-py sends them (``EVALSHA``, the sha and numkeys included).
+meta updates a command makes, a snapshot every 50th event) to ``--games`` games (after
+as many to a first game, to warm up), each game's appends one after the other and the
+games concurrently, against a private valkey-server started like the tests'
+(``EmbeddedServer``). It prints the process's CPU time (``time.process_time``: user +
+system) per append, and the arguments of one append command as redis-py sends them
+(``EVALSHA``, the sha and numkeys included). With ``--listen``, this process also
+listens to every game through its fan-out hub (as the service does while a socket is
+open on the game), and the clock stops once every event has reached its listener and
+every published copy has been read: the figure then includes the fan-out's part.
 
     python benchmarks/append_cost.py                       # uvloop + hiredis if importable
     PYTHONPATH=benchmarks/noaccel python benchmarks/append_cost.py   # both off
     python benchmarks/append_cost.py --root /tmp/base      # another checkout's store
+    python benchmarks/append_cost.py --listen              # and a listener per game
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
 import sys
 import tempfile
@@ -48,12 +54,18 @@ def _updates(seq: int) -> dict[str, str]:
 
 async def _measure(url: str, args: argparse.Namespace, run: int) -> tuple[float, list[int]]:
     from service.settings import Settings
+    from service.store import keys
     from service.store.connection import RedisConn
+    from service.store.fanout import Hub, Published
     from service.store.games import GameMeta, Games
 
     settings = Settings(redis_url=url, durability=args.durability)
     redis = RedisConn(settings, url)
-    games = Games(redis)
+    hub = Hub(redis)
+    try:
+        games = Games(redis, hub)  # type: ignore[call-arg,unused-ignore]
+    except TypeError:  # a checkout whose store does not give the hub its own events
+        games = Games(redis)
     sizes: list[int] = []
     execute = redis.execute
 
@@ -62,7 +74,7 @@ async def _measure(url: str, args: argparse.Namespace, run: int) -> tuple[float,
             sizes.append(len(call))
         return await execute(*call)
 
-    ids = [f"bench-{run}-{i}" for i in range(args.games)]
+    ids = [f"bench-{run}-{i}" for i in range(args.games + 1)]  # the first: warm-up
     meta = GameMeta(variant="klondike", seed=1, owner="p_bench", rules_version="1",
                     created_at="2026-12-01T18:00:00.000Z")
     for game_id in ids:
@@ -75,13 +87,40 @@ async def _measure(url: str, args: argparse.Namespace, run: int) -> tuple[float,
             await games.append(game_id, seq - 1, f"{game_id}-c{seq}", _event(seq), _updates(seq),
                                1_209_600, snapshot if seq % 50 == 0 else None)
 
-    redis.execute = counting  # type: ignore[method-assign]
-    await play(ids[0])  # warm up (the script cached, the connections open); not counted
-    sizes.clear()
-    rest = ids[1:]
-    started = time.process_time()
-    await asyncio.gather(*(play(game_id) for game_id in rest))
-    spent = time.process_time() - started
+    heard: dict[str, int] = dict.fromkeys(ids, 0)
+    done, flushed = asyncio.Event(), asyncio.Event()
+
+    def listener(game_id: str) -> Any:
+        def take(item: Any) -> None:
+            if isinstance(item, Published) and item.seq == 0:
+                flushed.set()
+            elif isinstance(item, Published) and item.seq > heard[game_id]:
+                heard[game_id] = item.seq
+                if item.seq == per_game and all(seq == per_game for seq in heard.values()):
+                    done.set()
+        return take
+
+    async with contextlib.AsyncExitStack() as listening:
+        if args.listen:
+            for game_id in ids:
+                await listening.enter_async_context(hub.listen(game_id, listener(game_id)))
+        redis.execute = counting  # type: ignore[method-assign]
+        await play(ids[0])  # warm up (the script cached, the connections open); not counted
+        heard[ids[0]] = per_game
+        sizes.clear()
+        rest = ids[1:]
+        started = time.process_time()
+        await asyncio.gather(*(play(game_id) for game_id in rest))
+        if args.listen:
+            await asyncio.wait_for(done.wait(), 30)
+            # Every copy published back is read too (one subscriber connection brings
+            # them all, in order): a marker after them, waited for.
+            sharded = await redis.sharded_pubsub()
+            await execute("SPUBLISH" if sharded else "PUBLISH", keys.game_channel(ids[-1]),
+                          b"0 marker")
+            await asyncio.wait_for(flushed.wait(), 30)
+        spent = time.process_time() - started
+    await hub.aclose()
     await redis.aclose()
     return spent / (per_game * len(rest)), sizes
 
@@ -91,9 +130,11 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--appends", type=int, default=20_000)
-    parser.add_argument("--games", type=int, default=101, help="the first one warms up")
+    parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--durability", default="memory", choices=("memory", "local"))
+    parser.add_argument("--listen", action="store_true",
+                        help="listen to every game through the fan-out, as a socket would")
     parser.add_argument("--root", type=Path, default=HERE.parent,
                         help="the checkout whose store is measured (e.g. a worktree of main)")
     args = parser.parse_args()
@@ -111,7 +152,8 @@ def main() -> None:
         has_hiredis = False
     print(f"store: {sys.modules['service.store.embedded'].__file__.rsplit('/', 2)[0]}; "
           f"uvloop {'on' if uvloop else 'off'}, hiredis {'on' if has_hiredis else 'off'}; "
-          f"durability {args.durability}; {args.appends} appends to {args.games - 1} games")
+          f"durability {args.durability}; {args.appends} appends to {args.games} games"
+          f"{', each with a listener' if args.listen else ''}")
     results = []
     with tempfile.TemporaryDirectory() as data, EmbeddedServer(data) as server:
         for run in range(args.runs):
