@@ -283,7 +283,11 @@ async def send_until_answered(
 async def play(game: Played, apis: list[Api], rng: random.Random, stop: asyncio.Event,
                max_steps: int, pause_s: float = 0.0) -> None:
     """Legal commands (some undos) through REST on either instance and the owner's
-    socket on either instance, in turn, until ``stop`` is set or ``max_steps``."""
+    socket on either instance, in turn, until ``stop`` is set or ``max_steps``.
+
+    A lost game is undone and played on (RULES.md: a lost game accepts undo), as a
+    person would: the master-restart test needs every game to keep moving until
+    ``stop``. Only a won or resigned game ends its player."""
     deadline = time.monotonic() + 240
     while not stop.is_set() and game.steps < max_steps:
         api = apis[game.steps % len(apis)]
@@ -306,7 +310,7 @@ async def play(game: Played, apis: list[Api], rng: random.Random, stop: asyncio.
         if command["type"] == "resign":
             return
         state = await api.request("GET", f"/v1/games/{game.game_id}", game.token)
-        if state.status == 200 and state.body["status"] != "playing":
+        if state.status == 200 and state.body["status"] in ("won", "resigned"):
             return
         if pause_s:
             await asyncio.sleep(pause_s)
