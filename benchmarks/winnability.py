@@ -3,6 +3,12 @@ write the per-deal data files and docs/winnability.md.
 
     python benchmarks/winnability.py run --deals 1000 --seconds 10 --workers 2
     python benchmarks/winnability.py report
+    python benchmarks/winnability.py run --deals 60 --nodes 100000 --seconds 600 --out /tmp/try
+
+``--out DIR`` writes the data files and the table (``DIR/winnability.md``) under DIR
+instead of ``benchmarks/data/`` and ``docs/winnability.md``: for trying a change
+without touching the committed tables (with a node budget and a roomy time budget,
+a run's answers do not depend on the machine's load).
 
 ``run`` solves the deals in rounds (seed 1 of every configuration, then seed 2, ...)
 so a run stopped early (Ctrl-C, or ``--stop-at HH:MM`` UTC) has the same number of
@@ -48,12 +54,12 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
 COLUMNS = ["seed", "result", "nodes", "ms", "line_length"]
 
 
-def data_file(config: str) -> Path:
-    return DATA / f"winnability-{config}.csv"
+def data_file(config: str, data: Path = DATA) -> Path:
+    return data / f"winnability-{config}.csv"
 
 
-def read_rows(config: str) -> list[dict[str, Any]]:
-    path = data_file(config)
+def read_rows(config: str, data: Path = DATA) -> list[dict[str, Any]]:
+    path = data_file(config, data)
     if not path.exists():
         return []
     with path.open() as f:
@@ -75,18 +81,26 @@ def solve_one(config: str, seed: int, seconds: float, nodes: int) -> dict[str, A
             "line_length": len(result.commands)}
 
 
-def tasks(configs: list[str], deals: int) -> Iterator[tuple[str, int]]:
-    done = {c: {r["seed"] for r in read_rows(c)} for c in configs}
+def tasks(configs: list[str], deals: int, data: Path) -> Iterator[tuple[str, int]]:
+    done = {c: {r["seed"] for r in read_rows(c, data)} for c in configs}
     for seed in range(1, deals + 1):
         for config in configs:
             if seed not in done[config]:
                 yield config, seed
 
 
+def places(args: argparse.Namespace) -> tuple[Path, Path]:
+    """Where the data files and the table go: ``--out DIR``, or the committed places."""
+    if args.out is None:
+        return DATA, DOC
+    return args.out, args.out / "winnability.md"
+
+
 def run(args: argparse.Namespace) -> None:
-    DATA.mkdir(parents=True, exist_ok=True)
+    data, _ = places(args)
+    data.mkdir(parents=True, exist_ok=True)
     configs = args.configs or list(CONFIGS)
-    meta_path = DATA / "winnability-budget.json"
+    meta_path = data / "winnability-budget.json"
     meta: dict[str, Any] = {"max_seconds": args.seconds, "max_nodes": args.nodes}
     if meta_path.exists() and {k: json.loads(meta_path.read_text()).get(k) for k in meta} != meta:
         print(f"warning: the data files were made with {meta_path.read_text().strip()}; "
@@ -104,10 +118,10 @@ def run(args: argparse.Namespace) -> None:
         stop_at = now.replace(hour=hh, minute=mm, second=0, microsecond=0)
         if stop_at < now:
             stop_at += dt.timedelta(days=1)
-    todo = tasks(configs, args.deals)
+    todo = tasks(configs, args.deals, data)
     files = {}
     for config in configs:
-        path = data_file(config)
+        path = data_file(config, data)
         new = not path.exists()
         files[config] = path.open("a", newline="")
         if new:
@@ -168,7 +182,8 @@ def percentile(values: list[int], p: float) -> int:
 
 
 def report(args: argparse.Namespace) -> None:
-    meta_path = DATA / "winnability-budget.json"
+    data, doc = places(args)
+    meta_path = data / "winnability-budget.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
     lines = [
         "# Winnability of the four games (full information)",
@@ -201,7 +216,7 @@ def report(args: argparse.Namespace) -> None:
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for config in CONFIGS:
-        rows = read_rows(config)
+        rows = read_rows(config, data)
         n = len(rows)
         if not n:
             lines.append(f"| {config} | 0 | | | | | | | | |")
@@ -222,8 +237,9 @@ def report(args: argparse.Namespace) -> None:
             f"{statistics.median(ms) / 1000:.2f} / {percentile(ms, 90) / 1000:.2f} / "
             f"{max(ms) / 1000:.2f} s | "
             f"{rate:,.0f} | {median_line} |")
-    missed = [c for c in CONFIGS if len(read_rows(c)) < 1000
-              or sum(r["result"] == "unknown" for r in read_rows(c)) > 0.02 * len(read_rows(c))]
+    missed = [c for c in CONFIGS if len(read_rows(c, data)) < 1000
+              or sum(r["result"] == "unknown" for r in read_rows(c, data))
+              > 0.02 * len(read_rows(c, data))]
     lines += [
         "",
         "Goal (issue 10): at least 1,000 deals per game, at most 2% unknown, at most 10 s per "
@@ -236,7 +252,7 @@ def report(args: argparse.Namespace) -> None:
         "",
         *COMPARISON,
     ]
-    DOC.write_text("\n".join(lines) + "\n")
+    doc.write_text("\n".join(lines) + "\n")
     print("\n".join(lines[lines.index("") + 1:]))
 
 
@@ -283,7 +299,10 @@ def main() -> None:
     r.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="worker processes")
     r.add_argument("--configs", nargs="*", choices=list(CONFIGS), help="only these configurations")
     r.add_argument("--stop-at", help="HH:MM (UTC): submit no new deal after this time")
-    sub.add_parser("report", help="write docs/winnability.md from the data files")
+    rep = sub.add_parser("report", help="write docs/winnability.md from the data files")
+    for p in (r, rep):
+        p.add_argument("--out", type=Path, help="data files and table in this directory instead "
+                       "of benchmarks/data/ and docs/winnability.md")
     args = parser.parse_args()
     if args.command == "run":
         run(args)

@@ -61,18 +61,12 @@ class Caprice(Rules):
         return [m for _, m in self._ordered(s)]
 
     def _ordered(self, s: State) -> list[tuple[int, Move]]:
-        steps = self._steps(s)
         if self.hasty:
             # Hasty: a card that can go to a foundation goes, nothing else is tried.
-            for step in steps:
-                if step[0] == TO_FOUNDATION:
-                    return [step]
-        if not s[2]:
-            # No deal to come: the empty piles are interchangeable, fill only the first.
-            empties = [j for j, p in enumerate(s[1]) if not p]
-            if len(empties) > 1:
-                others = set(empties[1:])
-                steps = [(p, m) for p, m in steps if m[1] not in others]
+            up = _foundation_step(s)
+            if up is not None:
+                return [up]
+        steps = self._steps(s, for_search=True)
         steps.sort(key=_priority)  # by priority alone
         return steps
 
@@ -107,9 +101,13 @@ class Caprice(Rules):
             lst[j] = lst[j] + (c,)
         return (found, tuple(lst), stock)
 
-    def _steps(self, s: State) -> list[tuple[int, Move]]:
+    def _steps(self, s: State, for_search: bool = False) -> list[tuple[int, Move]]:
         """Every legal command as (priority, move): the move is (from pile, to pile, from
-        foundation, to foundation, card), -1 where there is none; or DEAL_MOVE."""
+        foundation, to foundation, card), -1 where there is none; or DEAL_MOVE.
+
+        ``for_search``: once the stock is out, the empty piles are interchangeable (the
+        key sorts the piles): only the first is filled, and never with a pile's only
+        card (that leads to the same key, already in the transposition table)."""
         found, tab, stock = s
         out: list[tuple[int, Move]] = []
         targets: dict[int, list[int]] = {}
@@ -120,6 +118,10 @@ class Caprice(Rules):
                     targets.setdefault(c, []).append(j)
             else:
                 empties.append(j)
+        lone_to_empty = True
+        if for_search and not stock and empties:
+            empties = empties[:1]
+            lone_to_empty = False
         for f in range(8):
             n = found[f]
             if not n:
@@ -140,12 +142,25 @@ class Caprice(Rules):
                     out.append((prio, (i, j, -1, -1, c)))
             # A pile's only card into an empty pile changes only which cards later deals
             # put on it: tried last.
+            if alone and not lone_to_empty:
+                continue
             empty_prio = SETTLED if alone else TABLEAU
             for j in empties:
                 out.append((empty_prio, (i, j, -1, -1, c)))
         if stock:
             out.append((DEAL, DEAL_MOVE))
         return out
+
+
+def _foundation_step(s: State) -> tuple[int, Move] | None:
+    """The first of :meth:`Caprice._steps`' moves to a foundation, if there is one."""
+    found, tab, _ = s
+    for i, p in enumerate(tab):
+        if p:
+            c = p[-1]
+            for f in accepts(found, c):
+                return (TO_FOUNDATION, (i, -1, -1, f, c))
+    return None
 
 
 def _priority(step: tuple[int, Move]) -> int:

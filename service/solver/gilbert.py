@@ -16,6 +16,7 @@ it from the turned-over talon (``w`` a multiple of three, or the whole talon).
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from typing import Any
 
 from service.engine import Pile
 
@@ -42,6 +43,8 @@ from .rules import (
 
 F = FOUNDATION_IDS
 T = TABLEAU_IDS
+# The kinds of the search's steps (see Gilbert._board_steps).
+WASTE, FOUNDATION, TABLEAU_MOVE, SAFE = range(4)
 
 
 def _top(f: int, n: int) -> int:
@@ -87,27 +90,30 @@ class Gilbert(Rules):
             w = 0
         return (found, tuple(sorted(zip(tab, down, strict=True))), talon, w)
 
-    def _waste_moves(self, s: State, p: int, prefix: tuple[Cmd, ...], out: list[Step],
+    # The search's steps are small tuples ``(priority, gain, kind, x, y, z)``, the
+    # position built only when the search gets to it (:meth:`play`); ``gain`` is how much
+    # the step raises :meth:`score`, so ordering by it orders by the score reached.
+    # Kinds: WASTE (``talon[x - 1]`` as the waste top after ``y`` draws, to ``z``),
+    # FOUNDATION (foundation ``x`` to ``z``), TABLEAU (the top ``y`` cards of
+    # ``tableau/x`` to ``z``), SAFE (:meth:`safe`'s command ``x``, position ``y``).
+    # A destination ``z`` is a foundation index (0..7), or 8 + a tableau index.
+
+    def _waste_steps(self, s: State, p: int, draws: int, out: list[Any],
                      targets: dict[int, list[int]], empties: list[int]) -> None:
-        """Moves of ``talon[p - 1]`` as the waste top, after the commands ``prefix``."""
-        found, tab, down, talon, _ = s
+        """Moves of ``talon[p - 1]`` as the waste top, after ``draws`` draws."""
+        found, talon = s[0], s[3]
         c = talon[p - 1]
-        rest = talon[:p - 1] + talon[p:]
-        prio = FROM_WASTE + len(prefix)
+        prio = FROM_WASTE + draws
         for f in accepts(found, c):
-            out.append((TO_FOUNDATION + len(prefix), prefix + (("waste", F[f], 1),),
-                        (bump(found, f, 1), tab, down, rest, p - 1)))
+            out.append((TO_FOUNDATION + draws, 2, WASTE, p, draws, f))
         for j in targets.get(c, ()):
-            out.append((prio, prefix + (("waste", T[j], 1),), (found, _put(tab, j, (c,)), down,
-                                                               rest, p - 1)))
+            out.append((prio, 0, WASTE, p, draws, 8 + j))
         if RANK_OF[c] == 7:
             for j in empties:
-                out.append((prio, prefix + (("waste", T[j], 1),), (found, _put(tab, j, (c,)), down,
-                                                                   rest, p - 1)))
+                out.append((prio, 0, WASTE, p, draws, 8 + j))
 
-    def _board_moves(self, s: State, out: list[tuple[int, Cmd, State]],
-                     targets: dict[int, list[int]], empties: list[int],
-                     prune: bool = False) -> None:
+    def _board_steps(self, s: State, out: list[Any], targets: dict[int, list[int]],
+                     empties: list[int], prune: bool = False, hasty: bool = False) -> None:
         """Moves from the foundations and the tableau.
 
         With ``prune`` (the search's steps, not :meth:`moves`), a foundation's top card
@@ -121,8 +127,13 @@ class Gilbert(Rules):
         the transposition table), or, when ``c`` came off the other foundation of its
         suit, ``P``'s own foundation-to-foundation move. Every position reachable through
         ``P'`` is reachable without it: skipping it changes neither a win found nor a
-        loss proved, and saves a position each time."""
-        found, tab, down, talon, w = s
+        loss proved, and saves a position each time.
+
+        With ``hasty`` (the hasty search's steps), a foundation's card does not come back
+        to the tableau, and a move between tableau piles is tried only if it turns a card
+        up, empties a pile or leaves on top a card that can go to a foundation (a guess:
+        such moves mostly rearrange)."""
+        found, tab, down = s[0], s[1], s[2]
         for f in range(8):
             n = found[f]
             if not n:
@@ -131,64 +142,94 @@ class Gilbert(Rules):
             less = bump(found, f, -1)
             for g in accepts(found, c):
                 if g != f:
-                    out.append((FROM_FOUNDATION, (F[f], F[g], 1), (bump(less, g, 1), tab, down,
-                                                                   talon, w)))
-            if prune and _needs_no_base(less, c):
-                continue  # see _board_moves' docstring
+                    out.append((FROM_FOUNDATION, 0, FOUNDATION, f, 0, g))
+            if hasty or (prune and _needs_no_base(less, c)):
+                continue  # see the docstring
             for j in targets.get(c, ()):
-                out.append((FROM_FOUNDATION, (F[f], T[j], 1), (less, _put(tab, j, (c,)), down,
-                                                               talon, w)))
+                out.append((FROM_FOUNDATION, -2, FOUNDATION, f, 0, 8 + j))
             if RANK_OF[c] == 7:
                 for j in empties:
-                    out.append((FROM_FOUNDATION, (F[f], T[j], 1), (less, _put(tab, j, (c,)), down,
-                                                                   talon, w)))
+                    out.append((FROM_FOUNDATION, -2, FOUNDATION, f, 0, 8 + j))
         for i, p in enumerate(tab):
             if not p:
                 continue
             d = down[i]
+            n = len(p)
             for k in range(1, alt_run(p, d) + 1):
                 c = p[-k]
-                rest = p[:-k]
-                moved = p[-k:]
-                lst = list(tab)
-                lst[i] = rest
-                left = tuple(lst)
-                ndown = down
-                if len(rest) == d and d:
-                    dl = list(down)
-                    dl[i] = d - 1
-                    ndown = tuple(dl)
-                if len(rest) == d:
+                bare = n - k == d
+                turn = 1 if bare and d else 0
+                if bare:
                     prio = REVEALS
-                elif c in ALT_DOWN[rest[-1]]:
+                elif c in ALT_DOWN[p[-k - 1]]:
                     prio = SETTLED
                 else:
                     prio = TABLEAU
                 if k == 1:
                     for f in accepts(found, c):
-                        out.append((TO_FOUNDATION, (T[i], F[f], 1), (bump(found, f, 1), left,
-                                                                     ndown, talon, w)))
+                        out.append((TO_FOUNDATION, 2 + turn, TABLEAU_MOVE, i, 1, f))
+                if hasty and not bare and not accepts(found, p[-k - 1]):
+                    continue
                 for j in targets.get(c, ()):
                     if j != i:
-                        out.append((prio, (T[i], T[j], k), (found, _put(left, j, moved), ndown,
-                                                            talon, w)))
+                        out.append((prio, turn, TABLEAU_MOVE, i, k, 8 + j))
                 if RANK_OF[c] == 7:
                     for j in empties:
-                        out.append((prio, (T[i], T[j], k), (found, _put(left, j, moved), ndown,
-                                                            talon, w)))
+                        out.append((prio, turn, TABLEAU_MOVE, i, k, 8 + j))
+
+    def play(self, s: State, step: Any) -> State:
+        found, tab, down, talon, w = s
+        kind, x, y, z = step[2:]
+        if kind == SAFE:
+            return y  # type: ignore[no-any-return]
+        if kind == WASTE:
+            c = talon[x - 1]
+            rest = talon[:x - 1] + talon[x:]
+            if z < 8:
+                return (bump(found, z, 1), tab, down, rest, x - 1)
+            return (found, _put(tab, z - 8, (c,)), down, rest, x - 1)
+        if kind == FOUNDATION:
+            less = bump(found, x, -1)
+            if z < 8:
+                return (bump(less, z, 1), tab, down, talon, w)
+            return (less, _put(tab, z - 8, (_top(x, found[x]),)), down, talon, w)
+        p = tab[x]
+        rest = p[:-y]
+        lst = list(tab)
+        lst[x] = rest
+        if len(rest) == down[x] and down[x]:
+            dl = list(down)
+            dl[x] -= 1
+            down = tuple(dl)
+        if z < 8:
+            return (bump(found, z, 1), tuple(lst), down, talon, w)
+        lst[z - 8] = lst[z - 8] + p[-y:]
+        return (found, tuple(lst), down, talon, w)
+
+    def commands(self, step: Any) -> tuple[Cmd, ...]:
+        kind, x, y, z = step[2:]
+        if kind == SAFE:
+            cmd: Cmd = x
+            return (cmd,)
+        to = F[z] if z < 8 else T[z - 8]
+        if kind == WASTE:
+            draws: int = y
+            return (DRAW,) * draws + (("waste", to, 1),)
+        if kind == FOUNDATION:
+            return ((F[x], to, 1),)
+        return ((T[x], to, y),)
 
     def moves(self, s: State) -> list[tuple[int, Cmd, State]]:
-        found, tab, down, talon, w = s
-        targets, empties = _targets(tab)
-        out: list[tuple[int, Cmd, State]] = []
+        talon, w = s[3], s[4]
+        targets, empties = _targets(s[1])
+        steps: list[Any] = []
         if w:
-            steps: list[Step] = []
-            self._waste_moves(s, w, (), steps, targets, empties)
-            out.extend((p, c[0], t) for p, c, t in steps)
-        self._board_moves(s, out, targets, empties)
+            self._waste_steps(s, w, 0, steps, targets, empties)
+        self._board_steps(s, steps, targets, empties)
+        out = [(st[0], self.commands(st)[0], self.play(s, st)) for st in steps]
         if talon:
             nw = min(w + 3, len(talon)) if w < len(talon) else 0
-            out.append((DRAWS, DRAW, (found, tab, down, talon, nw)))
+            out.append((DRAWS, DRAW, (s[0], s[1], s[2], talon, nw)))
         return out
 
     def safe(self, s: State) -> tuple[Cmd, State] | None:
@@ -213,38 +254,29 @@ class Gilbert(Rules):
             return (T[i], F[fs[0]], 1), (bump(found, fs[0], 1), tuple(lst), ndown, talon, w)
         return None
 
-    def successors(self, s: State) -> list[Step]:
+    def steps(self, s: State) -> list[Any]:
         safe = self.safe(s)
         if safe is not None:
-            return [(TO_FOUNDATION, (safe[0],), safe[1])]
-        found, tab, down, talon, w = s
-        targets, empties = _targets(tab)
-        board: list[tuple[int, Cmd, State]] = []
-        self._board_moves(s, board, targets, empties, self.pruning)
-        if self.hasty:
-            board = [m for m in board if _purposeful(m)]
-        steps: list[Step] = [(p, (c,), t) for p, c, t in board]
+            return [(TO_FOUNDATION, 0, SAFE, safe[0], safe[1], 0)]
+        talon, w = s[3], s[4]
+        targets, empties = _targets(s[1])
+        steps: list[Any] = []
+        self._board_steps(s, steps, targets, empties, self.pruning, self.hasty)
         for p, draws in _reachable(len(talon), w).items():
-            self._waste_moves(s, p, (DRAW,) * draws, steps, targets, empties)
-        return self.order(steps)
+            self._waste_steps(s, p, draws, steps, targets, empties)
+        steps.sort(key=_order)  # higher score reached first, then lower priority
+        return steps
+
+    def successors(self, s: State) -> list[Step]:
+        return [(st[0], self.commands(st), self.play(s, st)) for st in self.steps(s)]
 
     def score(self, s: State) -> int:
         # Cards up count twice; each face-down card turned up counts once.
         return 2 * sum(s[0]) - sum(s[2])
 
 
-def _purposeful(move: tuple[int, Cmd, State]) -> bool:
-    """Whether a board move is one the hasty search tries: not a foundation's card back
-    to the tableau, nor a move between tableau piles that neither turns a card up nor
-    empties a pile nor leaves on top a card that can go to a foundation (a guess: such
-    moves mostly rearrange)."""
-    prio, (a, b, _), t = move
-    if a.startswith("f"):
-        return b.startswith("f")
-    if prio == REVEALS or not b.startswith("t"):
-        return True
-    found, tab = t[0], t[1]
-    return bool(accepts(found, tab[int(a[8:])][-1]))
+def _order(step: tuple[Any, ...]) -> tuple[int, int]:
+    return (-step[1], step[0])
 
 
 def _low(found: tuple[int, ...], suit: int) -> int:
