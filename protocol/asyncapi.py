@@ -9,13 +9,13 @@ says what the messages mean.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from .generate import run
 from .schema import dump_yaml, schemas_of
 from .ws import (
     Ack,
@@ -210,21 +210,8 @@ def render() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write ``asyncapi.yaml`` (or ``--check`` that it is up to date)."""
-    parser = argparse.ArgumentParser(prog="python -m protocol.asyncapi", description=__doc__)
-    parser.add_argument("path", nargs="?", type=Path, default=ASYNCAPI_PATH)
-    parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
-    args = parser.parse_args(argv)
-    new = render()
-    old = args.path.read_text(encoding="utf-8") if args.path.exists() else None
-    if args.check:
-        if new != old:
-            print(f"{args.path}: out of date; run python -m protocol.asyncapi")
-            return 1
-        return 0
-    if new != old:
-        args.path.write_text(new, encoding="utf-8")
-        print(f"{args.path}: regenerated", file=sys.stderr)
-    return 0
+    return run(argv, prog="python -m protocol.asyncapi", description=__doc__, default=ASYNCAPI_PATH,
+               produce=lambda old: render())
 
 
 if __name__ == "__main__":

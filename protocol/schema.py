@@ -9,7 +9,6 @@ marker is written by hand.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +20,7 @@ from .commands import BaseCommand, Command
 from .daily import DailyDay, Leaderboard
 from .diffs import Diff, GameState, Op
 from .errors import ErrorBody
+from .generate import run
 from .rest import (
     CommandRequest,
     CommandResult,
@@ -182,23 +182,17 @@ def regenerate(text: str) -> str:
     return head + render()
 
 
+def _regenerate_existing(old: str | None) -> str:
+    if old is None:
+        raise SystemExit("openapi.yaml is not there: its paths are written by hand, "
+                         "only components/schemas is generated")
+    return regenerate(old)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Regenerate ``components/schemas`` of openapi.yaml in place (or ``--check`` it)."""
-    parser = argparse.ArgumentParser(prog="python -m protocol.schema", description=__doc__)
-    parser.add_argument("path", nargs="?", type=Path, default=OPENAPI_PATH)
-    parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
-    args = parser.parse_args(argv)
-    old = args.path.read_text(encoding="utf-8")
-    new = regenerate(old)
-    if args.check:
-        if new != old:
-            print(f"{args.path}: components/schemas are stale; run python -m protocol.schema")
-            return 1
-        return 0
-    if new != old:
-        args.path.write_text(new, encoding="utf-8")
-        print(f"{args.path}: components/schemas regenerated", file=sys.stderr)
-    return 0
+    return run(argv, prog="python -m protocol.schema", description=__doc__, default=OPENAPI_PATH,
+               produce=_regenerate_existing)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ out as ``clients/web/contract.js``, as ``protocol.schema`` writes the schemas of
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Final
 from service.engine.game import MAX_SEED, SEED_BITS
 
 from .fields import PLAYER_NAME_MAX
+from .generate import run
 from .ws import CloseCode
 
 CONTRACT_JS_PATH: Final = Path(__file__).resolve().parent.parent / "clients/web/contract.js"
@@ -54,21 +54,8 @@ def render() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write ``clients/web/contract.js`` (or ``--check`` that it is up to date)."""
-    parser = argparse.ArgumentParser(prog="python -m protocol.webcontract", description=__doc__)
-    parser.add_argument("path", nargs="?", type=Path, default=CONTRACT_JS_PATH)
-    parser.add_argument("--check", action="store_true", help="exit 1 if the file is stale")
-    args = parser.parse_args(argv)
-    new = render()
-    old = args.path.read_text(encoding="utf-8") if args.path.exists() else None
-    if args.check:
-        if new != old:
-            print(f"{args.path}: out of date; run python -m protocol.webcontract")
-            return 1
-        return 0
-    if new != old:
-        args.path.write_text(new, encoding="utf-8")
-        print(f"{args.path}: regenerated", file=sys.stderr)
-    return 0
+    return run(argv, prog="python -m protocol.webcontract", description=__doc__,
+               default=CONTRACT_JS_PATH, produce=lambda old: render())
 
 
 if __name__ == "__main__":

@@ -71,7 +71,7 @@ def test_main_checks_and_regenerates_in_place(
     fresh = copy.read_text(encoding="utf-8")
     copy.write_text(fresh.replace("title: GameState", "title: Game"), encoding="utf-8")
     assert main(["--check", str(copy)]) == 1
-    assert "stale" in capsys.readouterr().out
+    assert "out of date" in capsys.readouterr().out
     assert main([str(copy)]) == 0
     assert copy.read_text(encoding="utf-8") == fresh
 
