@@ -31,10 +31,6 @@ CHECK_CLOCK_EVERY = 64  # positions between looks at the clock (a look costs abo
 FIRST_LIMIT = 300
 GROWTH = 1.05
 SHARE = 0.9
-# How far a restart shakes the order of a position's steps: each step's rank gets a
-# uniform draw in [0, SPREAD) added before they are sorted again (a step moves a few
-# places at most, so the variant's order still leads).
-SPREAD = 5.0
 # Best-first variants search best-first (hasty if they can) with this share of the
 # budget before the restarts (measured on Shamrocks: as many deals won as restarts
 # alone, with shorter lines, in less time: a best-first position costs less).
@@ -49,12 +45,13 @@ def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
     the variant's move ordering, or not for a long time: one early step that the order
     got wrong holds a depth-first search in a subtree without a win. So a first pass
     restarts: short depth-first searches, the first in the variant's order, the next
-    ones each in an order shaken at random (seeded), each allowed a little more than
-    the one before, within :data:`SHARE` of the budget (nodes and seconds), after a
-    best-first search for the variants that search best-first. Variants with a hasty
-    mode search hastily in that first pass. A restart that wins answers; one that searches
-    its whole reachable game with the full rules (not hasty) has proved the loss. If
-    neither, the full search, with what is left of the budget, answers."""
+    ones each in an order shaken at random (seeded; how far: the variant's ``shake``),
+    each allowed a little more than the one before, within :data:`SHARE` of the budget
+    (nodes and seconds), after a best-first search for the variants that search
+    best-first. Variants with a hasty mode search hastily in that first pass. A restart
+    that wins answers; one that searches its whole reachable game with the full rules
+    (not hasty) has proved the loss. If neither, the full search, with what is left of
+    the budget, answers."""
     if rules.hasty or rules.won(start):
         return _search(rules, start, budget)
     began = time.perf_counter()
@@ -97,14 +94,15 @@ def _spent(result: SolveResult, nodes: int, began: float) -> SolveResult:
                        int((time.perf_counter() - began) * 1000))
 
 
-def _shaken(steps_of: Callable[[State], list[Any]],
-            rng: random.Random) -> Callable[[State], list[Any]]:
-    """``steps_of`` with each list of steps shaken (see :data:`SPREAD`)."""
+def _shaken(steps_of: Callable[[State], list[Any]], rng: random.Random,
+            spread: float) -> Callable[[State], list[Any]]:
+    """``steps_of`` with each list of steps shaken: each step's rank gets a uniform
+    draw in [0, ``spread``) added before they are sorted again (see Rules.shake)."""
     def shaken(s: State) -> list[Any]:
         steps = steps_of(s)
         if len(steps) < 2:
             return steps
-        rank = [i + SPREAD * rng.random() for i in range(len(steps))]
+        rank = [i + spread * rng.random() for i in range(len(steps))]
         return [steps[i] for i in sorted(range(len(steps)), key=rank.__getitem__)]
     return shaken
 
@@ -130,7 +128,7 @@ def _search(rules: Rules, start: State, budget: Budget, rng: random.Random | Non
     key, won = rules.key, rules.won
     steps_of: Callable[[State], list[Any]] = rules.steps
     if rng is not None:
-        steps_of = _shaken(steps_of, rng)
+        steps_of = _shaken(steps_of, rng, rules.shake)
     play, commands = rules.play, rules.commands
     nodes = 1
     if max_nodes <= 1:

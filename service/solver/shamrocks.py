@@ -8,6 +8,7 @@ Position: ``(found, fans)``: ``found[s]`` counts the cards on ``foundation/s``,
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from typing import Any
 
 from service.engine import Pile
 
@@ -25,11 +26,13 @@ from .rules import (
     Cmd,
     Rules,
     State,
+    Step,
     codes,
 )
 
 F = FOUNDATION_IDS
 T = TABLEAU_IDS
+UP, BACK, ACROSS = range(3)  # the kinds of the search's steps (see Shamrocks._steps)
 
 
 class Shamrocks(Rules):
@@ -43,9 +46,15 @@ class Shamrocks(Rules):
     def key(self, s: State) -> Hashable:
         return (s[0], tuple(sorted(s[1])))
 
-    def moves(self, s: State) -> list[tuple[int, Cmd, State]]:
+    # The search's steps are small tuples ``(priority, gain, kind, x, y)``, the position
+    # built only when the search gets to it (:meth:`play`); ``gain`` is how much the step
+    # raises :meth:`score` (the foundations' count). Kinds: UP (fan ``x`` to foundation
+    # ``y``), BACK (foundation ``x`` to fan ``y``), ACROSS (fan ``x`` to fan ``y``).
+
+    def _steps(self, s: State) -> list[Any]:
+        """Every legal move, as steps."""
         found, fans = s
-        out: list[tuple[int, Cmd, State]] = []
+        out: list[Any] = []
         targets: dict[int, list[int]] = {}
         for j, p in enumerate(fans):
             if 0 < len(p) < 3:
@@ -54,26 +63,55 @@ class Shamrocks(Rules):
         for f in range(4):
             n = found[f]
             if n:
-                c = card_of(f, n)
-                less = bump(found, f, -1)
-                for j in targets.get(c, ()):
-                    lst = list(fans)
-                    lst[j] = lst[j] + (c,)
-                    out.append((FROM_FOUNDATION, (F[f], T[j], 1), (less, tuple(lst))))
+                for j in targets.get(card_of(f, n), ()):
+                    out.append((FROM_FOUNDATION, -1, BACK, f, j))
         for i, p in enumerate(fans):
             if not p:
                 continue
             c = p[-1]
             s_ = SUIT_OF[c]
             if found[s_] == RANK_OF[c] - 1:
-                lst = list(fans)
-                lst[i] = p[:-1]
-                out.append((TO_FOUNDATION, (T[i], F[s_], 1), (bump(found, s_, 1), tuple(lst))))
+                out.append((TO_FOUNDATION, 1, UP, i, s_))
             for j in targets.get(c, ()):
                 if j != i:
-                    lst = list(fans)
-                    lst[i] = p[:-1]
-                    lst[j] = lst[j] + (c,)
                     prio = REVEALS if len(p) == 1 else SETTLED if c in ADJ_ANY[p[-2]] else TABLEAU
-                    out.append((prio, (T[i], T[j], 1), (found, tuple(lst))))
+                    out.append((prio, 0, ACROSS, i, j))
         return out
+
+    def steps(self, s: State) -> list[Any]:
+        steps = self._steps(s)
+        if self.hasty:
+            for step in steps:
+                if step[2] == UP:
+                    return [step]
+        steps.sort(key=_order)  # higher score reached first, then lower priority
+        return steps
+
+    def play(self, s: State, step: Any) -> State:
+        found, fans = s
+        kind, x, y = step[2:]
+        lst = list(fans)
+        if kind == BACK:
+            lst[y] = lst[y] + (card_of(x, found[x]),)
+            return (bump(found, x, -1), tuple(lst))
+        lst[x] = fans[x][:-1]
+        if kind == UP:
+            return (bump(found, y, 1), tuple(lst))
+        lst[y] = lst[y] + (fans[x][-1],)
+        return (found, tuple(lst))
+
+    def commands(self, step: Any) -> tuple[Cmd, ...]:
+        kind, x, y = step[2:]
+        if kind == BACK:
+            return ((F[x], T[y], 1),)
+        return ((T[x], F[y] if kind == UP else T[y], 1),)
+
+    def moves(self, s: State) -> list[tuple[int, Cmd, State]]:
+        return [(st[0], self.commands(st)[0], self.play(s, st)) for st in self._steps(s)]
+
+    def successors(self, s: State) -> list[Step]:
+        return [(st[0], self.commands(st), self.play(s, st)) for st in self.steps(s)]
+
+
+def _order(step: tuple[Any, ...]) -> tuple[int, int]:
+    return (-step[1], step[0])
