@@ -44,8 +44,6 @@ def request_wait_s(search_s: float, request_deadline_s: float) -> float:
 
 
 def _warm_up(service_pid: int) -> None:
-    import os
-
     import service.solver  # noqa: F401 - import once per worker, not on the first job
 
     # A service killed with SIGKILL must not leave its workers searching on as orphans.
