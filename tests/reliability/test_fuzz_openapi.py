@@ -9,7 +9,14 @@ to the description: no 5xx, a declared status, content type and headers, a body
 of the declared schema. The service (a child process) must log no error.
 
 Bounded and deterministic: a fixed number of scenarios of a fixed number of steps,
-derandomized, no example database.
+derandomized, no example database. Hypothesis replays the start of a scenario to try
+what else could follow it, and a rule is open only while the answers it needs are in
+hand: so the service must answer a replayed request as it did the first time, or
+Hypothesis sees other rules open and stops with ``FlakyStrategyDefinition``. Each
+scenario is therefore a new player (a player's second ranked daily attempt of a day
+is a 409), and every game it makes is given a deal number (without one the server
+draws the deal, so the legal moves, and which commands are accepted, would change).
+A deal the server keeps secret is still made: a daily attempt's.
 """
 
 from __future__ import annotations
@@ -49,27 +56,46 @@ CHECKS = [
 ]
 
 
+def new_player(url: str) -> str:
+    """A new player's token."""
+    request = urllib.request.Request(
+        url + "/v1/players",
+        json.dumps({"name": "walker"}).encode(),
+        {"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as r:
+        return str(json.loads(r.read())["token"])
+
+
 class Workflow(schema.as_state_machine()):  # type: ignore[misc]
-    """Every call as one player (its token), on the service of the test."""
+    """Every call of a scenario as the scenario's own new player, on the service of the test."""
 
     url: ClassVar[str] = ""
-    token: ClassVar[str] = ""
+    today: ClassVar[str] = ""  # the day of the run's daily attempts, fixed at its start
     calls: ClassVar[dict[str, int]] = {}
 
+    def setup(self) -> None:
+        self.token = new_player(self.url)
+
     def before_call(self, case: Any) -> None:
-        """Most of the time, name a real variant (and today's date): else nearly every
-        scenario would stop at a 400 and never reach the links."""
+        """Every new game gets a deal number (the same for the same request). Most of the
+        time, name a real variant (and the run's day): else nearly every scenario would
+        stop at a 400 and never reach the links."""
         digest = hashlib.sha256(
             repr((case.operation.label, case.path_parameters, case.body)).encode()
         ).digest()
+        creates_game = case.operation.label == "POST /v1/games" and isinstance(case.body, dict)
+        if creates_game and case.body.get("seed") is None:
+            case.body["seed"] = int.from_bytes(digest[2:8], "big")  # < 2^48 < MAX_SEED
         if digest[0] % 5 == 0:
             return
         variant = VARIANT_IDS[digest[1] % len(VARIANT_IDS)]
-        if case.operation.label == "POST /v1/games" and isinstance(case.body, dict):
+        if creates_game:
             case.body["variant"] = variant
             case.body.pop("options", None)
         elif case.operation.label == "POST /v1/daily/{date}/{variant}/attempts":
-            case.path_parameters.update(variant=variant, date=datetime.now(UTC).date().isoformat())
+            case.path_parameters.update(variant=variant, date=self.today)
 
     def get_call_kwargs(self, case: Any) -> dict[str, Any]:
         return {"base_url": self.url, "headers": {"Authorization": f"Bearer {self.token}"}}
@@ -88,8 +114,9 @@ class Workflow(schema.as_state_machine()):  # type: ignore[misc]
 def service(
     redis_server: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ServiceProcess]:
-    # One player makes every call, fast: limits that refill with time would make the
-    # answers (and so Hypothesis's replays) depend on the clock. They have tests of their own.
+    # Players make every call from one address, fast: limits that refill with time would
+    # make the answers (and so Hypothesis's replays) depend on the clock. They have tests
+    # of their own.
     lifted = {
         "SOLITAIRE_READ_RATE_PER_S": "100000",
         "SOLITAIRE_READ_BURST": "100000",
@@ -113,15 +140,8 @@ def service(
 def test_sequences_that_follow_the_links_keep_to_the_openapi_description(
     service: ServiceProcess,
 ) -> None:
-    request = urllib.request.Request(
-        service.url + "/v1/players",
-        json.dumps({"name": "walker"}).encode(),
-        {"Content-Type": "application/json"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=10) as r:
-        Workflow.token = json.loads(r.read())["token"]
     Workflow.url = service.url
+    Workflow.today = datetime.now(UTC).date().isoformat()
     Workflow.calls = {}
     Workflow.run(
         settings=settings(
