@@ -89,6 +89,7 @@ class Durability:
     callers: int = 0  # callers served by them
     _fsyncs_before_reply: bool = False
     _checked_at: float | None = None
+    _asking: asyncio.Future[bool] | None = None  # the one question in flight
 
     def __post_init__(self) -> None:
         self.need = LEVELS[one_of("durability", self.level, DURABILITY_LEVELS)]
@@ -100,11 +101,20 @@ class Durability:
             return False
         if self.need != (1, 0) or isinstance(self.conn.client, RedisCluster):
             return True
-        now = asyncio.get_running_loop().time()
-        if self._checked_at is None or now - self._checked_at >= CHECK_EVERY_S:
-            self._fsyncs_before_reply = await self._store_fsyncs_before_reply()
-            self._checked_at = now
-        return not self._fsyncs_before_reply
+        loop = asyncio.get_running_loop()
+        if self._checked_at is not None and loop.time() - self._checked_at < CHECK_EVERY_S:
+            return not self._fsyncs_before_reply
+        # One question at a time: the writers that arrive meanwhile share its answer.
+        if self._asking is None:
+            self._asking = asyncio.ensure_future(self._store_fsyncs_before_reply())
+            self._asking.add_done_callback(self._answered)
+        return not await asyncio.shield(self._asking)
+
+    def _answered(self, asking: asyncio.Future[bool]) -> None:
+        self._asking = None
+        if not asking.cancelled():
+            self._fsyncs_before_reply = asking.result()
+            self._checked_at = asyncio.get_running_loop().time()
 
     async def _store_fsyncs_before_reply(self) -> bool:
         """``appendonly yes``, ``appendfsync always`` and no append-only file rewrite in
@@ -237,6 +247,8 @@ class Durability:
                            "fill the gap from the log", len(calls), type(exc).__name__, exc)
 
     async def aclose(self) -> None:
+        if self._asking is not None:
+            self._asking.cancel()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
