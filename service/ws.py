@@ -109,10 +109,20 @@ class Connection:
         self.wants_moves = False  # the latest hello said "moves": true
         self.moves: MovesFeed | None = None  # the game at last_seq, while moves are wanted
         self.moves_sent = -1  # the seq of the latest moves message sent
+        self._queued_seq, self._queued_event = 0, b""  # the diff last handed to the outbox
 
     # --- what others call --------------------------------------------------------
     def deliver(self, seq: int, event: bytes | None) -> None:
-        """A diff for this game (``event`` None: the feed may have missed some; refill)."""
+        """A diff for this game (``event`` None: the feed may have missed some; refill).
+
+        A command's own socket is handed its diff twice, by the command and by the feed
+        (which carries every event of the game, this instance's too): the second copy of
+        the diff just queued is dropped here. Any other repeat goes to the writer, which
+        tells a diff the client has from a rewritten one."""
+        if event is not None:
+            if seq == self._queued_seq and event == self._queued_event:
+                return
+            self._queued_seq, self._queued_event = seq, event
         self._put(seq, event)
 
     def _from_hub(self, item: Published | Resync) -> None:
