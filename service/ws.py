@@ -36,6 +36,7 @@ from service.context import Context, context
 from service.deadline import deadline
 from service.errors import ApiError, to_api_error
 from service.eventhash import hash_in
+from service.frames import send_text_frames
 from service.games import Loaded, engine_command
 from service.moves import MovesFeed
 from service.outbox import Outbox
@@ -67,6 +68,7 @@ class State(enum.Enum):
 _PONG = encode(Pong())
 _PAGE = 1000  # events read from the log at a time
 _HASHES_KEPT = 256  # hashes of the latest events sent, per socket
+_FRAMES_PER_WRITE = 64  # messages ready at once sent in one write, at most
 _RESYNC_REQUEST = -2  # outbox marker: a hello on a live socket
 
 
@@ -174,28 +176,42 @@ class Connection:
                                 message=b"store unavailable: reconnect with since")
 
     async def _write(self) -> None:
-        ws = self.ws
-        text = WSMsgType.TEXT
+        # The messages ready at once (a command's diff and its ack, the moves after a
+        # diff) go out together, in one write (service/frames.py); anything that reads
+        # the store or sends on its own first sends what is ready.
+        ready: list[bytes] = []
+        outbox = self.outbox
         while True:
-            seq, item = await self.outbox.get()
+            if ready and (outbox.empty() or len(ready) >= _FRAMES_PER_WRITE):
+                await send_text_frames(self.ws, self.transport, ready)
+                ready = []
+            seq, item = await outbox.get()
             if seq == _RESYNC_REQUEST:
                 assert item is not None
+                await send_text_frames(self.ws, self.transport, ready)
+                ready = []
                 await self._resync(int(item))
             elif seq < 0:  # a message of its own (ack, error, pong)
                 assert item is not None
-                await ws.send_frame(item, text)
+                ready.append(item)
             elif item is not None and seq == self.last_seq + 1:
-                await ws.send_frame(item, text)
+                ready.append(item)
                 self.last_seq = seq
                 self._sent(seq, item)
             elif item is None or seq > self.last_seq + 1:
+                await send_text_frames(self.ws, self.transport, ready)
+                ready = []
                 await self._refill()  # a gap, or the feed may have missed some: the log has them
             elif self._rewritten(seq, item):
                 # A different event at a seq this client holds: the log was rolled back and
                 # written again (a failover). Its state is not the server's: start it afresh.
+                await send_text_frames(self.ws, self.transport, ready)
+                ready = []
                 await self._snapshot()
             # else seq <= last_seq: this client has it already
-            await self._send_moves()
+            moves = self._moves_due()
+            if moves is not None:
+                ready.append(moves)
 
     def _sent(self, seq: int, event: bytes) -> None:
         """Remember the hash of each recent event sent (to tell a rewritten log)."""
@@ -251,7 +267,9 @@ class Connection:
             self.last_seq = since
         await self._refill()
         await self.ws.send_frame(synced_message(self.last_seq), WSMsgType.TEXT)
-        await self._send_moves(after_synced=True)
+        moves = self._moves_due(after_synced=True)
+        if moves is not None:
+            await self.ws.send_frame(moves, WSMsgType.TEXT)
 
     # --- moves: a hello with "moves": true (service/moves.py) -------------------------
     # Anyone who may hold the socket may ask: the readers GET /moves answers too.
@@ -269,18 +287,19 @@ class Connection:
             self.moves.reset(loaded)
             self.moves_sent = -1  # even at the same seq: the state may differ (a failover)
 
-    async def _send_moves(self, after_synced: bool = False) -> None:
-        """The ``moves`` at the socket's seq: after ``synced``, and once after the diff
-        of each later seq (nothing when no diff was sent since the last one)."""
+    def _moves_due(self, after_synced: bool = False) -> bytes | None:
+        """The ``moves`` message at the socket's seq, when one is due: after ``synced``,
+        and once after the diff of each later seq (none when no diff was sent since the
+        last one). The caller sends it."""
         feed = self.moves
         if feed is None or (self.moves_sent == self.last_seq and not after_synced):
-            return
+            return None
         if feed.seq != self.last_seq:  # every diff sent goes through _sent: cannot happen
             log.warning("game %s: moves at seq %d, the socket at %d; not sent", self.game_id,
                         feed.seq, self.last_seq)
-            return
-        await self.ws.send_frame(feed.message(), WSMsgType.TEXT)
+            return None
         self.moves_sent = feed.seq
+        return feed.message()
 
     # --- the session -----------------------------------------------------------------
     async def run(self) -> None:
@@ -360,7 +379,9 @@ class Connection:
             # between was not published to us. The writer reads the log after it first.
             self.deliver(0, None)
         await self.ws.send_frame(synced_message(self.last_seq), WSMsgType.TEXT)
-        await self._send_moves(after_synced=True)
+        moves = self._moves_due(after_synced=True)
+        if moves is not None:
+            await self.ws.send_frame(moves, WSMsgType.TEXT)
         self.state = State.LIVE
         self.writer = asyncio.create_task(self._write_loop())
         try:
