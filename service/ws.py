@@ -112,6 +112,7 @@ class Connection:
         self.moves: MovesFeed | None = None  # the game at last_seq, while moves are wanted
         self.moves_sent = -1  # the seq of the latest moves message sent
         self._queued_seq, self._queued_event = 0, b""  # the diff last handed to the outbox
+        self._held: list[Published | Resync] | None = None  # the feed's, during a command
 
     # --- what others call --------------------------------------------------------
     def deliver(self, seq: int, event: bytes | None) -> None:
@@ -128,6 +129,9 @@ class Connection:
         self._put(seq, event)
 
     def _from_hub(self, item: Published | Resync) -> None:
+        if self._held is not None:  # a command of this socket is running: see _on_command
+            self._held.append(item)
+            return
         if isinstance(item, Published):
             self.deliver(item.seq, item.event)
         else:
@@ -489,29 +493,44 @@ class Connection:
     async def _on_command(self, message: CommandMessage) -> None:
         started = perf_counter()
         ctx = self.ctx
+        # While the command runs, the feed's events for this socket wait, to go out with
+        # the command's own diff and ack, in one write (the feed often brings that diff
+        # before the store's reply does).
+        self._held = []
         try:
-            if self.player is None:
-                raise ApiError("unauthorized",
-                               "this socket has no token: send hello with the owner's token")
-            if self.token_expires is not None and self.token_expires <= ctx.clock.time():
-                await self._token_expired(message.command_id)
+            try:
+                if self.player is None:
+                    raise ApiError("unauthorized",
+                                   "this socket has no token: send hello with the owner's token")
+                if self.token_expires is not None and self.token_expires <= ctx.clock.time():
+                    await self._token_expired(message.command_id)
+                    return
+                async with deadline(ctx.settings.request_deadline_s, write=True):
+                    await ctx.limiter.check(self.player)
+                    seq, event = await ctx.games.command(self.game_id, self.player,
+                                                         engine_command(message.command),
+                                                         message.expected_seq, message.command_id)
+            except Exception as exc:  # noqa: BLE001 - every failure goes back as an error
+                err = to_api_error(exc)
+                if err is None:
+                    log.exception("command failed on game %s", self.game_id)
+                    err = ApiError("unavailable", "internal error; try again", status=500)
+                self._release_held()
+                self.send(error_message(err, message.command_id))
                 return
-            async with deadline(ctx.settings.request_deadline_s, write=True):
-                await ctx.limiter.check(self.player)
-                seq, event = await ctx.games.command(self.game_id, self.player,
-                                                     engine_command(message.command),
-                                                     message.expected_seq, message.command_id)
-        except Exception as exc:  # noqa: BLE001 - every failure goes back as an error message
-            err = to_api_error(exc)
-            if err is None:
-                log.exception("command failed on game %s", self.game_id)
-                err = ApiError("unavailable", "internal error; try again", status=500)
-            self.send(error_message(err, message.command_id))
-            return
-        # The diff first (unless the feed delivered it already), then the ack.
-        self.deliver(seq, event)
-        self.send(encode(Ack(command_id=message.command_id, seq=seq)))
-        ctx.metrics.websocket_ack.observe(perf_counter() - started)
+            # The diff first (unless the feed delivered it already), then the ack.
+            self._release_held()
+            self.deliver(seq, event)
+            self.send(encode(Ack(command_id=message.command_id, seq=seq)))
+            ctx.metrics.websocket_ack.observe(perf_counter() - started)
+        finally:
+            self._release_held()
+
+    def _release_held(self) -> None:
+        held, self._held = self._held, None
+        if held:
+            for item in held:
+                self._from_hub(item)
 
     async def _token_expired(self, command_id: str) -> None:
         """The token expired while the socket was open: it commands nothing more (1008)."""
