@@ -13,8 +13,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from service.__main__ import main  # noqa: E402
 
-profiler = cProfile.Profile(time.thread_time)
-try:
-    profiler.runcall(main)
-finally:
-    profiler.dump_stats(os.environ["SOLITAIRE_BENCH_PROFILE"])
+if __name__ == "__main__":  # not in the solver's worker processes, which re-import this file
+    profiler = cProfile.Profile(time.thread_time)
+    try:
+        profiler.runcall(main)
+    finally:
+        profiler.dump_stats(os.environ["SOLITAIRE_BENCH_PROFILE"])

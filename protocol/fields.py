@@ -130,11 +130,24 @@ def rfc3339(moment: datetime) -> str:
     >>> rfc3339(datetime(2026, 3, 1, 12, tzinfo=UTC))
     '2026-03-01T12:00:00.000Z'
     """
+    text = _FORMATTED.get(moment)
+    if text is not None:
+        return text
     if moment.tzinfo is not UTC:
         if moment.tzinfo is None:
             raise ValueError(f"a naive datetime has no time zone: {moment!r}")
         moment = moment.astimezone(UTC)
-    return moment.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+    text = moment.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+    if len(_FORMATTED) >= _FORMATTED_KEPT:
+        _FORMATTED.clear()
+    _FORMATTED[moment] = text
+    return text
+
+
+# The times formatted lately: a command writes its time two or three times (the event's
+# ``at``, the game's last move, its stats), and a game's start with every command.
+_FORMATTED: dict[datetime, str] = {}
+_FORMATTED_KEPT = 4096
 
 
 def parse_rfc3339(text: str) -> datetime:

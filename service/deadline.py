@@ -11,8 +11,7 @@ says so, and a resend with the same ``command_id`` returns the first result.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
+from types import TracebackType
 
 from aiohttp import web
 
@@ -29,20 +28,37 @@ def too_late(seconds: float, write: bool) -> ApiError:
     return ApiError("unavailable", what, details, retry_after_s=seconds)
 
 
-@contextlib.asynccontextmanager
-async def deadline(seconds: float, write: bool = False) -> AsyncIterator[None]:
-    """Run the block within ``seconds``, else raise the 503 :class:`ApiError`."""
-    if seconds <= 0:
-        yield
-        return
-    timeout = asyncio.timeout(seconds)
-    try:
-        async with timeout:
-            yield
-    except TimeoutError:
-        if not timeout.expired():
-            raise  # a timeout of an inner call, not ours
-        raise too_late(seconds, write) from None
+class deadline:  # noqa: N801 - used as a function: ``async with deadline(5.0):``
+    """Run the block within ``seconds``, else raise the 503 :class:`ApiError`.
+
+    (A class, not a generator-based context manager: every command enters one.)"""
+
+    __slots__ = ("seconds", "write", "_timeout")
+
+    def __init__(self, seconds: float, write: bool = False) -> None:
+        self.seconds = seconds
+        self.write = write
+        self._timeout: asyncio.Timeout | None = None
+
+    async def __aenter__(self) -> None:
+        if self.seconds > 0:
+            self._timeout = asyncio.timeout(self.seconds)
+            await self._timeout.__aenter__()
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        timeout = self._timeout
+        if timeout is None:
+            return
+        try:
+            await timeout.__aexit__(exc_type, exc, tb)
+        except TimeoutError:
+            if timeout.expired():
+                raise too_late(self.seconds, self.write) from None
+            raise
+        if exc_type is TimeoutError and timeout.expired():
+            raise too_late(self.seconds, self.write) from None
+        # else a timeout of an inner call, not ours, goes on as it is
 
 
 def deadline_middleware(seconds: float) -> object:

@@ -60,7 +60,8 @@ class Settings:
     request_deadline_s: float = 5.0
     # When a command is acknowledged: "memory" (the store has it in memory; a
     # crash or failover may lose it), "local" (fsynced to the store's append-only
-    # file: WAITAOF 1 0), "replicated" (also received by a replica: WAITAOF 1 0 + WAIT 1).
+    # file: the reply of a store with appendfsync always, else WAITAOF 1 0), "replicated"
+    # (also received by a replica: WAITAOF 1 0 + WAIT 1).
     durability: str = "local"
     # A pooled connection idle this long is PINGed before use; the fan-out's
     # subscriber connections are PINGed this often and dropped when silent.

@@ -36,6 +36,7 @@ from service.context import Context, context
 from service.deadline import deadline
 from service.errors import ApiError, to_api_error
 from service.eventhash import hash_in
+from service.frames import send_text_frames
 from service.games import Loaded, engine_command
 from service.moves import MovesFeed
 from service.outbox import Outbox
@@ -67,6 +68,7 @@ class State(enum.Enum):
 _PONG = encode(Pong())
 _PAGE = 1000  # events read from the log at a time
 _HASHES_KEPT = 256  # hashes of the latest events sent, per socket
+_FRAMES_PER_WRITE = 64  # messages ready at once sent in one write, at most
 _RESYNC_REQUEST = -2  # outbox marker: a hello on a live socket
 
 
@@ -109,13 +111,27 @@ class Connection:
         self.wants_moves = False  # the latest hello said "moves": true
         self.moves: MovesFeed | None = None  # the game at last_seq, while moves are wanted
         self.moves_sent = -1  # the seq of the latest moves message sent
+        self._queued_seq, self._queued_event = 0, b""  # the diff last handed to the outbox
+        self._held: list[Published | Resync] | None = None  # the feed's, during a command
 
     # --- what others call --------------------------------------------------------
     def deliver(self, seq: int, event: bytes | None) -> None:
-        """A diff for this game (``event`` None: the feed may have missed some; refill)."""
+        """A diff for this game (``event`` None: the feed may have missed some; refill).
+
+        A command's own socket is handed its diff twice, by the command and by the feed
+        (which carries every event of the game, this instance's too): the second copy of
+        the diff just queued is dropped here. Any other repeat goes to the writer, which
+        tells a diff the client has from a rewritten one."""
+        if event is not None:
+            if seq == self._queued_seq and event == self._queued_event:
+                return
+            self._queued_seq, self._queued_event = seq, event
         self._put(seq, event)
 
     def _from_hub(self, item: Published | Resync) -> None:
+        if self._held is not None:  # a command of this socket is running: see _on_command
+            self._held.append(item)
+            return
         if isinstance(item, Published):
             self.deliver(item.seq, item.event)
         else:
@@ -164,28 +180,42 @@ class Connection:
                                 message=b"store unavailable: reconnect with since")
 
     async def _write(self) -> None:
-        ws = self.ws
-        text = WSMsgType.TEXT
+        # The messages ready at once (a command's diff and its ack, the moves after a
+        # diff) go out together, in one write (service/frames.py); anything that reads
+        # the store or sends on its own first sends what is ready.
+        ready: list[bytes] = []
+        outbox = self.outbox
         while True:
-            seq, item = await self.outbox.get()
+            if ready and (outbox.empty() or len(ready) >= _FRAMES_PER_WRITE):
+                await send_text_frames(self.ws, self.transport, ready)
+                ready = []
+            seq, item = await outbox.get()
             if seq == _RESYNC_REQUEST:
                 assert item is not None
+                await send_text_frames(self.ws, self.transport, ready)
+                ready = []
                 await self._resync(int(item))
             elif seq < 0:  # a message of its own (ack, error, pong)
                 assert item is not None
-                await ws.send_frame(item, text)
+                ready.append(item)
             elif item is not None and seq == self.last_seq + 1:
-                await ws.send_frame(item, text)
+                ready.append(item)
                 self.last_seq = seq
                 self._sent(seq, item)
             elif item is None or seq > self.last_seq + 1:
+                await send_text_frames(self.ws, self.transport, ready)
+                ready = []
                 await self._refill()  # a gap, or the feed may have missed some: the log has them
             elif self._rewritten(seq, item):
                 # A different event at a seq this client holds: the log was rolled back and
                 # written again (a failover). Its state is not the server's: start it afresh.
+                await send_text_frames(self.ws, self.transport, ready)
+                ready = []
                 await self._snapshot()
             # else seq <= last_seq: this client has it already
-            await self._send_moves()
+            moves = self._moves_due()
+            if moves is not None:
+                ready.append(moves)
 
     def _sent(self, seq: int, event: bytes) -> None:
         """Remember the hash of each recent event sent (to tell a rewritten log)."""
@@ -241,7 +271,9 @@ class Connection:
             self.last_seq = since
         await self._refill()
         await self.ws.send_frame(synced_message(self.last_seq), WSMsgType.TEXT)
-        await self._send_moves(after_synced=True)
+        moves = self._moves_due(after_synced=True)
+        if moves is not None:
+            await self.ws.send_frame(moves, WSMsgType.TEXT)
 
     # --- moves: a hello with "moves": true (service/moves.py) -------------------------
     # Anyone who may hold the socket may ask: the readers GET /moves answers too.
@@ -259,18 +291,19 @@ class Connection:
             self.moves.reset(loaded)
             self.moves_sent = -1  # even at the same seq: the state may differ (a failover)
 
-    async def _send_moves(self, after_synced: bool = False) -> None:
-        """The ``moves`` at the socket's seq: after ``synced``, and once after the diff
-        of each later seq (nothing when no diff was sent since the last one)."""
+    def _moves_due(self, after_synced: bool = False) -> bytes | None:
+        """The ``moves`` message at the socket's seq, when one is due: after ``synced``,
+        and once after the diff of each later seq (none when no diff was sent since the
+        last one). The caller sends it."""
         feed = self.moves
         if feed is None or (self.moves_sent == self.last_seq and not after_synced):
-            return
+            return None
         if feed.seq != self.last_seq:  # every diff sent goes through _sent: cannot happen
             log.warning("game %s: moves at seq %d, the socket at %d; not sent", self.game_id,
                         feed.seq, self.last_seq)
-            return
-        await self.ws.send_frame(feed.message(), WSMsgType.TEXT)
+            return None
         self.moves_sent = feed.seq
+        return feed.message()
 
     # --- the session -----------------------------------------------------------------
     async def run(self) -> None:
@@ -350,7 +383,9 @@ class Connection:
             # between was not published to us. The writer reads the log after it first.
             self.deliver(0, None)
         await self.ws.send_frame(synced_message(self.last_seq), WSMsgType.TEXT)
-        await self._send_moves(after_synced=True)
+        moves = self._moves_due(after_synced=True)
+        if moves is not None:
+            await self.ws.send_frame(moves, WSMsgType.TEXT)
         self.state = State.LIVE
         self.writer = asyncio.create_task(self._write_loop())
         try:
@@ -458,29 +493,44 @@ class Connection:
     async def _on_command(self, message: CommandMessage) -> None:
         started = perf_counter()
         ctx = self.ctx
+        # While the command runs, the feed's events for this socket wait, to go out with
+        # the command's own diff and ack, in one write (the feed often brings that diff
+        # before the store's reply does).
+        self._held = []
         try:
-            if self.player is None:
-                raise ApiError("unauthorized",
-                               "this socket has no token: send hello with the owner's token")
-            if self.token_expires is not None and self.token_expires <= ctx.clock.time():
-                await self._token_expired(message.command_id)
+            try:
+                if self.player is None:
+                    raise ApiError("unauthorized",
+                                   "this socket has no token: send hello with the owner's token")
+                if self.token_expires is not None and self.token_expires <= ctx.clock.time():
+                    await self._token_expired(message.command_id)
+                    return
+                async with deadline(ctx.settings.request_deadline_s, write=True):
+                    await ctx.limiter.check(self.player)
+                    seq, event = await ctx.games.command(self.game_id, self.player,
+                                                         engine_command(message.command),
+                                                         message.expected_seq, message.command_id)
+            except Exception as exc:  # noqa: BLE001 - every failure goes back as an error
+                err = to_api_error(exc)
+                if err is None:
+                    log.exception("command failed on game %s", self.game_id)
+                    err = ApiError("unavailable", "internal error; try again", status=500)
+                self._release_held()
+                self.send(error_message(err, message.command_id))
                 return
-            async with deadline(ctx.settings.request_deadline_s, write=True):
-                await ctx.limiter.check(self.player)
-                seq, event = await ctx.games.command(self.game_id, self.player,
-                                                     engine_command(message.command),
-                                                     message.expected_seq, message.command_id)
-        except Exception as exc:  # noqa: BLE001 - every failure goes back as an error message
-            err = to_api_error(exc)
-            if err is None:
-                log.exception("command failed on game %s", self.game_id)
-                err = ApiError("unavailable", "internal error; try again", status=500)
-            self.send(error_message(err, message.command_id))
-            return
-        # The diff first (unless the feed delivered it already), then the ack.
-        self.deliver(seq, event)
-        self.send(encode(Ack(command_id=message.command_id, seq=seq)))
-        ctx.metrics.websocket_ack.observe(perf_counter() - started)
+            # The diff first (unless the feed delivered it already), then the ack.
+            self._release_held()
+            self.deliver(seq, event)
+            self.send(encode(Ack(command_id=message.command_id, seq=seq)))
+            ctx.metrics.websocket_ack.observe(perf_counter() - started)
+        finally:
+            self._release_held()
+
+    def _release_held(self) -> None:
+        held, self._held = self._held, None
+        if held:
+            for item in held:
+                self._from_hub(item)
 
     async def _token_expired(self, command_id: str) -> None:
         """The token expired while the socket was open: it commands nothing more (1008)."""

@@ -228,8 +228,9 @@ class RedisConn:
     async def durable(self, slot_key: str, publish: Publish | None = None) -> None:
         """Wait until the writes answered so far to ``slot_key``'s slot are as durable as
         ``settings.durability`` asks (see durability.py), then send ``publish``;
-        StoreUnavailable if not durable."""
-        if self.durability.need is None:
+        StoreUnavailable if not durable. With ``publish``, the caller has asked
+        :meth:`Durability.needs_wait` already (its script did not publish): it waits."""
+        if publish is None and not await self.durability.needs_wait():
             return
         try:
             await self.durability.wait(slot_key, publish)

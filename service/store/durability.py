@@ -23,8 +23,20 @@ Diffs, like acks, go out only once durable: above ``memory`` the append script
 does not publish its event; the batch publishes its callers' events, in one
 pipeline, after the wait succeeded. A publish lost to a crash between the two
 is healed by the listeners themselves: the next event shows them a gap, which
-they fill from the log. With the store's ``appendfsync always`` the fsync
-itself is shared too (Redis fsyncs once per event-loop cycle, for every client).
+they fill from the log.
+
+A store that fsyncs before it replies needs no wait for ``local``. With
+``appendonly yes`` and ``appendfsync always``, Redis and Valkey write and fsync
+the append-only file once per event-loop cycle, before they send that cycle's
+replies and published messages ("must be done before handleClientsWithPendingWrites,
+in case of appendfsync=always", in their ``beforeSleep``). So the script's own
+reply already means "fsynced", and a message it publishes reaches no listener
+before that: the append publishes in its script and nothing waits, as under
+``memory``. The store is asked (``CONFIG GET``, and ``INFO persistence`` for an
+append-only file rewrite in progress, during which the server does not count
+writes as fsynced) at most every :data:`CHECK_EVERY_S`; a store that does not
+answer (``CONFIG`` renamed away), any other setting, a rewrite in progress, or a
+Redis Cluster (not asked node by node) keeps the ``WAITAOF``.
 """
 
 from __future__ import annotations
@@ -44,6 +56,7 @@ logger = logging.getLogger(__name__)
 # level -> (local fsyncs, replicas that must have the write)
 LEVELS: dict[str, tuple[int, int] | None] = {"memory": None, "local": (1, 0), "replicated": (1, 1)}
 MARKER_TTL_MS = 60_000
+CHECK_EVERY_S = 10.0  # how long a store's "fsynced before it replies" answer is trusted
 
 
 class Publish(NamedTuple):
@@ -74,9 +87,55 @@ class Durability:
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
     waits: int = 0  # WAITAOF round trips made (for tests and benchmarks)
     callers: int = 0  # callers served by them
+    _fsyncs_before_reply: bool = False
+    _checked_at: float | None = None
+    _asking: asyncio.Future[bool] | None = None  # the one question in flight
 
     def __post_init__(self) -> None:
         self.need = LEVELS[one_of("durability", self.level, DURABILITY_LEVELS)]
+
+    async def needs_wait(self) -> bool:
+        """Whether a write, once the store answered it, still needs :meth:`wait` (and
+        its event published after it) to be as durable as the level asks."""
+        if self.need is None:
+            return False
+        if self.need != (1, 0) or isinstance(self.conn.client, RedisCluster):
+            return True
+        loop = asyncio.get_running_loop()
+        if self._checked_at is not None and loop.time() - self._checked_at < CHECK_EVERY_S:
+            return not self._fsyncs_before_reply
+        # One question at a time: the writers that arrive meanwhile share its answer.
+        if self._asking is None:
+            self._asking = asyncio.ensure_future(self._store_fsyncs_before_reply())
+            self._asking.add_done_callback(self._answered)
+        return not await asyncio.shield(self._asking)
+
+    def _answered(self, asking: asyncio.Future[bool]) -> None:
+        self._asking = None
+        if not asking.cancelled():
+            self._fsyncs_before_reply = asking.result()
+            self._checked_at = asyncio.get_running_loop().time()
+
+    async def _store_fsyncs_before_reply(self) -> bool:
+        """``appendonly yes``, ``appendfsync always`` and no append-only file rewrite in
+        progress (see the module's docstring); False when the store will not say."""
+        try:
+            aof, fsync, info = await self._pipeline("", [
+                ("CONFIG", "GET", "appendonly"), ("CONFIG", "GET", "appendfsync"),
+                ("INFO", "persistence")])
+        except Exception as exc:  # noqa: BLE001 - not an error: the WAITAOF path is safe
+            if self._checked_at is None:
+                logger.info("durability local: the store did not say how it fsyncs (%s: %s); "
+                            "each acknowledgement waits for WAITAOF", type(exc).__name__, exc)
+            return False
+        answer = (_config_value(aof) == "yes" and _config_value(fsync) == "always"
+                  and _info_field(info, "aof_rewrite_in_progress") == "0")
+        if answer != self._fsyncs_before_reply or self._checked_at is None:
+            logger.info("durability local: %s", "the store fsyncs before it replies "
+                        "(appendfsync always): no WAITAOF" if answer else
+                        "the store does not fsync before it replies now: each "
+                        "acknowledgement waits for WAITAOF")
+        return answer
 
     async def wait(self, slot_key: str, publish: Publish | None = None) -> None:
         """``slot_key``: a marker key in the slot of the writes to cover (it is written).
@@ -188,9 +247,31 @@ class Durability:
                            "fill the gap from the log", len(calls), type(exc).__name__, exc)
 
     async def aclose(self) -> None:
+        if self._asking is not None:
+            self._asking.cancel()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _config_value(reply: Any) -> str:
+    """The value in a ``CONFIG GET`` reply (a list under RESP2, a map under RESP3)."""
+    values = list(reply.values()) if isinstance(reply, dict) else list(reply)[1::2]
+    value = values[0] if values else b""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _info_field(info: Any, name: str) -> str | None:
+    """One field of an ``INFO`` reply (parsed into a dict by redis-py, or raw text)."""
+    if isinstance(info, dict):
+        value = info.get(name)
+        return None if value is None else str(value)
+    text = info.decode() if isinstance(info, bytes) else str(info)
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key == name:
+            return value.strip()
+    return None
 
 
 def _retrieve(future: asyncio.Future[None]) -> None:

@@ -453,7 +453,8 @@ def appendfsync_for(durability: str, configured: str) -> str:
     """The store's appendfsync under a durability level: ``configured`` for "memory",
     else "always". A durable acknowledgement (WAITAOF) under everysec would wait up to
     a second for the next fsync; under always Redis fsyncs once per event-loop cycle,
-    for every client at once (group commit), and WAITAOF returns at once."""
+    for every client at once, before it replies (so ``local`` needs no WAITAOF: see
+    durability.py)."""
     return configured if durability == "memory" else "always"
 
 

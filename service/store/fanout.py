@@ -51,12 +51,14 @@ from redis.exceptions import ResponseError
 from service.store import keys
 from service.store.connection import REDIS_ERRORS, RedisConn, is_closed_connection_race, translate
 from service.store.errors import StoreUnavailable
+from service.store.resp import ReplyReader
 
 logger = logging.getLogger(__name__)
 
 BACKOFF_BASE_S = 0.05
 BACKOFF_CAP_S = 2.0
 REROUTE_MIN_INTERVAL_S = 0.5
+READ_SIZE = 65536  # bytes read from a subscriber connection at once, at most
 
 
 class Published(NamedTuple):
@@ -159,6 +161,8 @@ class _Link:
         self._unsub_pending: Counter[bytes] = Counter()
         self.failures = 0
         self.connects = 0
+        self._heard = 0.0  # the loop's time when the connection last said anything
+        self._silence: str | None = None  # why the watchdog closed the connection
         self._task = asyncio.create_task(self._run(), name=f"fanout-link-{key}")
 
     @property
@@ -245,24 +249,62 @@ class _Link:
             delay = min(delay * 2, BACKOFF_CAP_S)
 
     async def _read(self, conn: AbstractConnection) -> None:
+        """Read and handle every reply until the connection fails. Whatever the socket
+        has is parsed at once (:mod:`service.store.resp`); a watchdog PINGs a silent
+        connection and drops it when the PING gets no answer either."""
+        reader = conn._reader  # redis-py's StreamReader of this connection (its parser
+        # has nothing buffered: the handshake's replies were all read in connect())
+        if reader is None:
+            raise ConnectionError("the subscriber connection closed")
+        replies = ReplyReader()
+        loop = asyncio.get_running_loop()
+        self._heard = loop.time()
+        self._silence = None
+        watchdog = asyncio.create_task(self._watch(conn), name=f"fanout-watchdog-{self.key}")
+        try:
+            while True:
+                data = await reader.read(READ_SIZE)
+                if not data:
+                    raise ConnectionError(self._silence or "the store closed the subscriber "
+                                          "connection")
+                self._heard = loop.time()
+                for response in replies.feed(data):
+                    if isinstance(response, ResponseError):
+                        # e.g. MOVED for a subscription: the slot moved
+                        logger.warning("fan-out %s: the server refused a subscription: %s",
+                                       self.key, response)
+                        self.hub._reroute_soon()
+                    else:
+                        self._handle(response)
+        finally:
+            watchdog.cancel()
+
+    async def _watch(self, conn: AbstractConnection) -> None:
+        """PING after ``ping_interval_s`` of silence; close the connection (the reader
+        then fails and the link reconnects) when a PING is not answered within as long."""
         interval = self.hub.ping_interval_s
-        awaiting_pong = False
+        loop = asyncio.get_running_loop()
+        pinged_at: float | None = None
         while True:
-            try:
-                response = await conn.read_response(timeout=interval)
-            except ResponseError as exc:  # e.g. MOVED for a subscription: the slot moved
-                logger.warning("fan-out %s: the server refused a subscription: %s", self.key, exc)
-                self.hub._reroute_soon()
+            if pinged_at is not None and self._heard > pinged_at:
+                pinged_at = None  # answered (by anything at all)
+            since = self._heard if pinged_at is None else pinged_at
+            wait = since + interval - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
                 continue
-            if response is None:
-                if awaiting_pong:
-                    raise ConnectionError(f"no answer to PING within {interval:g} s")
+            if pinged_at is not None:
+                self._silence = f"no answer to PING within {interval:g} s"
+                await conn.disconnect(nowait=True)
+                return
+            try:
                 async with self._write_lock:
                     await conn.send_command("PING", check_health=False)
-                awaiting_pong = True
-                continue
-            awaiting_pong = False
-            self._handle(response)
+            except Exception as exc:  # noqa: BLE001 - the reader sees the connection fail
+                self._silence = f"PING failed: {exc!r}"
+                await conn.disconnect(nowait=True)
+                return
+            pinged_at = loop.time()
 
     def _handle(self, response: Any) -> None:
         kind = response[0]

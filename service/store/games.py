@@ -8,7 +8,8 @@ rules: it checks seq and command_id, nothing else.
 
 Every write is one Lua script, so it is atomic and one round trip. An append
 also publishes ``b"<seq> <event>"`` on the game's channel: from inside the
-script under ``durability=memory``, otherwise once the event is durable
+script under ``durability=memory`` (and under ``local`` on a store that fsyncs
+before it replies), otherwise once the event is durable
 (durability.py), so no listener sees an event that a crash could still take
 back. A listener never sees a published event that is not in the log; one that
 misses a publish fills the gap from the log at the next event.
@@ -294,7 +295,7 @@ class Games:
         else:
             raise ValueError("command_id may not be empty")
         sharded = await self.redis.sharded_pubsub()
-        deferred = self.redis.durability.need is not None  # published once durable
+        deferred = await self.redis.durability.needs_wait()  # published once durable
         call: list[str | int] = [expected_seq, cid, ttl_s or 0,
                                  "-" if deferred else "s" if sharded else "p"]
         if meta_updates:
@@ -307,7 +308,7 @@ class Games:
             exc.sent = True  # the script may have run: the outcome is unknown
             raise
         code = int(reply[0])
-        if code in (0, 2):
+        if deferred and code in (0, 2):
             # Acknowledged only once durable; a duplicate too (its first application's
             # wait may have failed, and the client is about to be told it happened).
             publish = None

@@ -46,9 +46,21 @@ def test_a_durable_level_runs_the_embedded_store_with_appendfsync_always() -> No
         "everysec", "always", "always"]
 
 
+@pytest.fixture(params=["server", "cluster"])
+def url_without_fsync_before_reply(request: pytest.FixtureRequest,
+                                   server_factory: Callable[..., EmbeddedServer]) -> str:
+    """A store on which ``local`` must wait for WAITAOF: a server that fsyncs once a
+    second, or the cluster (whose nodes are not asked how they fsync)."""
+    if request.param == "cluster":
+        url: str = request.getfixturevalue("cluster_url")
+        return url
+    return server_factory("everysec", appendfsync="everysec").url
+
+
 async def test_local_waits_for_an_fsync_and_concurrent_commands_share_one(
-        any_redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
-    store = await store_factory(any_redis_url, durability="local")
+        url_without_fsync_before_reply: str,
+        store_factory: Callable[..., Awaitable[Store]]) -> None:
+    store = await store_factory(url_without_fsync_before_reply, durability="local")
     ids = [f"g{i}" for i in range(40)]
     for game_id in ids:
         await store.games.create(game_id, META, ttl_s=3600)
@@ -60,8 +72,45 @@ async def test_local_waits_for_an_fsync_and_concurrent_commands_share_one(
     assert waits >= 1
     # Group commit: forty acknowledgements did not take forty WAITAOF round trips.
     assert waits < 40, waits
-    if "," not in any_redis_url:
+    if "," not in url_without_fsync_before_reply:
         assert waits <= 4
+
+
+async def test_local_makes_no_wait_on_a_store_that_fsyncs_before_it_replies(
+        redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    # The tests' server runs appendfsync always: its reply to the append comes after
+    # the fsync, and so does the diff the script publishes.
+    store = await store_factory(redis_url, durability="local")
+    await store.games.create("g1", META, ttl_s=3600)
+    assert await _published_on(
+        redis_url, "g1", lambda: store.games.append("g1", 0, "c1", b"e")
+    ) == [b"1 e"]
+    assert store.redis.durability.waits == 0
+
+
+async def test_local_waits_again_once_the_store_stops_fsyncing_before_it_replies(
+        server_factory: Callable[..., EmbeddedServer],
+        store_factory: Callable[..., Awaitable[Store]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import redis.asyncio as aioredis
+
+    from service.store import durability
+
+    monkeypatch.setattr(durability, "CHECK_EVERY_S", 0.0)  # ask the store at every write
+    server = server_factory("switched")
+    store = await store_factory(server.url, durability="local")
+    await store.games.create("g1", META, ttl_s=3600)
+    assert await store.games.append("g1", 0, "c1", b"e") == 1
+    assert store.redis.durability.waits == 0
+    admin = aioredis.Redis.from_url(server.url)
+    try:
+        await admin.config_set("appendfsync", "everysec")
+    finally:
+        await admin.aclose()
+    assert await _published_on(
+        server.url, "g1", lambda: store.games.append("g1", 1, "c2", b"f")
+    ) == [b"2 f"]
+    assert store.redis.durability.waits == 1
 
 
 async def test_memory_makes_no_wait(
