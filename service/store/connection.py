@@ -8,13 +8,15 @@ endpoint is written with a trailing comma: ``redis://h1:7000,``).
 :class:`RedisConn` wraps the redis-py client so that:
 
 - the pool size is deliberate: a single server gets a ``BlockingConnectionPool``
-  of ``redis_pool_size`` connections (a caller waits up to ``redis_timeout_s``
-  for a free one instead of failing); in Cluster mode, where redis-py's per-node
-  pool raises ``MaxConnectionsError`` when exhausted, a semaphore of the same
-  size makes callers wait instead;
+  (:class:`~service.store.pool.ClosingPool`) of ``redis_pool_size`` connections
+  (a caller waits up to ``redis_timeout_s`` for a free one instead of failing);
+  in Cluster mode, where redis-py's per-node pool raises ``MaxConnectionsError``
+  when exhausted, a semaphore of the same size makes callers wait instead;
 - connection errors are retried with jittered exponential backoff
   (``redis_retries`` times), idle connections are health-checked
   (``redis_health_check_s``), and a client keeps working after Redis comes back;
+- once closed, it leaves no connection open (single server): the batches still
+  in flight are abandoned, and later commands refused (see pool.py);
 - every failure surfaces as :class:`~service.store.errors.StoreUnavailable`
   (unreachable, loading, read-only, out of memory) or
   :class:`~service.store.errors.StoreError` (anything else), never as a
@@ -32,7 +34,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from redis import exceptions as rex
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import SSLConnection, parse_url
 from redis.asyncio.retry import Retry
@@ -43,6 +45,7 @@ from service.store import keys
 from service.store.durability import Durability, Publish
 from service.store.errors import StoreError, StoreUnavailable
 from service.store.pipeline import AutoPipeline
+from service.store.pool import CLOSED, ClientClosed, ClosingPool
 
 logger = logging.getLogger(__name__)
 
@@ -172,7 +175,7 @@ def build_client(settings: Settings, url: str) -> Redis | RedisCluster:
             **extra,
         )
     tcp = {} if url.startswith("unix:") else {"socket_keepalive": True}
-    pool = BlockingConnectionPool.from_url(
+    pool = ClosingPool.from_url(
         url,
         **tcp,
         max_connections=settings.redis_pool_size,
@@ -184,6 +187,8 @@ def build_client(settings: Settings, url: str) -> Redis | RedisCluster:
 
 def translate(exc: BaseException) -> StoreError:
     """The store exception for a redis-py (or socket) exception."""
+    if isinstance(exc, ClientClosed):
+        return StoreUnavailable(str(exc))
     if isinstance(exc, _UNAVAILABLE_TYPES):
         return StoreUnavailable(f"the store is unreachable: {exc}")
     if isinstance(exc, rex.ResponseError) and str(exc).startswith(_UNAVAILABLE_PREFIXES):
@@ -242,6 +247,8 @@ class RedisConn:
 
     async def execute(self, *args: Any) -> Any:
         """One command (``await conn.execute("LRANGE", key, 0, -1)``), failures translated."""
+        if self._closed:
+            raise StoreUnavailable(CLOSED)
         try:
             if self._auto is not None:
                 return await self._auto.execute(*args)
@@ -333,8 +340,12 @@ class RedisConn:
         return self.client
 
     async def aclose(self) -> None:
+        """Close every connection; what is still in flight is abandoned (its caller hears
+        StoreUnavailable), and nothing is sent after this."""
         if self._closed:
             return
         self._closed = True
+        if self._auto is not None:
+            await self._auto.aclose()
         await self.durability.aclose()
         await self.client.aclose()

@@ -8,6 +8,11 @@ in the same event-loop turn and sends them as one pipeline (not a
 transaction: each keeps its own reply or error), with a few pipelines in
 flight at once. Under light load a batch is one command, and the cost is one
 extra loop turn.
+
+A batch runs in a task of its own, which outlives a caller that stops waiting (its
+deadline passed, its job was stopped): :meth:`AutoPipeline.aclose`, before the client
+closes, ends the batches still queued or in flight, so none of them uses a connection
+after the close.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import asyncio
 from typing import Any
 
 from redis.asyncio import Redis
+
+from service.store.pool import ClientClosed
 
 
 class AutoPipeline:
@@ -30,9 +37,12 @@ class AutoPipeline:
         self._tasks: set[asyncio.Task[None]] = set()
         self.batches = 0
         self.commands = 0
+        self._closed = False
 
     async def execute(self, *args: Any) -> Any:
         """Run one command as part of the next batch; its reply, or its error raised."""
+        if self._closed:
+            raise ClientClosed("the store client is closed (the instance is shutting down)")
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending.append((args, future))
         if not self._scheduled and self._in_flight < self.max_in_flight:
@@ -42,6 +52,8 @@ class AutoPipeline:
 
     def _launch(self) -> None:
         self._scheduled = False
+        if self._closed:
+            return
         # A waiter that gave up (its request deadline passed) is not sent at all: its
         # client was told the outcome is unknown, and nothing is better than late.
         self._pending = [entry for entry in self._pending if not entry[1].done()]
@@ -61,9 +73,13 @@ class AutoPipeline:
             try:
                 replies = await pipe.execute(raise_on_error=False)
             except BaseException as exc:  # every waiter must hear of it
+                heard: BaseException = exc
+                if isinstance(exc, asyncio.CancelledError):  # the client is closing
+                    heard = ClientClosed("the store client closed with this command in "
+                                         "flight: its outcome is unknown")
                 for _, future in batch:
                     if not future.done():
-                        future.set_exception(exc)
+                        future.set_exception(heard)
                 if isinstance(exc, asyncio.CancelledError):
                     raise
                 return
@@ -81,3 +97,17 @@ class AutoPipeline:
             if self._pending and not self._scheduled:
                 self._scheduled = True
                 asyncio.get_running_loop().call_soon(self._launch)
+
+    async def aclose(self) -> None:
+        """End every batch: the queued ones are not sent, the ones in flight are cancelled
+        (their connections are closed, not reused); their callers hear ClientClosed.
+        Returns once no batch holds a connection any more."""
+        self._closed = True
+        pending, self._pending = self._pending, []
+        for _, future in pending:
+            if not future.done():
+                future.set_exception(ClientClosed("the store client closed before this "
+                                                  "command was sent"))
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)

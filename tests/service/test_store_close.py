@@ -1,0 +1,87 @@
+"""Closing the store's client (an instance shutting down): nothing of it outlives the close.
+
+A command still in flight when the client closes (a background job stopped mid-call, a
+batch of the automatic pipeline) is abandoned: its caller hears ``StoreUnavailable``, and
+it is not sent again on a new connection, which nobody would close. A closed client
+refuses every later command without connecting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from service.settings import Settings
+from service.store.connection import RedisConn
+from service.store.errors import StoreUnavailable
+from tests.service.helpers import wait_for
+from tests.stores import Store
+
+
+async def blocked_clients(store: Store) -> int:
+    info: dict[str, Any] = await store.redis.execute("INFO", "clients")
+    return int(info["blocked_clients"])
+
+
+async def clients_named(store: Store, name: str) -> int:
+    listing = (await store.redis.execute("CLIENT", "LIST")).decode()
+    return sum(f" name={name} " in f" {line} " for line in listing.splitlines())
+
+
+async def test_a_command_in_flight_when_the_client_closes_is_abandoned_not_sent_again(
+        redis_url: str, make_settings: Callable[..., Settings],
+        store_factory: Callable[..., Awaitable[Store]]) -> None:
+    other = await store_factory(redis_url)
+    redis = RedisConn(make_settings(redis_url, instance_id="closing"), redis_url)
+    # A pop that waits for a push: in flight for as long as the test wants.
+    waiting = asyncio.ensure_future(redis.execute("BLPOP", "queue", 0))
+    await wait_for(lambda: blocked_clients(other), what="the pop to wait in the store")
+    await redis.aclose()
+    await other.redis.execute("LPUSH", "queue", "item")
+    with pytest.raises(StoreUnavailable):
+        await waiting
+    # The closed client took nothing: its pop was not sent again after the close.
+    assert await other.redis.execute("LPOP", "queue") == b"item"
+
+
+async def test_a_closed_client_refuses_commands_without_connecting(
+        redis_url: str, make_settings: Callable[..., Settings],
+        store_factory: Callable[..., Awaitable[Store]]) -> None:
+    other = await store_factory(redis_url)
+    redis = RedisConn(make_settings(redis_url, instance_id="closed"), redis_url)
+    await redis.aclose()
+    calls: list[Callable[[], Awaitable[Any]]] = [
+        lambda: redis.execute("PING"),
+        lambda: redis.pipeline([("PING",)]),
+        lambda: redis.ping(),
+    ]
+    for call in calls:
+        with pytest.raises(StoreUnavailable, match="closed"):
+            await call()
+    assert await clients_named(other, "solitaire-closed") == 0
+
+
+async def test_a_connection_in_use_across_the_close_is_closed_when_it_comes_back(
+        redis_url: str, make_settings: Callable[..., Settings],
+        store_factory: Callable[..., Awaitable[Store]]) -> None:
+    """Without the automatic pipeline a command runs in its caller's task, which the close
+    does not end: the connection it holds is closed when it is given back."""
+    other = await store_factory(redis_url)
+    settings = make_settings(redis_url, instance_id="direct", redis_autopipeline=False)
+    redis = RedisConn(settings, redis_url)
+    waiting = asyncio.ensure_future(redis.execute("BLPOP", "queue", 0))
+    await wait_for(lambda: blocked_clients(other), what="the pop to wait in the store")
+    await redis.aclose()
+    await other.redis.execute("LPUSH", "queue", "item")
+    with contextlib.suppress(StoreUnavailable):  # answered after a reconnect, or failed
+        await waiting
+    await wait_for(lambda: not_connected(other, "solitaire-direct"),
+                   what="the closed client's last connection to be closed")
+
+
+async def not_connected(store: Store, name: str) -> bool:
+    return await clients_named(store, name) == 0
