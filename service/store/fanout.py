@@ -161,7 +161,7 @@ class _Link:
         self._unsub_pending: Counter[bytes] = Counter()
         self.failures = 0
         self.connects = 0
-        self._heard = 0.0  # the loop's time when the connection last said anything
+        self._reads = 0  # chunks read from the connection (the watchdog's sign of life)
         self._silence: str | None = None  # why the watchdog closed the connection
         self._task = asyncio.create_task(self._run(), name=f"fanout-link-{key}")
 
@@ -257,8 +257,6 @@ class _Link:
         if reader is None:
             raise ConnectionError("the subscriber connection closed")
         replies = ReplyReader()
-        loop = asyncio.get_running_loop()
-        self._heard = loop.time()
         self._silence = None
         watchdog = asyncio.create_task(self._watch(conn), name=f"fanout-watchdog-{self.key}")
         try:
@@ -267,7 +265,7 @@ class _Link:
                 if not data:
                     raise ConnectionError(self._silence or "the store closed the subscriber "
                                           "connection")
-                self._heard = loop.time()
+                self._reads += 1
                 for response in replies.feed(data):
                     if isinstance(response, ResponseError):
                         # e.g. MOVED for a subscription: the slot moved
@@ -281,22 +279,16 @@ class _Link:
 
     async def _watch(self, conn: AbstractConnection) -> None:
         """PING after ``ping_interval_s`` of silence; close the connection (the reader
-        then fails and the link reconnects) when a PING is not answered within as long."""
+        then fails and the link reconnects) when nothing at all comes within as long
+        after the PING."""
         interval = self.hub.ping_interval_s
-        loop = asyncio.get_running_loop()
-        pinged_at: float | None = None
         while True:
-            if pinged_at is not None and self._heard > pinged_at:
-                pinged_at = None  # answered (by anything at all)
-            since = self._heard if pinged_at is None else pinged_at
-            wait = since + interval - loop.time()
-            if wait > 0:
-                await asyncio.sleep(wait)
+            seen = self._reads
+            await asyncio.sleep(interval)
+            if self._reads != seen:
                 continue
-            if pinged_at is not None:
-                self._silence = f"no answer to PING within {interval:g} s"
-                await conn.disconnect(nowait=True)
-                return
+            # Counted before the PING is sent: its answer may be read before the send returns.
+            seen = self._reads
             try:
                 async with self._write_lock:
                     await conn.send_command("PING", check_health=False)
@@ -304,7 +296,11 @@ class _Link:
                 self._silence = f"PING failed: {exc!r}"
                 await conn.disconnect(nowait=True)
                 return
-            pinged_at = loop.time()
+            await asyncio.sleep(interval)
+            if self._reads == seen:
+                self._silence = f"no answer to PING within {interval:g} s"
+                await conn.disconnect(nowait=True)
+                return
 
     def _handle(self, response: Any) -> None:
         kind = response[0]

@@ -185,6 +185,18 @@ async def test_a_silent_server_is_noticed_by_the_ping_and_listeners_resync(
         assert await next_event(listener) == Published(1, b"e1")
 
 
+async def test_a_quiet_server_that_answers_the_pings_keeps_its_subscriber_connection(
+        redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    store = await store_factory(redis_url, redis_health_check_s=0.25)
+    await store.games.create("g1", META, ttl_s=3600)
+    async with listen(store.hub, "g1") as listener:
+        await asyncio.sleep(2.0)  # about eight PINGs of a connection that carries nothing else
+        links = {key: (link.connects, link.failures) for key, link in store.hub._links.items()}
+        assert links == {"server": (1, 0)}
+        await store.games.append("g1", 0, None, b"e1")
+        assert await next_event(listener) == Published(1, b"e1")
+
+
 async def test_a_listener_gets_its_items_through_its_callback_and_a_broken_one_harms_none(
         redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
     store = await store_factory(redis_url)
