@@ -5,16 +5,24 @@ All plain frozen dataclasses of builtins: they cross a process pool (pickle).
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
 class Budget:
-    """How much search one solve may spend; whichever limit is reached first ends it."""
+    """How much search one solve may spend; whichever limit is reached first ends it.
+
+    ``clock`` counts the seconds (and the result's ``elapsed_ms``): wall-clock time by
+    default; ``time.process_time`` counts the process's CPU time, so that the answer
+    does not depend on what else the machine is running (the winnability tables). To
+    cross a process pool it must pickle: a module-level function such as these two."""
 
     max_nodes: int
     max_seconds: float
+    clock: Callable[[], float] = time.perf_counter
 
 
 @dataclass(frozen=True, slots=True)

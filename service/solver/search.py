@@ -14,7 +14,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-import time
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -54,44 +53,45 @@ def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
     the budget, answers."""
     if rules.hasty or rules.won(start):
         return _search(rules, start, budget)
-    began = time.perf_counter()
+    clock = budget.clock
+    began = clock()
     quick = rules.hastily() if rules.has_hasty else rules
     rng = random.Random(RESTART_SEED)
     nodes, limit, shaken, searched = 0, float(FIRST_LIMIT), False, False
     if rules.best_first:
         first = _search(quick, start, Budget(max(1, int(budget.max_nodes * BEST_FIRST_SHARE)),
-                                             budget.max_seconds * BEST_FIRST_SHARE))
+                                             budget.max_seconds * BEST_FIRST_SHARE, clock))
         nodes += first.nodes
         if first.result == "won" or (first.result == "lost" and not quick.hasty):
-            return _spent(first, nodes, began)
+            return _spent(first, nodes, began, clock)
         searched = first.result == "lost"
     share_nodes, share_seconds = int(budget.max_nodes * SHARE), budget.max_seconds * SHARE
     while not searched:
         nodes_left = min(int(limit), share_nodes - nodes)
-        seconds_left = share_seconds - (time.perf_counter() - began)
+        seconds_left = share_seconds - (clock() - began)
         if nodes_left < 1 or seconds_left <= 0:
             break
-        first = _search(quick, start, Budget(nodes_left, seconds_left),
+        first = _search(quick, start, Budget(nodes_left, seconds_left, clock),
                         rng if shaken else None, depth_first=True)
         nodes += first.nodes
         if first.result == "won" or (first.result == "lost" and not quick.hasty):
-            return _spent(first, nodes, began)
+            return _spent(first, nodes, began, clock)
         if first.result == "lost":
             break  # the whole hasty game searched: in any order, the same positions
         shaken = True
         limit *= GROWTH
     nodes_left = budget.max_nodes - nodes
-    seconds_left = budget.max_seconds - (time.perf_counter() - began)
+    seconds_left = budget.max_seconds - (clock() - began)
     if nodes_left < 1 or seconds_left <= 0:
-        return _spent(SolveResult("unknown", (), 0, 0), nodes, began)
-    rest = _search(rules, start, Budget(nodes_left, seconds_left))
-    return _spent(rest, nodes + rest.nodes, began)
+        return _spent(SolveResult("unknown", (), 0, 0), nodes, began, clock)
+    rest = _search(rules, start, Budget(nodes_left, seconds_left, clock))
+    return _spent(rest, nodes + rest.nodes, began, clock)
 
 
-def _spent(result: SolveResult, nodes: int, began: float) -> SolveResult:
+def _spent(result: SolveResult, nodes: int, began: float,
+           clock: Callable[[], float]) -> SolveResult:
     """``result`` with the nodes and time of the whole search."""
-    return SolveResult(result.result, result.commands, nodes,
-                       int((time.perf_counter() - began) * 1000))
+    return SolveResult(result.result, result.commands, nodes, int((clock() - began) * 1000))
 
 
 def _shaken(steps_of: Callable[[State], list[Any]], rng: random.Random,
@@ -111,19 +111,20 @@ def _search(rules: Rules, start: State, budget: Budget, rng: random.Random | Non
             depth_first: bool = False) -> SolveResult:
     """One search: depth-first (with ``rng``, in a shaken order), or best-first for
     variants that ask and unless ``depth_first``."""
-    began = time.perf_counter()
+    clock = budget.clock
+    began = clock()
     deadline = began + budget.max_seconds
     max_nodes = budget.max_nodes
 
     def done(result: str, line: list[tuple[Cmd, ...]], nodes: int) -> SolveResult:
         commands = tuple(command_dict(c) for step in line for c in step)
-        elapsed_ms = int((time.perf_counter() - began) * 1000)
+        elapsed_ms = int((clock() - began) * 1000)
         return SolveResult(result, commands, nodes, elapsed_ms)
 
     if rules.won(start):
         return done("won", [], 0)
     if rules.best_first and not depth_first:
-        return _best_first(rules, start, max_nodes, deadline, done)
+        return _best_first(rules, start, max_nodes, deadline, clock, done)
     seen: set[Hashable] = {rules.key(start)}
     key, won = rules.key, rules.won
     steps_of: Callable[[State], list[Any]] = rules.steps
@@ -154,9 +155,10 @@ def _search(rules: Rules, start: State, budget: Budget, rng: random.Random | Non
         nodes += 1
         cmds = commands(step)
         if won(child):
-            return done("won", shortcut(rules, path + [child], line + [cmds], deadline), nodes)
+            won_line = shortcut(rules, path + [child], line + [cmds], deadline, clock)
+            return done("won", won_line, nodes)
         if nodes >= max_nodes or (nodes % CHECK_CLOCK_EVERY == 0
-                                   and time.perf_counter() > deadline):
+                                   and clock() > deadline):
             return done("unknown", [], nodes)
         line.append(cmds)
         path.append(child)
@@ -168,7 +170,7 @@ Done = Callable[[str, list[tuple[Cmd, ...]], int], SolveResult]
 
 
 def _best_first(rules: Rules, start: State, max_nodes: int, deadline: float,
-                done: Done) -> SolveResult:
+                clock: Callable[[], float], done: Done) -> SolveResult:
     """Always expand the open position of highest score (oldest first on ties); each
     position's parent is kept to rebuild the line."""
     key, won, successors, score = rules.key, rules.won, rules.successors, rules.score
@@ -196,17 +198,18 @@ def _best_first(rules: Rules, start: State, max_nodes: int, deadline: float,
                 line.reverse()
                 return done("won", line, nodes)
             if nodes >= max_nodes or (nodes % CHECK_CLOCK_EVERY == 0
-                                       and time.perf_counter() > deadline):
+                                       and clock() > deadline):
                 return done("unknown", [], nodes)
             heapq.heappush(heap, (-score(child), next(tick), child, k))
     return done("lost", [], nodes)
 
 
 def shortcut(rules: Rules, states: list[State], line: list[tuple[Cmd, ...]],
-             deadline: float) -> list[tuple[Cmd, ...]]:
+             deadline: float, clock: Callable[[], float]) -> list[tuple[Cmd, ...]]:
     """A line no longer than ``line`` (which leads through ``states``, from the start to
     a win): wherever one step from a position reaches a position further along,
-    the steps in between are left out. Stops shortening (not the line) at ``deadline``."""
+    the steps in between are left out. Stops shortening (not the line) at ``deadline``
+    by ``clock``."""
     # Exact positions, not keys: a key forgets which pile is which (and Gilbert's waste
     # pointer), and the rest of the line names piles.
     at = {s: i for i, s in enumerate(states)}
@@ -214,7 +217,7 @@ def shortcut(rules: Rules, states: list[State], line: list[tuple[Cmd, ...]],
     i = 0
     while i < len(line):
         best, via = i + 1, line[i]
-        if time.perf_counter() < deadline:
+        if clock() < deadline:
             for _, cmds, child in rules.successors(states[i]):
                 j = at.get(child, -1)
                 if j > best:
