@@ -35,6 +35,7 @@ from hypothesis import HealthCheck, Phase, settings
 from protocol.schema import OPENAPI_PATH
 from service.store.embedded import EmbeddedServer
 from tests.live import ServiceProcess, wait_daily_chosen
+from tests.redis_servers import flush
 from tests.reliability.helpers import assert_clean_process_log
 
 schemathesis = pytest.importorskip(
@@ -130,6 +131,10 @@ def service(
         "SOLITAIRE_SOLUTION_SOLVE_S": "1",
         "SOLITAIRE_SOLUTION_SOLVE_NODES": "20000",
     }
+    # A store of its own, as every test's: an earlier test's app may have left today's or
+    # tomorrow's deals half chosen in the session's server (a lock it did not give back
+    # lasts the tests' long solving budget: 20 minutes), and this service waits for them.
+    flush(redis_server.url)
     with ServiceProcess(
         redis_server.url, Path(tmp_path_factory.mktemp("stateful")), **lifted
     ) as process:
