@@ -105,7 +105,15 @@ class DailyDeals:
         if deal is not None:
             return deal
         token = secrets.token_hex(8)
-        if not await self.store.lock(day.iso, variant, token, self.lock_ms):
+        try:
+            locked = await self.store.lock(day.iso, variant, token, self.lock_ms)
+        except BaseException:
+            # Stopped (or cut off) while asking: the store may have granted the lock
+            # anyway, and it would block every chooser for lock_ms. Give it back.
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self.store.release(day.iso, variant, token))
+            raise
+        if not locked:
             return None
         try:
             deal = await self.store.chosen(day.iso, variant)  # chosen while we took the lock?
