@@ -113,15 +113,20 @@ def run(args: argparse.Namespace) -> None:
     meta_path = data / "winnability-budget.json"
     meta: dict[str, Any] = {"max_seconds": args.seconds, "max_nodes": args.nodes,
                             "clock": CLOCK}
-    if meta_path.exists() and {k: json.loads(meta_path.read_text()).get(k) for k in meta} != meta:
-        print(f"warning: the data files were made with {meta_path.read_text().strip()}; "
+    old = read_meta(meta_path)
+    if old and {k: old.get(k) for k in meta} != meta:
+        print(f"warning: the data files were made with {json.dumps(old)}; "
               f"resuming with {meta}", file=sys.stderr)
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
-    meta_path.write_text(json.dumps({**meta, "commit": commit, "workers": args.workers,
-                                     "started": dt.datetime.now(dt.UTC).isoformat(
-                                         timespec="seconds"),
-                                     "load_average_at_start": os.getloadavg()[0]}) + "\n")
+    this_run = {"commit": git("rev-parse", "--short", "HEAD"), "solver": solver_code(),
+                "workers": args.workers, "configs": configs,
+                "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                "load_average_at_start": os.getloadavg()[0]}
+    runs = old.get("runs", []) if old else []
+    if runs and runs[-1].get("solver") != this_run["solver"]:
+        print("warning: the solver's code (service/solver, service/engine) differs from the "
+              "run that made the data files so far: remove them (or use --out) for a table "
+              "made by one solver", file=sys.stderr)
+    meta_path.write_text(json.dumps({**meta, "runs": [*runs, this_run]}) + "\n")
     stop_at = None
     if args.stop_at:
         hh, mm = map(int, args.stop_at.split(":"))
@@ -192,6 +197,32 @@ def percentile(values: list[int], p: float) -> int:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))]
 
 
+def git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True,
+                          text=True).stdout.strip()
+
+
+def solver_code() -> str:
+    """The git trees of the solver and the engine at HEAD, and ``+changes`` when the work
+    tree differs from them: two runs with the same value ran the same solver."""
+    trees = "/".join(git("rev-parse", "--short", f"HEAD:{part}")
+                     for part in ("service/solver", "service/engine"))
+    dirty = git("status", "--porcelain", "service/solver", "service/engine")
+    return trees + ("+changes" if dirty else "")
+
+
+def read_meta(path: Path) -> dict[str, Any]:
+    """``winnability-budget.json``: the budget, and one entry per run (older files had one
+    run's fields at the top level)."""
+    if not path.exists():
+        return {}
+    meta: dict[str, Any] = json.loads(path.read_text())
+    if "runs" not in meta and "started" in meta:
+        meta["runs"] = [{k: meta.pop(k) for k in ("commit", "workers", "started",
+                                                   "load_average_at_start") if k in meta}]
+    return meta
+
+
 def budget_text(meta: dict[str, Any]) -> str:
     """How the data files were made, from ``winnability-budget.json``."""
     if not isinstance(meta.get("max_nodes"), int):
@@ -204,11 +235,19 @@ def budget_text(meta: dict[str, Any]) -> str:
               "the run took longer in wall-clock time." if cpu else
               "Times are wall-clock: other work was running, so they are noisy and "
               "nodes/s is a floor.")
+    runs = meta.get("runs", [])
+    started = "; ".join(
+        f"run started {r.get('started', '?')} at commit {r.get('commit', '?')} with "
+        f"{r.get('workers', '?')} worker processes (load average "
+        f"{r.get('load_average_at_start', 0):.1f} at the start)" for r in runs) or "runs unknown"
+    solvers = {r.get("solver") for r in runs}
+    if len(runs) > 1:
+        same = ("the solver's code (service/solver, service/engine) the same in each run"
+                if len(solvers) == 1 and None not in solvers else
+                "the runs do not all say which solver code they ran")
+        started += f"; {same}, each run resuming where the one before stopped"
     return (f"every card known, within a budget of {seconds} and {meta['max_nodes']:,} "
-            f"positions per deal, solver at commit {meta.get('commit', '?')}, "
-            f"{meta.get('workers', '?')} worker processes on the shared 2-core machine, "
-            f"run started {meta.get('started', '?')} (load average "
-            f"{meta.get('load_average_at_start', 0):.1f} at the start). {timing}")
+            f"positions per deal, on the shared 2-core machine: {started}. {timing}")
 
 
 def goal_text(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> list[str]:
@@ -263,8 +302,7 @@ def goal_text(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> li
 
 def report(args: argparse.Namespace) -> None:
     data, doc = places(args)
-    meta_path = data / "winnability-budget.json"
-    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    meta = read_meta(data / "winnability-budget.json")
     kind = "CPU time" if meta.get("clock") == "cpu" else "time"
     lines = [
         "# Winnability of the four games (full information)",
