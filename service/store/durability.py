@@ -90,6 +90,7 @@ class Durability:
     _fsyncs_before_reply: bool = False
     _checked_at: float | None = None
     _asking: asyncio.Future[bool] | None = None  # the one question in flight
+    _closed: bool = False
 
     def __post_init__(self) -> None:
         self.need = LEVELS[one_of("durability", self.level, DURABILITY_LEVELS)]
@@ -144,6 +145,8 @@ class Durability:
         happened, its durability is unknown; its event is then not published)."""
         if self.need is None:
             return
+        if self._closed:
+            raise self._closing()
         group = self._group_of(slot_key)
         batch = self._forming.get(group)
         if batch is None:
@@ -174,24 +177,35 @@ class Durability:
         try:
             while (batch := self._forming.pop(group, None)) is not None:
                 try:
-                    async with asyncio.timeout(self.timeout_s * 2):
-                        await self._sync(batch.slot_key)
-                except StoreUnavailable as exc:
-                    exc.sent = True
-                    batch.future.set_exception(exc)
-                except Exception as exc:  # noqa: BLE001 - every waiter hears of it
-                    err = StoreUnavailable(f"the store did not confirm the write as durable "
-                                           f"({self.level}): {type(exc).__name__}: {exc}")
-                    err.sent = True
-                    batch.future.set_exception(err)
-                else:
-                    self.waits += 1
-                    self.callers += batch.waiters
-                    if batch.publishes:
-                        await self._publish(batch.slot_key, batch.publishes)
-                    batch.future.set_result(None)
+                    await self._settle(batch)
+                finally:
+                    if not batch.future.done():  # cancelled: the store is closing
+                        batch.future.set_exception(self._closing())
         finally:
             self._running.discard(group)
+
+    async def _settle(self, batch: _Batch) -> None:
+        """Wait for ``batch``'s marker to be durable, publish its events, and tell its
+        callers (through its future) how it went."""
+        try:
+            async with asyncio.timeout(self.timeout_s * 2):
+                await self._sync(batch.slot_key)
+        except StoreUnavailable as exc:
+            exc.sent = True
+            batch.future.set_exception(exc)
+        except Exception as exc:  # noqa: BLE001 - every waiter hears of it
+            err = StoreUnavailable(f"the store did not confirm the write as durable "
+                                   f"({self.level}): {type(exc).__name__}: {exc}")
+            err.sent = True
+            batch.future.set_exception(err)
+        else:
+            self.waits += 1
+            self.callers += batch.waiters
+            try:
+                if batch.publishes:
+                    await self._publish(batch.slot_key, batch.publishes)
+            finally:  # durable, even if the close cut the publish short (see _publish)
+                batch.future.set_result(None)
 
     async def _sync(self, slot_key: str) -> None:
         assert self.need is not None
@@ -247,11 +261,26 @@ class Durability:
                            "fill the gap from the log", len(calls), type(exc).__name__, exc)
 
     async def aclose(self) -> None:
+        """Stop every wait: its callers hear StoreUnavailable (the store is closing), and
+        later calls of :meth:`wait` too."""
+        self._closed = True
         if self._asking is not None:
             self._asking.cancel()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        # The batches gathering behind the cancelled ones: nothing will run them now.
+        for batch in self._forming.values():
+            if not batch.future.done():
+                batch.future.set_exception(self._closing())
+        self._forming.clear()
+
+    def _closing(self) -> StoreUnavailable:
+        err = StoreUnavailable(f"the store client is closing (the instance is shutting down): "
+                               f"the write was sent, but whether it is durable ({self.level}) "
+                               f"is not known")
+        err.sent = True
+        return err
 
 
 def _config_value(reply: Any) -> str:

@@ -59,6 +59,7 @@ BACKOFF_BASE_S = 0.05
 BACKOFF_CAP_S = 2.0
 REROUTE_MIN_INTERVAL_S = 0.5
 READ_SIZE = 65536  # bytes read from a subscriber connection at once, at most
+CLOSED = "the fan-out hub is closed (the instance is shutting down)"
 
 
 class Published(NamedTuple):
@@ -375,7 +376,7 @@ class Hub:
         subscription is confirmed.
 
         Raises :class:`StoreUnavailable` if the subscription cannot be made
-        within ``subscribe_timeout_s``.
+        within ``subscribe_timeout_s``, or the hub is closed (or closes meanwhile).
         """
         listener = Listener(game_id, callback)
         channel = await self._join(listener)
@@ -398,21 +399,23 @@ class Hub:
         return {key: link.connected for key, link in self._links.items()}
 
     async def aclose(self) -> None:
-        self._closed = True
+        """Close every subscriber connection; a later (or a joining) :meth:`listen` is
+        refused with StoreUnavailable."""
+        self._closed = True  # from now on no link is made (see _link)
         for task in (self._reroute_task, self._sweep_task):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-        for link in list(self._links.values()):
+        while self._links:
+            _, link = self._links.popitem()
             await link.aclose()
-        self._links.clear()
 
     # -- joining and leaving -------------------------------------------------
 
     async def _join(self, listener: Listener) -> _Channel:
         if self._closed:
-            raise RuntimeError("the fan-out hub is closed")
+            raise StoreUnavailable(CLOSED)
         name = keys.game_channel(listener.game_id).encode()
         self._start_sweep()
         channel = self._channels.get(name)
@@ -476,6 +479,8 @@ class Hub:
 
     def _link(self, key: str, connection_class: type[AbstractConnection],
               kwargs: dict[str, Any]) -> _Link:
+        if self._closed:  # a listen() that was joining when the hub closed: nobody would close it
+            raise StoreUnavailable(CLOSED)
         link = self._links.get(key)
         if link is None:
             connection = self._connection_factory(connection_class, kwargs)

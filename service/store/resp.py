@@ -42,11 +42,6 @@ class ReplyReader:
         self._rest = buf[pos:]
         return replies
 
-    @property
-    def pending(self) -> int:
-        """Bytes of an incomplete reply kept for the next :meth:`feed`."""
-        return len(self._rest)
-
 
 def _reply(buf: bytes, pos: int) -> Any:
     """The reply starting at ``pos`` and the position after it, or ``_INCOMPLETE``."""

@@ -218,3 +218,30 @@ async def test_a_listener_gets_its_items_through_its_callback_and_a_broken_one_h
         assert got == [Published(1, b"e1")]
         # The broken listener cost nobody anything: the subscription is still up.
         assert store.hub.subscriber_connections() == {"server": True}
+
+
+async def test_a_listen_joining_when_the_hub_closes_is_refused_and_leaves_no_connection(
+        redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
+    store = await store_factory(redis_url, instance_id="closing")
+    hub = store.hub
+
+    async def join() -> None:
+        async with hub.listen("g1", callback=lambda item: None):
+            pass
+
+    # The first listen asks the store whether it has sharded pub/sub before it makes a
+    # subscriber connection: the hub closes meanwhile.
+    joining = asyncio.ensure_future(join())
+    await asyncio.sleep(0)
+    assert not joining.done()
+    await hub.aclose()
+    with pytest.raises(StoreUnavailable, match="the fan-out hub is closed"):
+        await joining
+    # Nothing of the hub outlives its close: no subscriber connection, no subscription.
+    assert hub.subscriber_connections() == {}
+    with sync_client(redis_url) as client:
+        listing = client.execute_command("CLIENT", "LIST").decode()
+    assert "name=solitaire-closing-fanout " not in listing
+    assert numsub(redis_url, "g1") == 0
+    with pytest.raises(StoreUnavailable, match="the fan-out hub is closed"):
+        await join()

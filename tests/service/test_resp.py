@@ -3,6 +3,8 @@ connection gets, whole, in order, however the socket cuts the bytes."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from redis.exceptions import InvalidResponse, ResponseError
 
@@ -10,16 +12,19 @@ from service.store.resp import ReplyReader
 
 # What a subscriber connection receives: confirmations, messages (one with an empty
 # payload, one with CRLF inside), a PING's answer, an error, nulls.
-STREAM = (
-    b"*3\r\n$10\r\nssubscribe\r\n$6\r\ngame:1\r\n:1\r\n"
-    b"*3\r\n$8\r\nsmessage\r\n$6\r\ngame:1\r\n$13\r\n7 {\"seq\":7}\r\n\r\n"
-    b"*3\r\n$7\r\nmessage\r\n$6\r\ngame:2\r\n$0\r\n\r\n"
-    b"*2\r\n$4\r\npong\r\n$0\r\n\r\n"
-    b"+PONG\r\n"
-    b"-MOVED 3999 127.0.0.1:6381\r\n"
-    b"$-1\r\n*-1\r\n"
-    b"*2\r\n*1\r\n:5\r\n$1\r\nx\r\n"
-)
+PIECES = [
+    b"*3\r\n$10\r\nssubscribe\r\n$6\r\ngame:1\r\n:1\r\n",
+    b"*3\r\n$8\r\nsmessage\r\n$6\r\ngame:1\r\n$13\r\n7 {\"seq\":7}\r\n\r\n",
+    b"*3\r\n$7\r\nmessage\r\n$6\r\ngame:2\r\n$0\r\n\r\n",
+    b"*2\r\n$4\r\npong\r\n$0\r\n\r\n",
+    b"+PONG\r\n",
+    b"-MOVED 3999 127.0.0.1:6381\r\n",
+    b"$-1\r\n",
+    b"*-1\r\n",
+    b"*2\r\n*1\r\n:5\r\n$1\r\nx\r\n",
+]
+STREAM = b"".join(PIECES)
+ENDS = list(itertools.accumulate(len(piece) for piece in PIECES))  # where each reply ends
 REPLIES = [
     [b"ssubscribe", b"game:1", 1],
     [b"smessage", b"game:1", b'7 {"seq":7}\r\n'],
@@ -48,9 +53,12 @@ def test_a_reply_cut_anywhere_is_given_once_it_is_complete() -> None:
     for cut in range(1, len(STREAM)):
         reader = ReplyReader()
         first = reader.feed(STREAM[:cut])
+        # The replies wholly before the cut; the one it splits waits for the rest of it.
+        assert _plain(first) == REPLIES[:sum(end <= cut for end in ENDS)], cut
         second = reader.feed(STREAM[cut:])
         assert _plain(first + second) == REPLIES, cut
-        assert reader.pending == 0
+        # Nothing of the stream is kept: the next reply is read on its own.
+        assert reader.feed(b"+OK\r\n") == [b"OK"], cut
 
 
 def test_bytes_one_at_a_time_give_the_same_replies() -> None:

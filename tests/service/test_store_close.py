@@ -85,3 +85,30 @@ async def test_a_connection_in_use_across_the_close_is_closed_when_it_comes_back
 
 async def not_connected(store: Store, name: str) -> bool:
     return await clients_named(store, name) == 0
+
+
+async def test_callers_waiting_for_durability_when_the_client_closes_hear_it_is_closing(
+        redis_url: str, make_settings: Callable[..., Settings],
+        store_factory: Callable[..., Awaitable[Store]]) -> None:
+    """A write's caller waits until the store confirms the write as durable; when the
+    client closes first, the caller hears that the store is closing (the write was sent,
+    its durability is unknown), and waits no longer."""
+    other = await store_factory(redis_url)
+    # No replica ever confirms: the shared wait stays in flight for as long as the test wants.
+    settings = make_settings(redis_url, instance_id="closing", durability="replicated",
+                             redis_timeout_s=3600.0)
+    redis = RedisConn(settings, redis_url)
+    in_flight = asyncio.ensure_future(redis.durable("marker:1"))
+    await wait_for(lambda: blocked_clients(other), what="the wait for a replica to block")
+    # A second caller gathers into the next shared wait (it joins without awaiting anything
+    # before it waits: one turn of the loop takes it there).
+    gathering = asyncio.ensure_future(redis.durable("marker:2"))
+    await asyncio.sleep(0)
+    await redis.aclose()
+    for caller in (in_flight, gathering):
+        await wait_for(caller.done, what="the waiting caller to hear of the close")
+        with pytest.raises(StoreUnavailable, match="closing") as refused:
+            caller.result()
+        assert refused.value.sent
+    with pytest.raises(StoreUnavailable, match="clos"):
+        await redis.durable("marker:3")
