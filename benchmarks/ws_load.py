@@ -87,6 +87,9 @@ class Stats:
     recording: bool = False
     elapsed: float = 0.0
     cores: dict[str, float] = field(default_factory=dict)  # CPU used in the window, in cores
+    # seconds late: how much later than asked the load generator's own loop woke a probe
+    # (LAG_PROBE_S apart); what it adds to every latency above, as the service does not
+    lag: list[float] = field(default_factory=list)
 
     def error(self, code: str) -> None:
         self.errors[code] = self.errors.get(code, 0) + 1
@@ -277,6 +280,7 @@ class Player:
         self.diff_at.clear()
 
 
+LAG_PROBE_S = 0.01
 Sampler = Callable[[], dict[str, float]]  # CPU seconds used so far, per group of processes
 
 
@@ -300,11 +304,21 @@ class Window:
         before = self.sample()
         self.stats.recording = True
         started = time.perf_counter()
+        probe = asyncio.create_task(self._probe_lag())
         await asyncio.sleep(duration)
+        probe.cancel()
         self.stats.recording = False
         self.stats.elapsed = time.perf_counter() - started
         after = self.sample()
         self.stats.cores = {k: (after[k] - before[k]) / self.stats.elapsed for k in after}
+
+    async def _probe_lag(self) -> None:
+        """Sleep LAG_PROBE_S at a time and record how late each wake-up came: when the
+        generator's loop is late, every latency it measures is late by as much."""
+        while True:
+            asked = time.perf_counter() + LAG_PROBE_S
+            await asyncio.sleep(LAG_PROBE_S)
+            self.stats.lag.append(max(0.0, time.perf_counter() - asked))
 
 
 async def set_up_players(session: aiohttp.ClientSession, bases: list[str], clients: int,
@@ -517,6 +531,13 @@ def report(label: str, stats: Stats) -> dict[str, float]:
         line += (
             f", p50 {row['after_ack_p50_ms']:.1f} ms, p99 {row['after_ack_p99_ms']:.1f} ms "
             "after the ack"
+        )
+    if stats.lag:
+        row["loadgen_lag_p50_ms"] = percentile(stats.lag, 50) * 1000
+        row["loadgen_lag_p99_ms"] = percentile(stats.lag, 99) * 1000
+        line += (
+            f"; the load generator's own loop late by p50 {row['loadgen_lag_p50_ms']:.1f} ms, "
+            f"p99 {row['loadgen_lag_p99_ms']:.1f} ms"
         )
     if stats.cores:
         for name, cores in stats.cores.items():
