@@ -386,6 +386,10 @@ async def test_a_missing_malformed_or_forged_token_is_401(api: Api, owner: tuple
             ("POST", "/v1/games", {"variant": "gilbert"}),
             ("POST", f"/v1/games/{public_id}/commands", {"command": {"type": "draw"}}),
             ("GET", f"/v1/games/{public_id}", None),  # a sent token is always checked
+            ("GET", f"/v1/games/{public_id}/solution", None),
+            ("GET", "/v1/variants", None),  # ... even where none is needed
+            ("GET", "/v1/daily", None),
+            ("POST", "/v1/players", {"name": "x"}),
             ("PATCH", "/v1/players/me", {"name": "x"}),
         ]:
             reply = await api.request(method, path, bad, json=body)
