@@ -316,6 +316,41 @@ async def test_a_bad_player_body_is_400(api: Api, body: bytes) -> None:
     check_error(reply, 400, "bad_request")
 
 
+@pytest.mark.parametrize(("path", "body", "field"), [
+    ("/v1/players", {"name": 5}, "name"),
+    ("/v1/players", {"name": "x", "age": 3}, "age"),
+    ("/v1/games", {"variant": "gilbert", "seed": -1}, "seed"),
+    ("/v1/games", {"variant": "gilbert", "colour": "red"}, "colour"),
+    ("/v1/games", {"variant": "klondike"}, "variant"),
+    ("/v1/games", {"variant": "gate", "options": {"draw_three": True}}, "options"),
+    ("/v1/games", {"variant": "gate", "options": {"x": [1]}}, "options"),
+    ("/v1/games", {}, "variant"),
+    ("{game}", {"command": {"type": "fly"}}, "command.type"),
+    ("{game}", {"command": {"type": "move", "from": "tableau/0"}}, "command.to"),
+    ("{game}", {"command": {"type": "draw", "count": 2}}, "command.count"),
+    ("{game}", {"command": {"type": "draw"}, "expected_seq": -1}, "expected_seq"),
+    ("{game}", {}, "command"),
+])
+async def test_a_400_names_the_field_to_blame(api: Api, owner: tuple[str, str], path: str,
+                                              body: dict[str, Any], field: str) -> None:
+    """docs/protocol.md: ``details.field``, the input that is wrong, where one field is to
+    blame (the message says it in words too)."""
+    if path == "{game}":
+        path = f"/v1/games/{(await api.create(owner[1], 'gilbert', seed=3))['game_id']}/commands"
+    reply = await api.request("POST", path, owner[1], json=body)
+    err = check_error(reply, 400, "bad_request")
+    assert err["details"].get("field") == field, err
+    query = await api.request("GET", "/v1/daily/2026-01-01/gilbert/leaderboard",
+                              params={"limit": "0"})
+    assert check_error(query, 400, "bad_request")["details"].get("field") == "limit"
+
+
+async def test_malformed_json_blames_no_field(api: Api) -> None:
+    reply = await api.request("POST", "/v1/players", data=b'{"name": ',
+                              headers={"Content-Type": "application/json"})
+    assert "field" not in check_error(reply, 400, "bad_request")["details"]
+
+
 async def test_the_events_endpoint_pages_the_whole_log_however_long(
     redis_url: str, tmp_path: Path
 ) -> None:
