@@ -186,7 +186,9 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         message = {404: f"no such endpoint: {request.method} {request.path}",
                    405: f"method {request.method} is not allowed on {request.path}",
                    PAYLOAD_TOO_LARGE: "the request body is too large"}.get(exc.status, exc.reason)
-        return error_response(ApiError(code, message, status=exc.status))
+        # A 405 keeps aiohttp's Allow header: which methods the resource has.
+        allow = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
+        return error_response(ApiError(code, message, status=exc.status, headers=allow))
     except Exception as exc:  # noqa: BLE001 - every failure must leave as the contract's JSON
         err = to_api_error(exc)
         if err is None:
