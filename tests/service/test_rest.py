@@ -649,3 +649,31 @@ async def test_a_body_that_never_arrives_is_the_clients_fault_not_the_stores(
     assert head.startswith("HTTP/1.1 400"), head
     assert body["error"]["code"] == "bad_request", body
     assert "body" in body["error"]["message"] and "outcome" not in body["error"]["details"]
+
+
+async def test_a_js_front_end_on_another_origin_may_call_the_api(api: Api,
+                                                                 owner: tuple[str, str]) -> None:
+    """PROTOCOL.md's thin clients include JS front ends: a browser lets one served from
+    another origin read the answers (errors included, and Retry-After) only with CORS, and
+    asks first (a preflight) before a request with a token or a JSON body."""
+    origin = {"Origin": "https://cards.example"}
+    preflight = await api.request("OPTIONS", "/v1/games", headers={
+        **origin, "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type"})
+    assert preflight.status == 204, preflight.raw
+    h = preflight.headers
+    assert h["Access-Control-Allow-Origin"] == "*"
+    assert {"POST", "GET", "PATCH"} <= {m.strip() for m in h["Access-Control-Allow-Methods"]
+                                          .split(",")}
+    assert {"authorization", "content-type"} <= {
+        x.strip().lower() for x in h["Access-Control-Allow-Headers"].split(",")}
+    created = await api.request("POST", "/v1/games", owner[1], json={"variant": "gilbert"},
+                                headers=origin)
+    assert created.status == 201 and created.headers["Access-Control-Allow-Origin"] == "*"
+    refused = await api.request("GET", "/v1/games/g_nope", headers=origin)
+    assert refused.status == 404 and refused.headers["Access-Control-Allow-Origin"] == "*"
+    assert "Retry-After" in refused.headers["Access-Control-Expose-Headers"]
+    # No credentials ride along (the token is a header the page sets): no cookie is trusted.
+    assert "Access-Control-Allow-Credentials" not in created.headers
+    # An OPTIONS that is not a preflight is still an unknown method.
+    assert (await api.request("OPTIONS", "/v1/games")).status == 405
