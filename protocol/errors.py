@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Annotated, Any, Final, Literal, TypeAlias, TypedDict, get_args
@@ -94,7 +95,14 @@ class ErrorDetails(TypedDict, total=False):
         str,
         Meta(description="403 on a hint in a daily attempt: its challenge, `date/variant`."),
     ]
-    field: Annotated[str, Meta(description="400: the input that is wrong.")]
+    field: Annotated[
+        str,
+        Meta(
+            description="400: the input that is wrong, where one field is to blame: a body's "
+            "field as a dotted path, or a query parameter.",
+            examples=["seed", "command.to", "limit"],
+        ),
+    ]
     closes_at: Annotated[Timestamp, Meta(description="403: when the daily attempt closed.")]
     date: Annotated[Date, Meta(description="403 and 409 on a daily challenge: its date.")]
     today: Annotated[Date, Meta(description="403: today's date (UTC).")]
@@ -156,4 +164,26 @@ def error_body(
 def bad_request_from(exc: msgspec.DecodeError) -> ErrorBody:
     """A ``bad_request`` body for input msgspec refused (malformed JSON, unknown field,
     wrong type); msgspec's own message names the field and its path."""
-    return error_body("bad_request", f"invalid request: {exc}")
+    field = field_of(exc)
+    return error_body("bad_request", f"invalid request: {exc}",
+                      {"field": field} if field is not None else None)
+
+
+# msgspec says where the input is wrong: "... - at `$.command.to`"; and names the field
+# itself when it is unknown or missing: "Object missing required field `to`".
+_AT = re.compile(r" - at `\$(?P<path>[^`]*)`$")
+_NAMED = re.compile(r"^Object (?:contains unknown|missing required) field `(?P<name>[^`]*)`")
+
+
+def field_of(exc: msgspec.DecodeError) -> str | None:
+    """The input msgspec refused, as ``details.field`` names it (``seed``, ``command.to``,
+    ``options``), or None when no one field is to blame (malformed JSON, a wrong top-level
+    type)."""
+    text = str(exc)
+    at = _AT.search(text)
+    path = at["path"] if at else ""
+    named = _NAMED.match(text)
+    if named:
+        path += "." + named["name"]
+    path = path.replace("[...]", "").lstrip(".")  # a value inside a map: the map is named
+    return path or None

@@ -24,6 +24,7 @@ from service.auth import Tokens, load_secret
 from service.clock import Clock
 from service.connections import close_slow_requests
 from service.context import CONTEXT, Context
+from service.cors import cors_middleware
 from service.daily.challenge import Seeds
 from service.daily.deals import DailyDeals
 from service.daily.rest import routes as daily_routes
@@ -70,7 +71,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
     trusted_networks(settings.trusted_proxies)  # a bad entry fails here, not on the first request
 
     app = web.Application(client_max_size=settings.max_body_bytes,
-                          middlewares=[metrics_middleware, error_middleware,
+                          middlewares=[metrics_middleware, cors_middleware, error_middleware,
                                        deadline_middleware(settings.request_deadline_s)])
     app[CONTEXT] = build_context(settings, settings.redis_url, clock or Clock())
     app.add_routes(rest.routes)
@@ -102,12 +103,13 @@ def build_context(settings: Settings, redis_url: str, clock: Clock) -> Context:
         players=Players(redis), tokens=Tokens(secret, settings.token_ttl_s, clock),
         limiter=Limiter(rates, settings.rate_limit_per_s, settings.rate_limit_burst),
         read_limiter=Limiter(rates, settings.read_rate_per_s, settings.read_burst,
-                             what="reads from this address"),
+                             what="reads from this address", setting="read_rate_per_s"),
         create_limiter=Limiter(rates, settings.create_rate_per_s, settings.create_burst,
-                               what="new games by this player"),
+                               what="new games by this player", setting="create_rate_per_s"),
         create_address_limiter=Limiter(rates, settings.create_per_address_rate_per_s,
                                        settings.create_per_address_burst,
-                                       what="new games from this address"),
+                                       what="new games from this address",
+                                       setting="create_per_address_rate_per_s"),
         hub=Hub(redis), pool=pool, solutions=solutions, hints=Hints(pool, settings),
         daily=DailyService(settings, clock, games, DailyStore(redis), deals),
     )

@@ -33,11 +33,12 @@ class deadline:  # noqa: N801 - used as a function: ``async with deadline(5.0):`
 
     (A class, not a generator-based context manager: every command enters one.)"""
 
-    __slots__ = ("seconds", "write", "_timeout")
+    __slots__ = ("seconds", "write", "shown", "_timeout")
 
-    def __init__(self, seconds: float, write: bool = False) -> None:
+    def __init__(self, seconds: float, write: bool = False, shown: float | None = None) -> None:
         self.seconds = seconds
         self.write = write
+        self.shown = seconds if shown is None else shown  # the deadline the error names
         self._timeout: asyncio.Timeout | None = None
 
     async def __aenter__(self) -> None:
@@ -54,10 +55,10 @@ class deadline:  # noqa: N801 - used as a function: ``async with deadline(5.0):`
             await timeout.__aexit__(exc_type, exc, tb)
         except TimeoutError:
             if timeout.expired():
-                raise too_late(self.seconds, self.write) from None
+                raise too_late(self.shown, self.write) from None
             raise
         if exc_type is TimeoutError and timeout.expired():
-            raise too_late(self.seconds, self.write) from None
+            raise too_late(self.shown, self.write) from None
         # else a timeout of an inner call, not ours, goes on as it is
 
 
@@ -69,7 +70,21 @@ def deadline_middleware(seconds: float) -> object:
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         if request.headers.get("Upgrade", "").lower() == "websocket":
             return await handler(request)
-        async with deadline(seconds, write=request.method not in ("GET", "HEAD", "OPTIONS")):
+        budget = seconds
+        if seconds > 0 and request.body_exists:
+            # The body first (aiohttp keeps it for the handler): one that does not arrive
+            # in time is the client's doing, not the store's, and nothing was begun.
+            started = asyncio.get_running_loop().time()
+            try:
+                async with asyncio.timeout(seconds):
+                    await request.read()
+            except TimeoutError:
+                raise ApiError("bad_request", f"the request body did not arrive within the "
+                               f"request deadline ({seconds:g} s): send as many bytes as its "
+                               "Content-Length says", {"deadline_s": seconds}) from None
+            budget = max(seconds - (asyncio.get_running_loop().time() - started), 0.001)
+        write = request.method not in ("GET", "HEAD", "OPTIONS")
+        async with deadline(budget, write=write, shown=seconds):
             return await handler(request)
 
     return middleware

@@ -23,7 +23,14 @@ from aiohttp.http_exceptions import (
 )
 
 from protocol.codec import encode
-from protocol.errors import PAYLOAD_TOO_LARGE, ErrorCode, error_body, http_status
+from protocol.errors import (
+    PAYLOAD_TOO_LARGE,
+    ErrorBody,
+    ErrorCode,
+    bad_request_from,
+    error_body,
+    http_status,
+)
 from service.engine import BadCommand, BadOptions, IllegalCommand, UnknownVariant
 from service.store.errors import Inconsistent, StoreUnavailable
 
@@ -55,6 +62,11 @@ class ApiError(Exception):
             self.details["retry_after_s"] = retry
             self.headers["Retry-After"] = str(retry)
 
+    @classmethod
+    def of(cls, body: ErrorBody) -> ApiError:
+        """The error whose body is ``body``."""
+        return cls(body.error.code, body.error.message, body.error.details)
+
     @property
     def retry_after_s(self) -> int | None:
         value = self.details.get("retry_after_s")
@@ -72,10 +84,14 @@ def to_api_error(exc: BaseException) -> ApiError | None:
         return exc
     if isinstance(exc, IllegalCommand):
         return ApiError("illegal_move", exc.message, {"rule": exc.rule})
-    if isinstance(exc, (BadCommand, BadOptions, UnknownVariant)):
+    if isinstance(exc, UnknownVariant):
+        return ApiError("bad_request", str(exc), {"field": "variant"})
+    if isinstance(exc, BadOptions):
+        return ApiError("bad_request", str(exc), {"field": "options"})
+    if isinstance(exc, BadCommand):
         return ApiError("bad_request", str(exc))
     if isinstance(exc, msgspec.DecodeError):
-        return ApiError("bad_request", f"invalid request: {exc}")
+        return ApiError.of(bad_request_from(exc))
     if isinstance(exc, Inconsistent):
         log.error("%s", exc)
         return ApiError("unavailable", f"{exc}: the game is refused rather than served in a wrong "
@@ -170,7 +186,9 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         message = {404: f"no such endpoint: {request.method} {request.path}",
                    405: f"method {request.method} is not allowed on {request.path}",
                    PAYLOAD_TOO_LARGE: "the request body is too large"}.get(exc.status, exc.reason)
-        return error_response(ApiError(code, message, status=exc.status))
+        # A 405 keeps aiohttp's Allow header: which methods the resource has.
+        allow = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
+        return error_response(ApiError(code, message, status=exc.status, headers=allow))
     except Exception as exc:  # noqa: BLE001 - every failure must leave as the contract's JSON
         err = to_api_error(exc)
         if err is None:

@@ -33,6 +33,7 @@ class Limiter:
     burst: int
     lease_size: int = 8
     what: str = "requests"  # named in the refusal: "too many <what>"
+    setting: str = "rate_limit_per_s"  # details.limit: the name of the limit's setting
     _leases: dict[str, _Lease] = field(default_factory=dict)
 
     async def check(self, who: str) -> None:
@@ -53,7 +54,8 @@ class Limiter:
         if not decision.allowed:
             if self._spend(who):
                 return
-            raise rate_limited(self.what, self.rate_per_s, self.burst, decision.retry_after_s)
+            raise rate_limited(self.what, self.rate_per_s, self.burst, decision.retry_after_s,
+                               self.setting)
         self._keep(who, size - 1)
 
     def _spend(self, who: str) -> bool:
@@ -76,11 +78,13 @@ class Limiter:
             self._leases[who] = _Lease(tokens, now + LEASE_S)
 
 
-def rate_limited(what: str, rate_per_s: float, burst: int, retry_after_s: float) -> ApiError:
-    """The refusal of a rate limit: which limit, and when to retry (whole seconds, at least 1)."""
+def rate_limited(what: str, rate_per_s: float, burst: int, retry_after_s: float,
+                 setting: str | None = None) -> ApiError:
+    """The refusal of a rate limit: which limit (``details.limit``, its setting's name, as
+    docs/protocol.md says), and when to retry (whole seconds, at least 1)."""
     retry = retry_seconds(retry_after_s)
     return ApiError("rate_limited", f"too many {what}: at most {rate_per_s:g}/s "
-                    f"(bursts of {burst}); retry in {retry} s", {"limit": what},
+                    f"(bursts of {burst}); retry in {retry} s", {"limit": setting or what},
                     retry_after_s=retry)
 
 

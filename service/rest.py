@@ -81,12 +81,14 @@ _VARIANTS_BODY = encode(wire.variants())
 
 @routes.get("/v1/variants")
 async def variants(request: web.Request) -> web.Response:
+    player_of(request, required=False)  # a token that is sent is always checked
     return web.Response(body=_VARIANTS_BODY, content_type="application/json")
 
 
 @routes.post("/v1/players")
 async def create_player(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
+    player_of(request, required=False)  # a token that is sent is always checked, here too
     body: CreatePlayer = await body_of(request, CreatePlayer)
     await ctx.limiter.check("ip:" + client_address(request))
     player_id = "p_" + secrets.token_urlsafe(12)

@@ -130,7 +130,13 @@ async function main() {
   app.view = document.getElementById('view');
   setIdentity(loadIdentity());
   try {
-    const { variants } = await api.variants();
+    const { variants } = await api.variants().catch((err) => {
+      // The server checks every token it is sent: one it refuses (expired, or another
+      // server's) is forgotten here, before the lobby, and the list asked for again.
+      if (err.status !== 401 || !app.identity) throw err;
+      setIdentity(null);
+      return api.variants();
+    });
     app.variants = variants;
     app.variantById = Object.fromEntries(variants.map((v) => [v.id, v]));
   } catch (err) {

@@ -37,6 +37,7 @@ def _variant(request: web.Request) -> str:
 @routes.get("/v1/daily")
 async def get_daily(request: web.Request) -> web.Response:
     daily = daily_of(request)
+    player_of(request, required=False)  # a token that is sent is always checked
     query: DailyQuery = decode_query(request.query, DailyQuery)
     now = daily.clock.now()
     day = Day(parse_date(query.date) if query.date is not None else today(now))

@@ -169,6 +169,10 @@ class DailyService:
         self._closed.add(key)
 
     async def _rank_open(self, day: Day, variant: str, attempts: dict[str, str], keep: int) -> None:
+        if not attempts:
+            # Nothing to rank, and no deal needed: a day whose deals this store never chose
+            # (a fresh instance's yesterday) has none to give, and its board is just empty.
+            return
         deal = await self._deal(day, variant)
         end_ms = epoch_ms(day.ends_at)
         ids = list(attempts)

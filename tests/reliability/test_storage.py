@@ -93,13 +93,14 @@ async def test_game_creation_is_limited_per_player_and_per_address(
         for i in range(5):
             await api.create(ann, "gilbert", seed=i)
         reply = await api.request("POST", "/v1/games", ann, json={"variant": "gilbert"})
-        assert reply.status == 429 and reply.error["details"]["limit"] == "new games by this player"
+        assert reply.status == 429 and reply.error["details"]["limit"] == "create_rate_per_s"
         assert int(reply.headers["Retry-After"]) >= 1
         for i in range(3):  # the address's 8th game
             await api.create(bob, "gilbert", seed=i)
         reply = await api.request("POST", "/v1/games", bob, json={"variant": "gilbert"})
         assert (
-            reply.status == 429 and reply.error["details"]["limit"] == "new games from this address"
+            reply.status == 429
+            and reply.error["details"]["limit"] == "create_per_address_rate_per_s"
         )
         # Behind a proxy the limit follows X-Forwarded-For only when the proxy is trusted.
         reply = await api.request("POST", "/v1/games", bob, json={"variant": "gilbert"},

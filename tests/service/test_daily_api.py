@@ -589,3 +589,21 @@ async def test_an_attempts_solution_is_shown_once_the_day_is_over(
     for command in solution["commands"]:
         status = (await api.command(token, fresh, command))["diff"]["status"]
     assert status == "won"
+
+
+async def test_the_leaderboard_of_a_past_day_never_chosen_is_empty_not_a_503(
+        redis_url: str, tmp_path: Path, clock: FakeClock) -> None:
+    """A fresh instance never chose yesterday's deals (nor those of a day it was down): that
+    day has no attempt, so its board is empty at once. Ranking it must not need the deal,
+    which the service cannot give (/v1/daily answers 404), nor hold the day's ranking lock
+    for minutes while every read of the board waits for it and times out."""
+    settings = settings_for_test(redis_url, tmp_path, request_deadline_s=2.0)
+    async with running_service(settings, clock) as base, aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        _, token = await api.player("Ann")
+        for past in (DAY - timedelta(days=1), DAY - timedelta(days=20)):
+            await api.call("GET", "/v1/daily", params={"date": past.isoformat()}, expect=404)
+            for who in (None, token):
+                body = await api.call("GET", f"/v1/daily/{past.isoformat()}/{VARIANT}/leaderboard",
+                                      who)
+                assert check_board(body) == Leaderboard(entries=[], next_cursor=None, me=None)

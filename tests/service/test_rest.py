@@ -316,6 +316,41 @@ async def test_a_bad_player_body_is_400(api: Api, body: bytes) -> None:
     check_error(reply, 400, "bad_request")
 
 
+@pytest.mark.parametrize(("path", "body", "field"), [
+    ("/v1/players", {"name": 5}, "name"),
+    ("/v1/players", {"name": "x", "age": 3}, "age"),
+    ("/v1/games", {"variant": "gilbert", "seed": -1}, "seed"),
+    ("/v1/games", {"variant": "gilbert", "colour": "red"}, "colour"),
+    ("/v1/games", {"variant": "klondike"}, "variant"),
+    ("/v1/games", {"variant": "gate", "options": {"draw_three": True}}, "options"),
+    ("/v1/games", {"variant": "gate", "options": {"x": [1]}}, "options"),
+    ("/v1/games", {}, "variant"),
+    ("{game}", {"command": {"type": "fly"}}, "command.type"),
+    ("{game}", {"command": {"type": "move", "from": "tableau/0"}}, "command.to"),
+    ("{game}", {"command": {"type": "draw", "count": 2}}, "command.count"),
+    ("{game}", {"command": {"type": "draw"}, "expected_seq": -1}, "expected_seq"),
+    ("{game}", {}, "command"),
+])
+async def test_a_400_names_the_field_to_blame(api: Api, owner: tuple[str, str], path: str,
+                                              body: dict[str, Any], field: str) -> None:
+    """docs/protocol.md: ``details.field``, the input that is wrong, where one field is to
+    blame (the message says it in words too)."""
+    if path == "{game}":
+        path = f"/v1/games/{(await api.create(owner[1], 'gilbert', seed=3))['game_id']}/commands"
+    reply = await api.request("POST", path, owner[1], json=body)
+    err = check_error(reply, 400, "bad_request")
+    assert err["details"].get("field") == field, err
+    query = await api.request("GET", "/v1/daily/2026-01-01/gilbert/leaderboard",
+                              params={"limit": "0"})
+    assert check_error(query, 400, "bad_request")["details"].get("field") == "limit"
+
+
+async def test_malformed_json_blames_no_field(api: Api) -> None:
+    reply = await api.request("POST", "/v1/players", data=b'{"name": ',
+                              headers={"Content-Type": "application/json"})
+    assert "field" not in check_error(reply, 400, "bad_request")["details"]
+
+
 async def test_the_events_endpoint_pages_the_whole_log_however_long(
     redis_url: str, tmp_path: Path
 ) -> None:
@@ -386,6 +421,10 @@ async def test_a_missing_malformed_or_forged_token_is_401(api: Api, owner: tuple
             ("POST", "/v1/games", {"variant": "gilbert"}),
             ("POST", f"/v1/games/{public_id}/commands", {"command": {"type": "draw"}}),
             ("GET", f"/v1/games/{public_id}", None),  # a sent token is always checked
+            ("GET", f"/v1/games/{public_id}/solution", None),
+            ("GET", "/v1/variants", None),  # ... even where none is needed
+            ("GET", "/v1/daily", None),
+            ("POST", "/v1/players", {"name": "x"}),
             ("PATCH", "/v1/players/me", {"name": "x"}),
         ]:
             reply = await api.request(method, path, bad, json=body)
@@ -547,6 +586,10 @@ async def test_the_error_of_an_unknown_method_is_the_contract_shape(api: Api) ->
     reply = await api.request("DELETE", "/v1/variants")
     assert reply.status == 405
     assert reply.error["code"] == "bad_request"
+    # RFC 9110: a 405 says which methods the resource has.
+    assert {m.strip() for m in reply.headers["Allow"].split(",")} == {"GET", "HEAD"}
+    reply = await api.request("GET", "/v1/players/me")
+    assert (reply.status, reply.headers.get("Allow")) == (405, "PATCH")
 
 
 async def test_health_readiness_metrics_and_the_spec(api: Api) -> None:
@@ -581,3 +624,56 @@ async def test_a_header_too_large_for_http_parsing_gets_the_contracts_json_error
             body = await r.json()
     assert body["error"]["code"] == "bad_request"
     assert "malformed HTTP request" in body["error"]["message"]
+
+
+async def test_a_body_that_never_arrives_is_the_clients_fault_not_the_stores(
+        redis_url: str, tmp_path: Path) -> None:
+    """A request whose Content-Length promises more than is sent waits until the request
+    deadline; the answer then says so (400), rather than a 503 blaming the store and an
+    'unknown outcome' of a write that never began."""
+    import asyncio
+    from urllib.parse import urlsplit
+
+    settings = settings_for_test(redis_url, tmp_path, request_deadline_s=0.5)
+    async with running_service(settings) as base:
+        url = urlsplit(base)
+        reader, writer = await asyncio.open_connection(url.hostname, url.port)
+        writer.write(b"POST /v1/players HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 100\r\n\r\n" + b'{"name": "Ann"}')
+        await writer.drain()
+        head = (await reader.readuntil(b"\r\n\r\n")).decode()
+        length = int(next(line.split(":")[1] for line in head.split("\r\n")
+                          if line.lower().startswith("content-length")))
+        body = json.loads(await reader.readexactly(length))
+        writer.close()
+    assert head.startswith("HTTP/1.1 400"), head
+    assert body["error"]["code"] == "bad_request", body
+    assert "body" in body["error"]["message"] and "outcome" not in body["error"]["details"]
+
+
+async def test_a_js_front_end_on_another_origin_may_call_the_api(api: Api,
+                                                                 owner: tuple[str, str]) -> None:
+    """PROTOCOL.md's thin clients include JS front ends: a browser lets one served from
+    another origin read the answers (errors included, and Retry-After) only with CORS, and
+    asks first (a preflight) before a request with a token or a JSON body."""
+    origin = {"Origin": "https://cards.example"}
+    preflight = await api.request("OPTIONS", "/v1/games", headers={
+        **origin, "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type"})
+    assert preflight.status == 204, preflight.raw
+    h = preflight.headers
+    assert h["Access-Control-Allow-Origin"] == "*"
+    assert {"POST", "GET", "PATCH"} <= {m.strip() for m in h["Access-Control-Allow-Methods"]
+                                          .split(",")}
+    assert {"authorization", "content-type"} <= {
+        x.strip().lower() for x in h["Access-Control-Allow-Headers"].split(",")}
+    created = await api.request("POST", "/v1/games", owner[1], json={"variant": "gilbert"},
+                                headers=origin)
+    assert created.status == 201 and created.headers["Access-Control-Allow-Origin"] == "*"
+    refused = await api.request("GET", "/v1/games/g_nope", headers=origin)
+    assert refused.status == 404 and refused.headers["Access-Control-Allow-Origin"] == "*"
+    assert "Retry-After" in refused.headers["Access-Control-Expose-Headers"]
+    # No credentials ride along (the token is a header the page sets): no cookie is trusted.
+    assert "Access-Control-Allow-Credentials" not in created.headers
+    # An OPTIONS that is not a preflight is still an unknown method.
+    assert (await api.request("OPTIONS", "/v1/games")).status == 405

@@ -221,6 +221,7 @@ async def test_a_hint_counts_against_the_rate_limit(redis_url: str, tmp_path: Pa
         await hint(api, token, game)  # 3
         reply = await api.request("POST", f"/v1/games/{game}/hint", token, 429)
         assert reply.error["code"] == "rate_limited" and reply.headers["Retry-After"]
+        assert reply.error["details"]["limit"] == "rate_limit_per_s"  # the setting's name
         assert (await api.state(game, token))["stats"]["hints"] == 2
 
 

@@ -29,6 +29,24 @@ def test_the_first_visit_creates_a_player_that_a_reload_keeps(
     page.screenshot("lobby-desktop")
 
 
+def test_a_kept_token_the_server_refuses_starts_again_from_the_welcome(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    """The server checks every token it is sent, GET /v1/variants's too: a token it no
+    longer accepts (expired, or another server's) must not stop the client at its first call."""
+    page = GamePage(context.new_page(), service.url).open()
+    page.create_player("Ada")
+    page.page.evaluate("""() => {
+        const me = JSON.parse(localStorage.getItem('solitaire.player'));
+        me.token = 'v1.' + me.token.split('.')[1] + '.' + 'A'.repeat(43);  // forged
+        localStorage.setItem('solitaire.player', JSON.stringify(me));
+    }""")
+    page.page.reload()
+    expect(page.page.locator("#welcome")).to_be_visible()
+    page.create_player("Bea")
+    expect(page.page.locator("#who")).to_have_text("Bea")
+    assert not page.errors, page.errors
+
+
 def test_a_bad_deal_number_is_refused_before_anything_is_sent(
         service: ServiceProcess, context: BrowserContext) -> None:
     page = GamePage(context.new_page(), service.url).open()
