@@ -446,6 +446,12 @@ class Connection:
                 self.send(error_message(ApiError("bad_request", "messages are JSON text frames")))
             elif msg.type is WSMsgType.ERROR:
                 break
+            if not self.outbox.empty():
+                # Messages that arrived together are read without a pause: let the writer
+                # send the answers queued so far, or a burst of pings from a client that
+                # reads them would fill the outbox and be closed as too slow. A client
+                # that does not read still fills it (the writer waits on the transport).
+                await asyncio.sleep(0)
 
     async def _on_message(self, data: bytes | str) -> None:
         try:

@@ -317,6 +317,24 @@ async def test_ping_gets_pong(api: Api, session: aiohttp.ClientSession, base: st
             assert await sock.recv() == {"type": "pong"}
 
 
+async def test_a_burst_of_pings_from_a_client_that_reads_gets_every_pong_and_no_close(
+        redis_url: str, tmp_path: Path, session: aiohttp.ClientSession) -> None:
+    # The outbox limit is for a client that does not read: one that sends many messages
+    # at once, and reads the answers, is answered in full however many arrive together.
+    queue = 16
+    async with running_app(settings_for_test(redis_url, tmp_path, ws_send_queue=queue)) as (
+            base, _):
+        api = Api(session, base)
+        _, token = await api.player()
+        game_id = (await api.create(token, "gilbert", public=True))["game_id"]
+        async with opened(session, base, game_id) as (sock, _):
+            burst = queue * 10
+            for _ in range(burst):
+                await sock.send({"type": "ping"})
+            for _ in range(burst):
+                assert await sock.recv() == {"type": "pong"}
+
+
 @pytest.mark.parametrize("message", [
     "{not json",
     "[]",
