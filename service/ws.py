@@ -18,7 +18,7 @@ from time import perf_counter
 import msgspec
 from aiohttp import WSMsgType, web
 
-from protocol.codec import decode_client_message, encode
+from protocol.codec import command_id_in, decode_client_message, encode
 from protocol.errors import error_info
 from protocol.ws import (
     Ack,
@@ -457,7 +457,9 @@ class Connection:
         try:
             message = decode_client_message(data)
         except msgspec.DecodeError as exc:
-            self.send(error_message(ApiError("bad_request", f"invalid message: {exc}")))
+            # A command the client can still tell by its id is answered by that id.
+            self.send(error_message(ApiError("bad_request", f"invalid message: {exc}"),
+                                    command_id_in(data)))
             return
         if isinstance(message, Ping):
             self.send(_PONG)

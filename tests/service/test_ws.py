@@ -362,6 +362,42 @@ async def test_an_invalid_message_gets_a_bad_request_error_and_the_socket_stays_
         assert [m["type"] for m in got] == ["diff", "ack"] and got[0]["seq"] == 1
 
 
+@pytest.mark.parametrize("message", [
+    {"type": "command", "command_id": "c1", "command": {"type": "fly"}},
+    {"type": "command", "command_id": "c1", "command": {"type": "draw", "n": 2}},
+    {"type": "command", "command_id": "c1"},
+    {"type": "command", "command_id": "c1", "command": {"type": "draw"}, "extra": 1},
+    {"type": "command", "command_id": "c1", "expected_seq": -1, "command": {"type": "draw"}},
+])
+async def test_a_malformed_command_with_a_readable_command_id_gets_an_error_naming_it(
+        api: Api, session: aiohttp.ClientSession, base: str, message: dict[str, Any]) -> None:
+    # A client waits for the ack or the error of each command_id it sent.
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", seed=7))["game_id"]
+    async with opened(session, base, game_id, token) as (sock, _):
+        await sock.send(message)
+        reply = await sock.recv()
+        assert reply["type"] == "error" and reply["error"]["code"] == "bad_request", reply
+        assert reply["command_id"] == "c1"
+
+
+@pytest.mark.parametrize("message", [
+    {"type": "command", "command_id": "", "command": {"type": "draw"}},
+    {"type": "command", "command_id": 7, "command": {"type": "draw"}},
+    {"type": "hello", "command_id": "c1", "since": -1},
+    '{"type": "command", "command_id": "c1", "command": ',
+])
+async def test_an_error_names_no_command_id_when_the_message_carries_no_valid_one(
+        api: Api, session: aiohttp.ClientSession, base: str, message: Any) -> None:
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", seed=7))["game_id"]
+    async with opened(session, base, game_id, token) as (sock, _):
+        await sock.send(message)
+        reply = await sock.recv()
+        assert reply["type"] == "error" and reply["error"]["code"] == "bad_request", reply
+        assert "command_id" not in reply
+
+
 async def test_command_errors_name_their_command_and_a_repeat_is_acked_with_the_first_seq(
         api: Api, session: aiohttp.ClientSession, base: str) -> None:
     _, token = await api.player()
