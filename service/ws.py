@@ -194,7 +194,7 @@ class Connection:
                 assert item is not None
                 await send_text_frames(self.ws, self.transport, ready)
                 ready = []
-                await self._resync(int(item))
+                await self._resync(int(item) if item else None)
             elif seq < 0:  # a message of its own (ack, error, pong)
                 assert item is not None
                 ready.append(item)
@@ -234,6 +234,10 @@ class Connection:
         loaded = await self.ctx.games.load(self.game_id)
         log.warning("game %s: the log was rewritten under a live socket (a failover?); "
                     "sending a fresh snapshot at seq %d", self.game_id, loaded.seq)
+        await self._send_snapshot(loaded)
+
+    async def _send_snapshot(self, loaded: Loaded) -> None:
+        """Send ``loaded`` as a snapshot: the client starts afresh from its seq."""
         self.hashes.clear()
         self.last_seq = loaded.seq
         self.hashes[loaded.seq] = loaded.hash.encode()
@@ -251,22 +255,19 @@ class Connection:
             if len(page) < _PAGE:
                 return
 
-    async def _resync(self, since: int) -> None:
+    async def _resync(self, since: int | None) -> None:
         """A hello on a live socket: replay what followed ``since`` (or send a snapshot
-        when that is more than ``replay_max_diffs``), then ``synced``."""
+        when that is more than ``replay_max_diffs``, or when there is no ``since``), then
+        ``synced``."""
         await self._moves_wanted()
-        if since > self.last_seq:
+        if since is not None and since > self.last_seq:
             await self._refill()  # the log may be ahead of what this socket has sent
             if since > self.last_seq:
                 await self.ws.send_frame(error_message(since_beyond(since, self.last_seq)),
                                          WSMsgType.TEXT)
                 return
-        if self.last_seq - since > self.ctx.settings.replay_max_diffs:
-            loaded = await self.ctx.games.load(self.game_id)
-            await self.ws.send_frame(snapshot_message(self.ctx, loaded), WSMsgType.TEXT)
-            self.last_seq = max(self.last_seq, loaded.seq)
-            self.hashes[loaded.seq] = loaded.hash.encode()
-            self._moves_from(loaded)
+        if since is None or self.last_seq - since > self.ctx.settings.replay_max_diffs:
+            await self._send_snapshot(await self.ctx.games.load(self.game_id))
         else:
             self.last_seq = since
         await self._refill()
@@ -465,7 +466,7 @@ class Connection:
             self.send(_PONG)
         elif isinstance(message, CommandMessage):
             await self._on_command(message)
-        else:  # hello again on a live socket: resynchronise from `since`
+        else:  # hello again on a live socket: resynchronise (from `since`, if given)
             await self._on_hello_again(message)
 
     async def _on_hello_again(self, hello: Hello) -> None:
@@ -491,12 +492,10 @@ class Connection:
             # A fresher token of the same player renews the socket.
             if self.token_expires is not None:
                 self.token_expires = max(self.token_expires, expires)
-        if hello.since is None:
-            self.send(error_message(ApiError("bad_request", "hello on a live socket needs since "
-                                             "(the last seq you have)")))
-            return
         self.wants_moves = hello.moves  # each hello says whether it wants moves
-        self._put(_RESYNC_REQUEST, str(hello.since).encode())
+        # Without since, a snapshot (a client that threw its state away, e.g. on a hash
+        # that is not the server's), as for a first hello.
+        self._put(_RESYNC_REQUEST, b"" if hello.since is None else str(hello.since).encode())
 
     async def _on_command(self, message: CommandMessage) -> None:
         started = perf_counter()

@@ -308,6 +308,28 @@ async def test_a_watcher_sees_the_diffs_but_its_commands_are_refused(
     assert (await api.state(game_id))["seq"] == 1
 
 
+async def test_a_hello_without_since_on_a_live_socket_gets_a_snapshot_then_synced(
+        api: Api, session: aiohttp.ClientSession, base: str) -> None:
+    # As a first hello would: how a client that threw its state away (a hash that is not
+    # the server's) starts afresh without reconnecting (docs/protocol.md "The hash").
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", seed=7))["game_id"]
+    async with opened(session, base, game_id, token) as (sock, _):
+        await sock.command({"type": "draw"}, expected_seq=0)
+        await sock.command({"type": "draw"}, expected_seq=1)
+        await sock.until(lambda m: m["type"] == "ack" and m["seq"] == 2)
+        await sock.send({"type": "hello", "token": token, "moves": True})
+        got = await sock.until(lambda m: m["type"] == "moves")
+        assert [m["type"] for m in got] == ["snapshot", "synced", "moves"]
+        assert got[0]["seq"] == got[1]["seq"] == got[2]["seq"] == 2
+        assert same_state(game_state(got[0]["state"]),
+                          game_state(await api.state(game_id, token)))
+        # Live diffs go on from the snapshot's seq.
+        cid = await sock.command({"type": "draw"})
+        got = await sock.until(lambda m: m.get("command_id") == cid)
+        assert [(m["type"], m["seq"]) for m in got] == [("diff", 3), ("moves", 3), ("ack", 3)]
+
+
 async def test_ping_gets_pong(api: Api, session: aiohttp.ClientSession, base: str) -> None:
     _, token = await api.player()
     game_id = (await api.create(token, "gilbert", public=True))["game_id"]
@@ -339,7 +361,7 @@ async def test_a_burst_of_pings_from_a_client_that_reads_gets_every_pong_and_no_
     "{not json",
     "[]",
     {"type": "fly"},
-    {"type": "hello", "token": None},  # a second hello
+    {"type": "hello", "since": -1},  # a second hello
     {"type": "command", "command": {"type": "draw"}},  # no command_id
     {"type": "command", "command_id": "c1", "command": {"type": "draw", "n": 2}},
     {"type": "command", "command_id": "c1", "command": {"type": "move", "from": "x", "to": "y"}},
