@@ -571,6 +571,9 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     try:
         ws = web.WebSocketResponse(compress=False, max_msg_size=ctx.settings.max_ws_message_bytes,
                                    heartbeat=30.0, decode_text=False)
+        if not ws.can_prepare(request).ok:
+            raise ApiError("bad_request", "this is a game's WebSocket: open it with a WebSocket "
+                           "client (a GET with Upgrade: websocket), then send a hello")
         await ws.prepare(request)
         conn = Connection(ctx, ws, request.match_info["game_id"], address)
         conn.transport = request.transport

@@ -330,6 +330,15 @@ async def test_a_hello_without_since_on_a_live_socket_gets_a_snapshot_then_synce
         assert [(m["type"], m["seq"]) for m in got] == [("diff", 3), ("moves", 3), ("ack", 3)]
 
 
+async def test_a_plain_get_of_the_socket_is_a_bad_request_that_says_why(
+        api: Api, base: str) -> None:
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", public=True))["game_id"]
+    reply = await api.request("GET", f"/v1/games/{game_id}/ws", expect=400)
+    assert reply.body["error"]["code"] == "bad_request"
+    assert "WebSocket" in reply.body["error"]["message"], reply.body
+
+
 async def test_ping_gets_pong(api: Api, session: aiohttp.ClientSession, base: str) -> None:
     _, token = await api.player()
     game_id = (await api.create(token, "gilbert", public=True))["game_id"]
