@@ -155,14 +155,17 @@ class Connection:
     async def _close_slow(self) -> None:
         # The close frame waits behind everything the client has not read: a client that
         # reads nothing would hold this connection (and its outbox) for ever. Give it
-        # ws_close_timeout_s to read up to its close frame and answer, then drop it.
+        # ws_close_timeout_s to read up to its close frame and answer, then drop it. The
+        # drop is due whatever close() does meanwhile: it may return early (the socket is
+        # closed under it when its reader stops), leaving a transport that is closing
+        # but still waits for the unread bytes to go out, its connection held for ever.
+        timeout = self.ctx.settings.ws_close_timeout_s
+        if self.transport is not None:
+            asyncio.get_running_loop().call_later(timeout, self.transport.abort)
         with contextlib.suppress(Exception):
-            async with asyncio.timeout(self.ctx.settings.ws_close_timeout_s):
+            async with asyncio.timeout(timeout):
                 await self.ws.close(code=Close.TRY_AGAIN_LATER,
                                     message=b"too slow: reconnect with since")
-                return
-        if self.transport is not None:
-            self.transport.abort()  # close() would wait for the unread bytes to go out first
 
     # --- the writer ----------------------------------------------------------------
     async def _write_loop(self) -> None:
