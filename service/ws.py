@@ -402,7 +402,10 @@ class Connection:
 
     async def _receive_hello(self) -> Hello | None:
         try:
-            msg = await self.ws.receive(timeout=self.ctx.settings.hello_timeout_s)
+            # One deadline for the message: aiohttp's own receive timeout restarts at each
+            # frame, and a client sending WebSocket pings would wait for ever, hello-less.
+            async with asyncio.timeout(self.ctx.settings.hello_timeout_s):
+                msg = await self.ws.receive()
         except TimeoutError:
             await self._refuse(ApiError("bad_request", "expected a hello message within "
                                         f"{self.ctx.settings.hello_timeout_s:g} s"))

@@ -17,6 +17,7 @@ from service.app import Context
 from service.engine import DRAW
 from tests.live import settings_for_test
 from tests.service.helpers import (
+    WAIT_S,
     Api,
     Socket,
     apply,
@@ -27,6 +28,7 @@ from tests.service.helpers import (
     running_app,
     same_state,
     socket,
+    ws_url,
 )
 
 
@@ -255,6 +257,31 @@ async def test_no_hello_in_time_gets_an_error_and_close_1008(
     assert (
         messages[0]["error"]["code"] == "bad_request" and "hello" in messages[0]["error"]["message"]
     )
+
+
+async def test_pings_do_not_stretch_the_time_for_the_hello(
+    redis_url: str, tmp_path: Path, session: aiohttp.ClientSession
+) -> None:
+    # WebSocket pings (control frames) are not messages: a client that pings and sends
+    # no hello is refused when the hello's time is up, as one that sends nothing.
+    async with running_app(settings_for_test(redis_url, tmp_path, hello_timeout_s=0.3)) as (
+        base,
+        _,
+    ):
+        api = Api(session, base)
+        _, token = await api.player()
+        game_id = (await api.create(token, "gilbert", public=True))["game_id"]
+        async with session.ws_connect(ws_url(base, game_id), autoping=False) as ws:
+            for _ in range(100):  # 20 s of pings, each well within the hello's time
+                await ws.ping(b"still here")
+                msg = await ws.receive(timeout=WAIT_S)
+                if msg.type is not aiohttp.WSMsgType.PONG:
+                    break
+                await asyncio.sleep(0.2)
+            assert msg.type is aiohttp.WSMsgType.TEXT, msg
+            assert msg.json()["error"]["code"] == "bad_request"
+            assert (await ws.receive(timeout=WAIT_S)).type is aiohttp.WSMsgType.CLOSE
+            assert ws.close_code == 1008
 
 
 async def test_a_refused_hello_gets_an_error_then_close_1008(
