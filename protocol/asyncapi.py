@@ -53,6 +53,8 @@ FROM_SERVER: Final[dict[str, Any]] = {
 CLOSE_MEANINGS: Final[dict[CloseCode, str]] = {
     CloseCode.NORMAL: "normal",
     CloseCode.GOING_AWAY: "the server is shutting down (reconnect, with `since`)",
+    CloseCode.PROTOCOL_ERROR: "a frame that breaks the WebSocket protocol (fix the client)",
+    CloseCode.INVALID_PAYLOAD: "a close frame whose reason is not UTF-8 (fix the client)",
     CloseCode.POLICY_VIOLATION: "a refused hello (unknown or private game, bad token, no hello "
     "in time; do not retry as is)",
     CloseCode.MESSAGE_TOO_BIG: "a message over the size limit",

@@ -15,6 +15,7 @@ import msgspec
 
 from .commands import Command
 from .diffs import Diff, GameState
+from .fields import CommandId
 from .rest import CommandRequest
 from .ws import ClientMessage, ServerMessage
 
@@ -52,6 +53,27 @@ def decode_client_message(data: bytes | str) -> ClientMessage:
     """Decode a WebSocket message from a client: ``hello``, ``command`` or ``ping``."""
     result: ClientMessage = _shallow(_client_message, data)
     return result
+
+
+class _CommandTag(msgspec.Struct):
+    """What a message that does not decode may still tell: its type and command_id."""
+
+    type: str | None = None
+    command_id: CommandId | None = None
+
+
+_command_tag = msgspec.json.Decoder(_CommandTag)
+
+
+def command_id_in(data: bytes | str) -> str | None:
+    """The ``command_id`` of a ``command`` message that :func:`decode_client_message`
+    refused (an unknown command, a missing or extra field), so that its ``error`` names
+    the command it answers; None when there is none to read."""
+    try:
+        tag: _CommandTag = _shallow(_command_tag, data)
+    except msgspec.DecodeError:
+        return None
+    return tag.command_id if tag.type == "command" else None
 
 
 def decode_server_message(data: bytes | str) -> ServerMessage:

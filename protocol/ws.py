@@ -21,6 +21,11 @@ class CloseCode(enum.IntEnum):
 
     NORMAL = 1000
     GOING_AWAY = 1001  # the server is shutting down: reconnect (to another instance)
+    # A frame that breaks RFC 6455 (reserved bits, an unknown opcode, a fragmented control
+    # frame, an invalid close code); a close reason that is not UTF-8. The WebSocket layer
+    # (aiohttp) closes with these; the service never chooses them.
+    PROTOCOL_ERROR = 1002
+    INVALID_PAYLOAD = 1007
     POLICY_VIOLATION = 1008  # a refused hello: unknown or private game, bad token, no hello
     MESSAGE_TOO_BIG = 1009
     INTERNAL_ERROR = 1011

@@ -18,7 +18,7 @@ from time import perf_counter
 import msgspec
 from aiohttp import WSMsgType, web
 
-from protocol.codec import decode_client_message, encode
+from protocol.codec import command_id_in, decode_client_message, encode
 from protocol.errors import error_info
 from protocol.ws import (
     Ack,
@@ -155,14 +155,17 @@ class Connection:
     async def _close_slow(self) -> None:
         # The close frame waits behind everything the client has not read: a client that
         # reads nothing would hold this connection (and its outbox) for ever. Give it
-        # ws_close_timeout_s to read up to its close frame and answer, then drop it.
+        # ws_close_timeout_s to read up to its close frame and answer, then drop it. The
+        # drop is due whatever close() does meanwhile: it may return early (the socket is
+        # closed under it when its reader stops), leaving a transport that is closing
+        # but still waits for the unread bytes to go out, its connection held for ever.
+        timeout = self.ctx.settings.ws_close_timeout_s
+        if self.transport is not None:
+            asyncio.get_running_loop().call_later(timeout, self.transport.abort)
         with contextlib.suppress(Exception):
-            async with asyncio.timeout(self.ctx.settings.ws_close_timeout_s):
+            async with asyncio.timeout(timeout):
                 await self.ws.close(code=Close.TRY_AGAIN_LATER,
                                     message=b"too slow: reconnect with since")
-                return
-        if self.transport is not None:
-            self.transport.abort()  # close() would wait for the unread bytes to go out first
 
     # --- the writer ----------------------------------------------------------------
     async def _write_loop(self) -> None:
@@ -194,7 +197,7 @@ class Connection:
                 assert item is not None
                 await send_text_frames(self.ws, self.transport, ready)
                 ready = []
-                await self._resync(int(item))
+                await self._resync(int(item) if item else None)
             elif seq < 0:  # a message of its own (ack, error, pong)
                 assert item is not None
                 ready.append(item)
@@ -234,6 +237,10 @@ class Connection:
         loaded = await self.ctx.games.load(self.game_id)
         log.warning("game %s: the log was rewritten under a live socket (a failover?); "
                     "sending a fresh snapshot at seq %d", self.game_id, loaded.seq)
+        await self._send_snapshot(loaded)
+
+    async def _send_snapshot(self, loaded: Loaded) -> None:
+        """Send ``loaded`` as a snapshot: the client starts afresh from its seq."""
         self.hashes.clear()
         self.last_seq = loaded.seq
         self.hashes[loaded.seq] = loaded.hash.encode()
@@ -251,22 +258,19 @@ class Connection:
             if len(page) < _PAGE:
                 return
 
-    async def _resync(self, since: int) -> None:
+    async def _resync(self, since: int | None) -> None:
         """A hello on a live socket: replay what followed ``since`` (or send a snapshot
-        when that is more than ``replay_max_diffs``), then ``synced``."""
+        when that is more than ``replay_max_diffs``, or when there is no ``since``), then
+        ``synced``."""
         await self._moves_wanted()
-        if since > self.last_seq:
+        if since is not None and since > self.last_seq:
             await self._refill()  # the log may be ahead of what this socket has sent
             if since > self.last_seq:
                 await self.ws.send_frame(error_message(since_beyond(since, self.last_seq)),
                                          WSMsgType.TEXT)
                 return
-        if self.last_seq - since > self.ctx.settings.replay_max_diffs:
-            loaded = await self.ctx.games.load(self.game_id)
-            await self.ws.send_frame(snapshot_message(self.ctx, loaded), WSMsgType.TEXT)
-            self.last_seq = max(self.last_seq, loaded.seq)
-            self.hashes[loaded.seq] = loaded.hash.encode()
-            self._moves_from(loaded)
+        if since is None or self.last_seq - since > self.ctx.settings.replay_max_diffs:
+            await self._send_snapshot(await self.ctx.games.load(self.game_id))
         else:
             self.last_seq = since
         await self._refill()
@@ -398,7 +402,10 @@ class Connection:
 
     async def _receive_hello(self) -> Hello | None:
         try:
-            msg = await self.ws.receive(timeout=self.ctx.settings.hello_timeout_s)
+            # One deadline for the message: aiohttp's own receive timeout restarts at each
+            # frame, and a client sending WebSocket pings would wait for ever, hello-less.
+            async with asyncio.timeout(self.ctx.settings.hello_timeout_s):
+                msg = await self.ws.receive()
         except TimeoutError:
             await self._refuse(ApiError("bad_request", "expected a hello message within "
                                         f"{self.ctx.settings.hello_timeout_s:g} s"))
@@ -446,18 +453,26 @@ class Connection:
                 self.send(error_message(ApiError("bad_request", "messages are JSON text frames")))
             elif msg.type is WSMsgType.ERROR:
                 break
+            if not self.outbox.empty():
+                # Messages that arrived together are read without a pause: let the writer
+                # send the answers queued so far, or a burst of pings from a client that
+                # reads them would fill the outbox and be closed as too slow. A client
+                # that does not read still fills it (the writer waits on the transport).
+                await asyncio.sleep(0)
 
     async def _on_message(self, data: bytes | str) -> None:
         try:
             message = decode_client_message(data)
         except msgspec.DecodeError as exc:
-            self.send(error_message(ApiError("bad_request", f"invalid message: {exc}")))
+            # A command the client can still tell by its id is answered by that id.
+            self.send(error_message(ApiError("bad_request", f"invalid message: {exc}"),
+                                    command_id_in(data)))
             return
         if isinstance(message, Ping):
             self.send(_PONG)
         elif isinstance(message, CommandMessage):
             await self._on_command(message)
-        else:  # hello again on a live socket: resynchronise from `since`
+        else:  # hello again on a live socket: resynchronise (from `since`, if given)
             await self._on_hello_again(message)
 
     async def _on_hello_again(self, hello: Hello) -> None:
@@ -483,12 +498,10 @@ class Connection:
             # A fresher token of the same player renews the socket.
             if self.token_expires is not None:
                 self.token_expires = max(self.token_expires, expires)
-        if hello.since is None:
-            self.send(error_message(ApiError("bad_request", "hello on a live socket needs since "
-                                             "(the last seq you have)")))
-            return
         self.wants_moves = hello.moves  # each hello says whether it wants moves
-        self._put(_RESYNC_REQUEST, str(hello.since).encode())
+        # Without since, a snapshot (a client that threw its state away, e.g. on a hash
+        # that is not the server's), as for a first hello.
+        self._put(_RESYNC_REQUEST, b"" if hello.since is None else str(hello.since).encode())
 
     async def _on_command(self, message: CommandMessage) -> None:
         started = perf_counter()
@@ -564,6 +577,9 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     try:
         ws = web.WebSocketResponse(compress=False, max_msg_size=ctx.settings.max_ws_message_bytes,
                                    heartbeat=30.0, decode_text=False)
+        if not ws.can_prepare(request).ok:
+            raise ApiError("bad_request", "this is a game's WebSocket: open it with a WebSocket "
+                           "client (a GET with Upgrade: websocket), then send a hello")
         await ws.prepare(request)
         conn = Connection(ctx, ws, request.match_info["game_id"], address)
         conn.transport = request.transport

@@ -15,6 +15,9 @@ owner plays hundreds of commands through another socket and a third one watches:
 
 A second test has the client resume reading right after it was judged too slow:
 it then gets its close frame, with 1013.
+
+A third has the client send pings without reading: its own answers fill its outbox,
+and it is closed and dropped the same way, although it keeps the service's reader busy.
 """
 
 from __future__ import annotations
@@ -198,3 +201,39 @@ async def test_a_slow_client_that_reads_again_gets_its_close_1013(
             await watching
         await owner.ws.close()
         await watcher.ws.close()
+
+
+async def test_a_client_that_sends_pings_and_never_reads_is_closed_and_dropped(
+        service: tuple[Api, Context]) -> None:
+    # Its own answers fill its outbox as diffs would: it is judged too slow, and, not
+    # reading its close frame, dropped after ws_close_timeout_s though it goes on sending.
+    api, ctx = service
+    _, token = await api.player("owner")
+    game_id = (await api.create(token, "gilbert", seed=12, public=True))["game_id"]
+    slow = await RawSocket.connect(api.base, f"/v1/games/{game_id}/ws", rcvbuf=2048)
+    await slow.send_json({"type": "hello"})
+    assert (await slow.recv())["type"] == "snapshot"
+    (conn,) = connections(ctx, game_id)
+    transport = conn.ws._req.transport
+    transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+
+    async def flood() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                await slow.send_frame(b'{"type":"ping"}')
+
+    flooding = asyncio.create_task(flood())
+    try:
+        await wait_for(lambda: ctx.metrics.value("solitaire_websocket_slow_closed_total") >= 1,
+                       what="the flooding client judged too slow")
+        await wait_for(lambda: conn.ws not in ctx.sockets and transport.is_closing(),
+                       timeout=10, what="the flooding client dropped")
+        # Dropped, not just closing: a closed transport would still wait for the client
+        # to read, and hold the connection; dropped, the client's sends fail.
+        await wait_for(flooding.done, what="the flood cut off")
+    finally:
+        flooding.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await flooding
+        slow.close()
+    await wait_for(lambda: not ctx.sockets and ctx.hub.listeners == 0, what="every socket gone")

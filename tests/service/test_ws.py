@@ -17,6 +17,7 @@ from service.app import Context
 from service.engine import DRAW
 from tests.live import settings_for_test
 from tests.service.helpers import (
+    WAIT_S,
     Api,
     Socket,
     apply,
@@ -27,6 +28,7 @@ from tests.service.helpers import (
     running_app,
     same_state,
     socket,
+    ws_url,
 )
 
 
@@ -257,6 +259,31 @@ async def test_no_hello_in_time_gets_an_error_and_close_1008(
     )
 
 
+async def test_pings_do_not_stretch_the_time_for_the_hello(
+    redis_url: str, tmp_path: Path, session: aiohttp.ClientSession
+) -> None:
+    # WebSocket pings (control frames) are not messages: a client that pings and sends
+    # no hello is refused when the hello's time is up, as one that sends nothing.
+    async with running_app(settings_for_test(redis_url, tmp_path, hello_timeout_s=0.3)) as (
+        base,
+        _,
+    ):
+        api = Api(session, base)
+        _, token = await api.player()
+        game_id = (await api.create(token, "gilbert", public=True))["game_id"]
+        async with session.ws_connect(ws_url(base, game_id), autoping=False) as ws:
+            for _ in range(100):  # 20 s of pings, each well within the hello's time
+                await ws.ping(b"still here")
+                msg = await ws.receive(timeout=WAIT_S)
+                if msg.type is not aiohttp.WSMsgType.PONG:
+                    break
+                await asyncio.sleep(0.2)
+            assert msg.type is aiohttp.WSMsgType.TEXT, msg
+            assert msg.json()["error"]["code"] == "bad_request"
+            assert (await ws.receive(timeout=WAIT_S)).type is aiohttp.WSMsgType.CLOSE
+            assert ws.close_code == 1008
+
+
 async def test_a_refused_hello_gets_an_error_then_close_1008(
     api: Api, session: aiohttp.ClientSession, base: str
 ) -> None:
@@ -308,6 +335,37 @@ async def test_a_watcher_sees_the_diffs_but_its_commands_are_refused(
     assert (await api.state(game_id))["seq"] == 1
 
 
+async def test_a_hello_without_since_on_a_live_socket_gets_a_snapshot_then_synced(
+        api: Api, session: aiohttp.ClientSession, base: str) -> None:
+    # As a first hello would: how a client that threw its state away (a hash that is not
+    # the server's) starts afresh without reconnecting (docs/protocol.md "The hash").
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", seed=7))["game_id"]
+    async with opened(session, base, game_id, token) as (sock, _):
+        await sock.command({"type": "draw"}, expected_seq=0)
+        await sock.command({"type": "draw"}, expected_seq=1)
+        await sock.until(lambda m: m["type"] == "ack" and m["seq"] == 2)
+        await sock.send({"type": "hello", "token": token, "moves": True})
+        got = await sock.until(lambda m: m["type"] == "moves")
+        assert [m["type"] for m in got] == ["snapshot", "synced", "moves"]
+        assert got[0]["seq"] == got[1]["seq"] == got[2]["seq"] == 2
+        assert same_state(game_state(got[0]["state"]),
+                          game_state(await api.state(game_id, token)))
+        # Live diffs go on from the snapshot's seq.
+        cid = await sock.command({"type": "draw"})
+        got = await sock.until(lambda m: m.get("command_id") == cid)
+        assert [(m["type"], m["seq"]) for m in got] == [("diff", 3), ("moves", 3), ("ack", 3)]
+
+
+async def test_a_plain_get_of_the_socket_is_a_bad_request_that_says_why(
+        api: Api, base: str) -> None:
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", public=True))["game_id"]
+    reply = await api.request("GET", f"/v1/games/{game_id}/ws", expect=400)
+    assert reply.body["error"]["code"] == "bad_request"
+    assert "WebSocket" in reply.body["error"]["message"], reply.body
+
+
 async def test_ping_gets_pong(api: Api, session: aiohttp.ClientSession, base: str) -> None:
     _, token = await api.player()
     game_id = (await api.create(token, "gilbert", public=True))["game_id"]
@@ -317,11 +375,29 @@ async def test_ping_gets_pong(api: Api, session: aiohttp.ClientSession, base: st
             assert await sock.recv() == {"type": "pong"}
 
 
+async def test_a_burst_of_pings_from_a_client_that_reads_gets_every_pong_and_no_close(
+        redis_url: str, tmp_path: Path, session: aiohttp.ClientSession) -> None:
+    # The outbox limit is for a client that does not read: one that sends many messages
+    # at once, and reads the answers, is answered in full however many arrive together.
+    queue = 16
+    async with running_app(settings_for_test(redis_url, tmp_path, ws_send_queue=queue)) as (
+            base, _):
+        api = Api(session, base)
+        _, token = await api.player()
+        game_id = (await api.create(token, "gilbert", public=True))["game_id"]
+        async with opened(session, base, game_id) as (sock, _):
+            burst = queue * 10
+            for _ in range(burst):
+                await sock.send({"type": "ping"})
+            for _ in range(burst):
+                assert await sock.recv() == {"type": "pong"}
+
+
 @pytest.mark.parametrize("message", [
     "{not json",
     "[]",
     {"type": "fly"},
-    {"type": "hello", "token": None},  # a second hello
+    {"type": "hello", "since": -1},  # a second hello
     {"type": "command", "command": {"type": "draw"}},  # no command_id
     {"type": "command", "command_id": "c1", "command": {"type": "draw", "n": 2}},
     {"type": "command", "command_id": "c1", "command": {"type": "move", "from": "x", "to": "y"}},
@@ -342,6 +418,42 @@ async def test_an_invalid_message_gets_a_bad_request_error_and_the_socket_stays_
         cid = await sock.command({"type": "draw"}, expected_seq=0)
         got = await sock.until(lambda m: m.get("command_id") == cid)
         assert [m["type"] for m in got] == ["diff", "ack"] and got[0]["seq"] == 1
+
+
+@pytest.mark.parametrize("message", [
+    {"type": "command", "command_id": "c1", "command": {"type": "fly"}},
+    {"type": "command", "command_id": "c1", "command": {"type": "draw", "n": 2}},
+    {"type": "command", "command_id": "c1"},
+    {"type": "command", "command_id": "c1", "command": {"type": "draw"}, "extra": 1},
+    {"type": "command", "command_id": "c1", "expected_seq": -1, "command": {"type": "draw"}},
+])
+async def test_a_malformed_command_with_a_readable_command_id_gets_an_error_naming_it(
+        api: Api, session: aiohttp.ClientSession, base: str, message: dict[str, Any]) -> None:
+    # A client waits for the ack or the error of each command_id it sent.
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", seed=7))["game_id"]
+    async with opened(session, base, game_id, token) as (sock, _):
+        await sock.send(message)
+        reply = await sock.recv()
+        assert reply["type"] == "error" and reply["error"]["code"] == "bad_request", reply
+        assert reply["command_id"] == "c1"
+
+
+@pytest.mark.parametrize("message", [
+    {"type": "command", "command_id": "", "command": {"type": "draw"}},
+    {"type": "command", "command_id": 7, "command": {"type": "draw"}},
+    {"type": "hello", "command_id": "c1", "since": -1},
+    '{"type": "command", "command_id": "c1", "command": ',
+])
+async def test_an_error_names_no_command_id_when_the_message_carries_no_valid_one(
+        api: Api, session: aiohttp.ClientSession, base: str, message: Any) -> None:
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", seed=7))["game_id"]
+    async with opened(session, base, game_id, token) as (sock, _):
+        await sock.send(message)
+        reply = await sock.recv()
+        assert reply["type"] == "error" and reply["error"]["code"] == "bad_request", reply
+        assert "command_id" not in reply
 
 
 async def test_command_errors_name_their_command_and_a_repeat_is_acked_with_the_first_seq(
