@@ -64,7 +64,8 @@ class Tokens:
         if not isinstance(player_id, str) or not isinstance(expires, int):
             raise ApiError("unauthorized", "malformed token payload")
         if expires <= self._clock.time():
-            raise ApiError("unauthorized", "the token has expired: create a player again")
+            raise ApiError("unauthorized", "the token has expired: create a player again "
+                           "(POST /v1/players, sent without this token)")
         return player_id, expires
 
     def _sign(self, payload: str) -> str:
