@@ -247,8 +247,7 @@ class RedisConn:
 
     async def execute(self, *args: Any) -> Any:
         """One command (``await conn.execute("LRANGE", key, 0, -1)``), failures translated."""
-        if self._closed:
-            raise StoreUnavailable(CLOSED)
+        self._refuse_if_closed()
         try:
             if self._auto is not None:
                 return await self._auto.execute(*args)
@@ -269,6 +268,12 @@ class RedisConn:
                 raise StoreUnavailable(
                     f"the store is unreachable: the connection closed: {exc}") from exc
             raise
+
+    def _refuse_if_closed(self) -> None:
+        """A closed client sends nothing. (The single server's pool refuses too; redis-py's
+        cluster client, closed, would ask for the cluster's nodes again and reconnect.)"""
+        if self._closed:
+            raise StoreUnavailable(CLOSED)
 
     async def _initialize_cluster(self) -> None:
         async with self._cluster_init:
@@ -291,6 +296,7 @@ class RedisConn:
         """Send ``calls`` in one pipeline (not a transaction; in Cluster mode split by node)."""
         if not calls:
             return []
+        self._refuse_if_closed()
         client = self.client
         try:
             pipe = (client.pipeline() if isinstance(client, RedisCluster)
@@ -305,6 +311,7 @@ class RedisConn:
     async def ping(self) -> None:
         """Raise :class:`StoreUnavailable` unless Redis answers (every node, in Cluster mode)."""
         if isinstance(self.client, RedisCluster):
+            self._refuse_if_closed()
             try:
                 await self.client.ping(target_nodes=RedisCluster.ALL_NODES)
             except REDIS_ERRORS as exc:
@@ -333,6 +340,7 @@ class RedisConn:
     async def cluster(self) -> RedisCluster:
         """The initialized cluster client (Cluster mode only)."""
         assert isinstance(self.client, RedisCluster)
+        self._refuse_if_closed()
         try:
             await self.client.initialize()
         except REDIS_ERRORS as exc:

@@ -18,6 +18,7 @@ import pytest
 from service.settings import Settings
 from service.store.connection import RedisConn
 from service.store.errors import StoreUnavailable
+from tests.redis_servers import LocalCluster, sync_client
 from tests.service.helpers import wait_for
 from tests.stores import Store
 
@@ -112,3 +113,41 @@ async def test_callers_waiting_for_durability_when_the_client_closes_hear_it_is_
         assert refused.value.sent
     with pytest.raises(StoreUnavailable, match="clos"):
         await redis.durable("marker:3")
+
+
+# -- Redis Cluster: a client of per-node pools, which closes as finally ---------------------
+
+
+def cluster_clients_named(cluster: LocalCluster, name: str) -> int:
+    """The connections named ``name`` on every node of the cluster, replicas included."""
+    count = 0
+    for node in cluster.nodes:
+        with sync_client(node.url) as client:
+            listing = client.execute_command("CLIENT", "LIST")
+        listing = listing.decode() if isinstance(listing, bytes) else listing
+        count += sum(f" name={name} " in f" {line} " for line in listing.splitlines())
+    return count
+
+
+def not_connected_to_the_cluster(cluster: LocalCluster, name: str) -> bool:
+    return cluster_clients_named(cluster, name) == 0
+
+
+async def test_a_closed_cluster_client_refuses_commands_and_keeps_no_connection(
+        cluster_url: str, redis_cluster: LocalCluster,
+        make_settings: Callable[..., Settings]) -> None:
+    redis = RedisConn(make_settings(cluster_url, instance_id="closed-cluster"), cluster_url)
+    await redis.ping()  # a connection to every node
+    assert cluster_clients_named(redis_cluster, "solitaire-closed-cluster") > 0
+    await redis.aclose()
+    calls: list[Callable[[], Awaitable[Any]]] = [
+        lambda: redis.execute("PING"),
+        lambda: redis.pipeline([("GET", "a"), ("GET", "b")]),
+        lambda: redis.ping(),
+        lambda: redis.cluster(),
+    ]
+    for call in calls:
+        with pytest.raises(StoreUnavailable, match="closed"):
+            await call()
+    await wait_for(lambda: not_connected_to_the_cluster(redis_cluster, "solitaire-closed-cluster"),
+                   what="the closed cluster client's connections to be closed")
