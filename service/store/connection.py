@@ -15,8 +15,9 @@ endpoint is written with a trailing comma: ``redis://h1:7000,``).
 - connection errors are retried with jittered exponential backoff
   (``redis_retries`` times), idle connections are health-checked
   (``redis_health_check_s``), and a client keeps working after Redis comes back;
-- once closed, it leaves no connection open (single server): the batches still
-  in flight are abandoned, and later commands refused (see pool.py);
+- once closed, it leaves no connection open: the batches still in flight are
+  abandoned, and later commands refused (see pool.py; in Cluster mode, where
+  redis-py keeps a pool per node, cluster_pool.py);
 - every failure surfaces as :class:`~service.store.errors.StoreUnavailable`
   (unreachable, loading, read-only, out of memory) or
   :class:`~service.store.errors.StoreError` (anything else), never as a
@@ -42,6 +43,7 @@ from redis.backoff import ExponentialWithJitterBackoff
 
 from service.settings import Settings
 from service.store import keys
+from service.store.cluster_pool import ClusterConnections
 from service.store.durability import Durability, Publish
 from service.store.errors import StoreError, StoreUnavailable
 from service.store.pipeline import AutoPipeline
@@ -217,6 +219,11 @@ class RedisConn:
         self.url = url
         self.is_cluster = is_cluster_url(url)
         self.client: Redis | RedisCluster = build_client(settings, url)
+        # Cluster mode: what closes every node's connections (see cluster_pool.py).
+        self._connections: ClusterConnections | None = None
+        if isinstance(self.client, RedisCluster):
+            self._connections = ClusterConnections()
+            self._connections.install(self.client)
         self._limit = asyncio.Semaphore(settings.redis_pool_size) if self.is_cluster else None
         # Single server: concurrent commands share pipelines (see pipeline.py).
         self._auto = (AutoPipeline(self.client)
@@ -356,4 +363,6 @@ class RedisConn:
         if self._auto is not None:
             await self._auto.aclose()
         await self.durability.aclose()
+        if self._connections is not None:
+            await self._connections.aclose()
         await self.client.aclose()

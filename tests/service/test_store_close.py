@@ -151,3 +151,23 @@ async def test_a_closed_cluster_client_refuses_commands_and_keeps_no_connection(
             await call()
     await wait_for(lambda: not_connected_to_the_cluster(redis_cluster, "solitaire-closed-cluster"),
                    what="the closed cluster client's connections to be closed")
+
+async def test_a_cluster_client_closed_after_a_connection_failed_keeps_no_connection(
+        cluster_url: str, redis_cluster: LocalCluster,
+        make_settings: Callable[..., Settings]) -> None:
+    """A failed connection makes the cluster client ask for the cluster's nodes again at its
+    next command; closed before that, it still closes the connections it has to every node."""
+    settings = make_settings(cluster_url, instance_id="failed-cluster", redis_retries=0)
+    redis = RedisConn(settings, cluster_url)
+    await redis.ping()  # a connection to every node
+    owner = redis_cluster.node_for_key("key")
+    with sync_client(owner.url) as client:
+        for line in client.execute_command("CLIENT", "LIST").decode().splitlines():
+            fields = dict(field.split("=", 1) for field in line.split(" ") if "=" in field)
+            if fields["name"] == "solitaire-failed-cluster":
+                client.execute_command("CLIENT", "KILL", "ID", fields["id"])
+    with pytest.raises(StoreUnavailable):
+        await redis.execute("GET", "key")
+    await redis.aclose()
+    await wait_for(lambda: not_connected_to_the_cluster(redis_cluster, "solitaire-failed-cluster"),
+                   what="the closed cluster client's connections to be closed")
