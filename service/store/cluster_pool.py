@@ -3,12 +3,16 @@
 redis-py's cluster client keeps a pool of connections per node. Closed, it disconnects
 the nodes it knows at that moment, and only if its map of the cluster is current: after a
 connection error it means to ask for the cluster's nodes again at its next command, and
-its close then closes nothing. The connections it still has to every node live on until
-the garbage collector finds them, long after their event loop has closed.
+its close then closes nothing. And it does not stay closed: a command in flight across the
+close loses its connection and is retried, after the client has asked for the cluster's
+nodes again, on new connections (a blocking pop is sent again and takes an item nobody will
+read). Such connections live on until the garbage collector finds them, long after their
+event loop has closed.
 
 :class:`ClusterConnections` makes the close final, as :class:`~service.store.pool.ClosingPool`
-does for a single server: every connection the cluster client makes knows it, and its close
-disconnects every one of them.
+does for a single server: every connection the cluster client makes knows it; once closed,
+none connects (:class:`~service.store.pool.ClientClosed`, which redis-py does not retry), and
+the close disconnects every one of them, as well as any that was connecting meanwhile.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from typing import Any
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import Connection
 
+from service.store.pool import CLOSED, ClientClosed
+
 
 class _Closing(Connection):
     """A cluster connection known to the :class:`ClusterConnections` of its client."""
@@ -29,6 +35,19 @@ class _Closing(Connection):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.connections.made(self)
+
+    async def connect_check_health(self, *args: Any, **kwargs: Any) -> None:
+        if self.connections.closed:
+            raise ClientClosed(CLOSED)
+        try:
+            await super().connect_check_health(*args, **kwargs)
+        except Exception as exc:
+            if self.connections.closed:  # cut by the close while it was connecting
+                raise ClientClosed(CLOSED) from exc
+            raise
+        if self.connections.closed:  # closed while this connection was connecting
+            await self.disconnect()
+            raise ClientClosed(CLOSED)
 
 
 class ClusterConnections:

@@ -269,12 +269,20 @@ class RedisConn:
             finally:
                 self._limit.release()
         except REDIS_ERRORS as exc:
-            raise translate(exc) from exc
+            raise self._translate(exc) from exc
         except (AttributeError, TypeError) as exc:
             if is_closed_connection_race(exc):
                 raise StoreUnavailable(
                     f"the store is unreachable: the connection closed: {exc}") from exc
             raise
+
+    def _translate(self, exc: BaseException) -> StoreError:
+        """:func:`translate`, but an outage the close caused says so: in Cluster mode the
+        retry that the close refused fails as 'Redis Cluster cannot be connected'."""
+        err = translate(exc)
+        if self._closed and isinstance(err, StoreUnavailable) and not isinstance(exc, ClientClosed):
+            return StoreUnavailable(CLOSED)
+        return err
 
     def _refuse_if_closed(self) -> None:
         """A closed client sends nothing. (The single server's pool refuses too; redis-py's
@@ -312,7 +320,7 @@ class RedisConn:
                 pipe.execute_command(*call)
             replies: list[Any] = await pipe.execute(raise_on_error=True)
         except REDIS_ERRORS as exc:
-            raise translate(exc) from exc
+            raise self._translate(exc) from exc
         return replies
 
     async def ping(self) -> None:
@@ -322,7 +330,7 @@ class RedisConn:
             try:
                 await self.client.ping(target_nodes=RedisCluster.ALL_NODES)
             except REDIS_ERRORS as exc:
-                raise translate(exc) from exc
+                raise self._translate(exc) from exc
             except (AttributeError, TypeError) as exc:
                 if is_closed_connection_race(exc):
                     raise StoreUnavailable(f"the store is unreachable: {exc}") from exc

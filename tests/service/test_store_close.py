@@ -171,3 +171,31 @@ async def test_a_cluster_client_closed_after_a_connection_failed_keeps_no_connec
     await redis.aclose()
     await wait_for(lambda: not_connected_to_the_cluster(redis_cluster, "solitaire-failed-cluster"),
                    what="the closed cluster client's connections to be closed")
+
+def blocked_on(cluster: LocalCluster, key: str) -> int:
+    with sync_client(cluster.node_for_key(key).url) as client:
+        return int(client.info("clients")["blocked_clients"])
+
+
+async def test_a_command_in_flight_when_the_cluster_client_closes_is_abandoned_not_sent_again(
+        cluster_url: str, redis_cluster: LocalCluster,
+        make_settings: Callable[..., Settings]) -> None:
+    """A command that loses its connection is retried on a new one, after the client asked
+    the cluster for its nodes again: not once the client is closed."""
+    settings = make_settings(cluster_url, instance_id="closing-cluster")
+    redis = RedisConn(settings, cluster_url)
+    waiting = asyncio.ensure_future(redis.execute("BLPOP", "queue", 0))
+    await wait_for(lambda: blocked_on(redis_cluster, "queue"),
+                   what="the pop to wait in the store")
+    await redis.aclose()
+    await wait_for(waiting.done, what="the pop to hear of the close")
+    with pytest.raises(StoreUnavailable, match="^the store client is closed"):
+        waiting.result()
+    # The store serves a blocked pop until it has seen its connection close.
+    await wait_for(lambda: not_connected_to_the_cluster(redis_cluster, "solitaire-closing-cluster"),
+                   what="the closed cluster client's connections to be closed")
+    with sync_client(redis_cluster.node_for_key("queue").url) as owner:
+        owner.lpush("queue", "item")
+        # The closed client took nothing: its pop was not sent again after the close.
+        assert owner.lpop("queue") == b"item"
+
