@@ -15,8 +15,9 @@ endpoint is written with a trailing comma: ``redis://h1:7000,``).
 - connection errors are retried with jittered exponential backoff
   (``redis_retries`` times), idle connections are health-checked
   (``redis_health_check_s``), and a client keeps working after Redis comes back;
-- once closed, it leaves no connection open (single server): the batches still
-  in flight are abandoned, and later commands refused (see pool.py);
+- once closed, it leaves no connection open: the batches still in flight are
+  abandoned, and later commands refused (see pool.py; in Cluster mode, where
+  redis-py keeps a pool per node, cluster_pool.py);
 - every failure surfaces as :class:`~service.store.errors.StoreUnavailable`
   (unreachable, loading, read-only, out of memory) or
   :class:`~service.store.errors.StoreError` (anything else), never as a
@@ -42,6 +43,7 @@ from redis.backoff import ExponentialWithJitterBackoff
 
 from service.settings import Settings
 from service.store import keys
+from service.store.cluster_pool import ClusterConnections
 from service.store.durability import Durability, Publish
 from service.store.errors import StoreError, StoreUnavailable
 from service.store.pipeline import AutoPipeline
@@ -217,6 +219,11 @@ class RedisConn:
         self.url = url
         self.is_cluster = is_cluster_url(url)
         self.client: Redis | RedisCluster = build_client(settings, url)
+        # Cluster mode: what closes every node's connections (see cluster_pool.py).
+        self._connections: ClusterConnections | None = None
+        if isinstance(self.client, RedisCluster):
+            self._connections = ClusterConnections()
+            self._connections.install(self.client)
         self._limit = asyncio.Semaphore(settings.redis_pool_size) if self.is_cluster else None
         # Single server: concurrent commands share pipelines (see pipeline.py).
         self._auto = (AutoPipeline(self.client)
@@ -247,8 +254,7 @@ class RedisConn:
 
     async def execute(self, *args: Any) -> Any:
         """One command (``await conn.execute("LRANGE", key, 0, -1)``), failures translated."""
-        if self._closed:
-            raise StoreUnavailable(CLOSED)
+        self._refuse_if_closed()
         try:
             if self._auto is not None:
                 return await self._auto.execute(*args)
@@ -263,12 +269,26 @@ class RedisConn:
             finally:
                 self._limit.release()
         except REDIS_ERRORS as exc:
-            raise translate(exc) from exc
+            raise self._translate(exc) from exc
         except (AttributeError, TypeError) as exc:
             if is_closed_connection_race(exc):
                 raise StoreUnavailable(
                     f"the store is unreachable: the connection closed: {exc}") from exc
             raise
+
+    def _translate(self, exc: BaseException) -> StoreError:
+        """:func:`translate`, but an outage the close caused says so: in Cluster mode the
+        retry that the close refused fails as 'Redis Cluster cannot be connected'."""
+        err = translate(exc)
+        if self._closed and isinstance(err, StoreUnavailable) and not isinstance(exc, ClientClosed):
+            return StoreUnavailable(CLOSED)
+        return err
+
+    def _refuse_if_closed(self) -> None:
+        """A closed client sends nothing. (The single server's pool refuses too; redis-py's
+        cluster client, closed, would ask for the cluster's nodes again and reconnect.)"""
+        if self._closed:
+            raise StoreUnavailable(CLOSED)
 
     async def _initialize_cluster(self) -> None:
         async with self._cluster_init:
@@ -291,6 +311,7 @@ class RedisConn:
         """Send ``calls`` in one pipeline (not a transaction; in Cluster mode split by node)."""
         if not calls:
             return []
+        self._refuse_if_closed()
         client = self.client
         try:
             pipe = (client.pipeline() if isinstance(client, RedisCluster)
@@ -299,16 +320,17 @@ class RedisConn:
                 pipe.execute_command(*call)
             replies: list[Any] = await pipe.execute(raise_on_error=True)
         except REDIS_ERRORS as exc:
-            raise translate(exc) from exc
+            raise self._translate(exc) from exc
         return replies
 
     async def ping(self) -> None:
         """Raise :class:`StoreUnavailable` unless Redis answers (every node, in Cluster mode)."""
         if isinstance(self.client, RedisCluster):
+            self._refuse_if_closed()
             try:
                 await self.client.ping(target_nodes=RedisCluster.ALL_NODES)
             except REDIS_ERRORS as exc:
-                raise translate(exc) from exc
+                raise self._translate(exc) from exc
             except (AttributeError, TypeError) as exc:
                 if is_closed_connection_race(exc):
                     raise StoreUnavailable(f"the store is unreachable: {exc}") from exc
@@ -333,6 +355,7 @@ class RedisConn:
     async def cluster(self) -> RedisCluster:
         """The initialized cluster client (Cluster mode only)."""
         assert isinstance(self.client, RedisCluster)
+        self._refuse_if_closed()
         try:
             await self.client.initialize()
         except REDIS_ERRORS as exc:
@@ -348,4 +371,6 @@ class RedisConn:
         if self._auto is not None:
             await self._auto.aclose()
         await self.durability.aclose()
+        if self._connections is not None:
+            await self._connections.aclose()
         await self.client.aclose()
