@@ -42,9 +42,15 @@ async def test_a_command_in_flight_when_the_client_closes_is_abandoned_not_sent_
     waiting = asyncio.ensure_future(redis.execute("BLPOP", "queue", 0))
     await wait_for(lambda: blocked_clients(other), what="the pop to wait in the store")
     await redis.aclose()
-    await other.redis.execute("LPUSH", "queue", "item")
     with pytest.raises(StoreUnavailable):
         await waiting
+
+    async def gone() -> bool:
+        return await clients_named(other, "solitaire-closing") == 0
+
+    # The store serves a blocked pop until it has seen its connection close: push after.
+    await wait_for(gone, what="the closed client's connection to be closed in the store")
+    await other.redis.execute("LPUSH", "queue", "item")
     # The closed client took nothing: its pop was not sent again after the close.
     assert await other.redis.execute("LPOP", "queue") == b"item"
 
