@@ -101,7 +101,7 @@ class Connection:
         self.watching = False  # counted in ctx.watchers
         settings = ctx.settings
         self.hellos = Bucket(settings.hello_rate_per_s, settings.hello_burst,
-                             "hellos on this socket")
+                             "hellos on this socket", setting="hello_rate_per_s")
         self.last_seq = 0  # the last diff this client has
         self.hashes: dict[int, bytes] = {}  # seq -> hash of the recent events this client has
         self.outbox: Outbox[tuple[int, bytes | None]] = Outbox(ctx.settings.ws_send_queue)
