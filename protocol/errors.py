@@ -99,7 +99,7 @@ class ErrorDetails(TypedDict, total=False):
         str,
         Meta(
             description="400: the input that is wrong, where one field is to blame: a body's "
-            "field as a dotted path, or a query parameter.",
+            "or a socket message's field as a dotted path, or a query parameter.",
             examples=["seed", "command.to", "limit"],
         ),
     ]
@@ -161,11 +161,13 @@ def error_body(
     return ErrorBody(error=error_info(code, message, details))
 
 
-def bad_request_from(exc: msgspec.DecodeError) -> ErrorBody:
+def bad_request_from(exc: msgspec.DecodeError, what: str = "request") -> ErrorBody:
     """A ``bad_request`` body for input msgspec refused (malformed JSON, unknown field,
-    wrong type); msgspec's own message names the field and its path."""
+    wrong type): "invalid <what>: " and msgspec's own message, which names the field and
+    its path; ``details.field`` names it too, where one field is to blame. ``what`` is a
+    REST request, or a socket's ``hello`` or message."""
     field = field_of(exc)
-    return error_body("bad_request", f"invalid request: {exc}",
+    return error_body("bad_request", f"invalid {what}: {exc}",
                       {"field": field} if field is not None else None)
 
 
