@@ -104,9 +104,14 @@ class ErrorDetails(TypedDict, total=False):
         ),
     ]
     closes_at: Annotated[Timestamp, Meta(description="403: when the daily attempt closed.")]
-    date: Annotated[Date, Meta(description="403 and 409 on a daily challenge: its date.")]
+    date: Annotated[
+        Date, Meta(description="403, 409 and 503 on a daily challenge: its date.")
+    ]
     today: Annotated[Date, Meta(description="403: today's date (UTC).")]
-    variant: Annotated[str, Meta(description="404 and 409: the variant named.")]
+    variant: Annotated[
+        str,
+        Meta(description="404, 409, and 503 on a leaderboard being ranked: the variant named."),
+    ]
     game_ids: Annotated[
         list[str], Meta(description="409: the caller's attempts at this daily challenge.")
     ]
