@@ -99,14 +99,19 @@ class ErrorDetails(TypedDict, total=False):
         str,
         Meta(
             description="400: the input that is wrong, where one field is to blame: a body's "
-            "field as a dotted path, or a query parameter.",
+            "or a socket message's field as a dotted path, or a query parameter.",
             examples=["seed", "command.to", "limit"],
         ),
     ]
     closes_at: Annotated[Timestamp, Meta(description="403: when the daily attempt closed.")]
-    date: Annotated[Date, Meta(description="403 and 409 on a daily challenge: its date.")]
+    date: Annotated[
+        Date, Meta(description="403, 409 and 503 on a daily challenge: its date.")
+    ]
     today: Annotated[Date, Meta(description="403: today's date (UTC).")]
-    variant: Annotated[str, Meta(description="404 and 409: the variant named.")]
+    variant: Annotated[
+        str,
+        Meta(description="404, 409, and 503 on a leaderboard being ranked: the variant named."),
+    ]
     game_ids: Annotated[
         list[str], Meta(description="409: the caller's attempts at this daily challenge.")
     ]
@@ -161,11 +166,13 @@ def error_body(
     return ErrorBody(error=error_info(code, message, details))
 
 
-def bad_request_from(exc: msgspec.DecodeError) -> ErrorBody:
+def bad_request_from(exc: msgspec.DecodeError, what: str = "request") -> ErrorBody:
     """A ``bad_request`` body for input msgspec refused (malformed JSON, unknown field,
-    wrong type); msgspec's own message names the field and its path."""
+    wrong type): "invalid <what>: " and msgspec's own message, which names the field and
+    its path; ``details.field`` names it too, where one field is to blame. ``what`` is a
+    REST request, or a socket's ``hello`` or message."""
     field = field_of(exc)
-    return error_body("bad_request", f"invalid request: {exc}",
+    return error_body("bad_request", f"invalid {what}: {exc}",
                       {"field": field} if field is not None else None)
 
 

@@ -6,16 +6,32 @@ drops packets) held one for minutes. :func:`deadline` bounds the whole of it;
 when it passes, the work is cancelled and the client gets 503 ``unavailable``
 with ``Retry-After``. A command cut short may have been applied: the error
 says so, and a resend with the same ``command_id`` returns the first result.
+
+Work that waits on something other than the store (another instance ranking a day)
+asks :func:`time_left` and gives up in time to say what it was waiting for.
 """
 
 from __future__ import annotations
 
 import asyncio
+from contextvars import ContextVar, Token
 from types import TracebackType
 
 from aiohttp import web
 
 from service.errors import UNKNOWN_OUTCOME, ApiError, Handler
+
+# When the innermost running deadline passes (the event loop's time), None outside any.
+_ENDS_AT: ContextVar[float | None] = ContextVar("deadline_ends_at", default=None)
+
+
+def time_left() -> float | None:
+    """Seconds left before the current request's deadline passes (0 once it has), or None
+    when no deadline bounds the caller (a background task, a deadline of 0)."""
+    ends_at = _ENDS_AT.get()
+    if ends_at is None:
+        return None
+    return max(0.0, ends_at - asyncio.get_running_loop().time())
 
 
 def too_late(seconds: float, write: bool) -> ApiError:
@@ -33,16 +49,20 @@ class deadline:  # noqa: N801 - used as a function: ``async with deadline(5.0):`
 
     (A class, not a generator-based context manager: every command enters one.)"""
 
-    __slots__ = ("seconds", "write", "shown", "_timeout")
+    __slots__ = ("seconds", "write", "shown", "_timeout", "_ends_at")
 
     def __init__(self, seconds: float, write: bool = False, shown: float | None = None) -> None:
         self.seconds = seconds
         self.write = write
         self.shown = seconds if shown is None else shown  # the deadline the error names
         self._timeout: asyncio.Timeout | None = None
+        self._ends_at: Token[float | None] | None = None
 
     async def __aenter__(self) -> None:
         if self.seconds > 0:
+            ends_at = asyncio.get_running_loop().time() + self.seconds
+            outer = _ENDS_AT.get()
+            self._ends_at = _ENDS_AT.set(ends_at if outer is None else min(outer, ends_at))
             self._timeout = asyncio.timeout(self.seconds)
             await self._timeout.__aenter__()
 
@@ -51,6 +71,8 @@ class deadline:  # noqa: N801 - used as a function: ``async with deadline(5.0):`
         timeout = self._timeout
         if timeout is None:
             return
+        if self._ends_at is not None:
+            _ENDS_AT.reset(self._ends_at)
         try:
             await timeout.__aexit__(exc_type, exc, tb)
         except TimeoutError:

@@ -96,6 +96,7 @@ class Bucket:
     rate_per_s: float
     burst: int
     what: str = "requests"
+    setting: str | None = None  # details.limit: the name of the limit's setting
     clock: Callable[[], float] = time.monotonic
     _tat: float = 0.0  # the theoretical arrival time, as in GCRA
 
@@ -106,5 +107,5 @@ class Bucket:
         tat = max(self._tat, now) + interval
         over = tat - now - self.burst * interval
         if over > 0:
-            raise rate_limited(self.what, self.rate_per_s, self.burst, over)
+            raise rate_limited(self.what, self.rate_per_s, self.burst, over, self.setting)
         self._tat = tat

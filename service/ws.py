@@ -19,7 +19,7 @@ import msgspec
 from aiohttp import WSMsgType, web
 
 from protocol.codec import command_id_in, decode_client_message, encode
-from protocol.errors import error_info
+from protocol.errors import bad_request_from, error_info
 from protocol.ws import (
     Ack,
     CloseCode,
@@ -101,7 +101,7 @@ class Connection:
         self.watching = False  # counted in ctx.watchers
         settings = ctx.settings
         self.hellos = Bucket(settings.hello_rate_per_s, settings.hello_burst,
-                             "hellos on this socket")
+                             "hellos on this socket", setting="hello_rate_per_s")
         self.last_seq = 0  # the last diff this client has
         self.hashes: dict[int, bytes] = {}  # seq -> hash of the recent events this client has
         self.outbox: Outbox[tuple[int, bytes | None]] = Outbox(ctx.settings.ws_send_queue)
@@ -423,10 +423,11 @@ class Connection:
         try:
             first = decode_client_message(msg.data)
         except msgspec.DecodeError as exc:
-            await self._refuse(ApiError("bad_request", f"invalid hello: {exc}"))
+            await self._refuse(ApiError.of(bad_request_from(exc, "hello")))
             return None
         if not isinstance(first, Hello):
-            await self._refuse(ApiError("bad_request", "the first message must be a hello"))
+            await self._refuse(ApiError("bad_request", "the first message must be a hello",
+                                        {"field": "type"}))
             return None
         return first
 
@@ -465,7 +466,7 @@ class Connection:
             message = decode_client_message(data)
         except msgspec.DecodeError as exc:
             # A command the client can still tell by its id is answered by that id.
-            self.send(error_message(ApiError("bad_request", f"invalid message: {exc}"),
+            self.send(error_message(ApiError.of(bad_request_from(exc, "message")),
                                     command_id_in(data)))
             return
         if isinstance(message, Ping):

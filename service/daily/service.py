@@ -32,6 +32,7 @@ from service.daily.challenge import Day, epoch_ms, today
 from service.daily.deals import DailyDeals
 from service.daily.periodic import Periodic
 from service.daily.ranking import Standing, board_entry
+from service.deadline import time_left
 from service.engine import VARIANTS, Game, Status
 from service.errors import ApiError
 from service.games import DailyTags, GameService, Loaded, new_game_id
@@ -43,6 +44,7 @@ from service.store.meta import DailyTag
 log = logging.getLogger("service.daily")
 
 AROUND = 2  # neighbours above and below the caller's own entry
+ANSWER_MARGIN_S = 0.25  # of the request's deadline, kept to answer once a wait gives up
 
 
 @dataclass
@@ -153,13 +155,7 @@ class DailyService:
         token = secrets.token_hex(8)
         start = await self.store.begin_close(day.iso, variant, token, self.lock_ms, keep)
         if start.state == "busy":
-            deadline = time.monotonic() + self.wait_for_ranking_s
-            while not await self.store.is_closed(day.iso, variant):
-                if time.monotonic() > deadline:
-                    raise ApiError("unavailable",
-                                   "the day's attempts are being ranked; try again shortly",
-                                   retry_after_s=1)
-                await asyncio.sleep(0.05)
+            await self._wait_for_ranking(day, variant)
         elif start.state == "mine":
             started = time.perf_counter()
             await self._rank_open(day, variant, start.open_attempts, keep)
@@ -167,6 +163,25 @@ class DailyService:
             log.info("ranked %d open attempts of the %s challenge of %s in %.3f s",
                      len(start.open_attempts), variant, day.iso, time.perf_counter() - started)
         self._closed.add(key)
+
+    async def _wait_for_ranking(self, day: Day, variant: str) -> None:
+        """Wait for another instance to rank the day: ``wait_for_ranking_s`` at most, and no
+        longer than the request's deadline allows (less a moment to answer), so that the
+        client hears what it waited for, not that the store was slow (it was not)."""
+        wait = self.wait_for_ranking_s
+        left = time_left()
+        if left is not None:
+            wait = min(wait, left - ANSWER_MARGIN_S)
+        give_up = time.monotonic() + wait
+        while not await self.store.is_closed(day.iso, variant):
+            now = time.monotonic()
+            if now >= give_up:
+                raise ApiError("unavailable",
+                               f"the {variant} challenge of {day.iso} is being ranked (its day "
+                               "is over, and its attempts still open are being ranked as they "
+                               "stand): try again shortly",
+                               {"date": day.iso, "variant": variant}, retry_after_s=1)
+            await asyncio.sleep(min(0.05, give_up - now))
 
     async def _rank_open(self, day: Day, variant: str, attempts: dict[str, str], keep: int) -> None:
         if not attempts:

@@ -607,3 +607,34 @@ async def test_the_leaderboard_of_a_past_day_never_chosen_is_empty_not_a_503(
                 body = await api.call("GET", f"/v1/daily/{past.isoformat()}/{VARIANT}/leaderboard",
                                       who)
                 assert check_board(body) == Leaderboard(entries=[], next_cursor=None, me=None)
+
+
+async def test_a_board_being_ranked_elsewhere_is_a_503_that_says_so_within_the_deadline(
+        redis_url: str, tmp_path: Path, clock: FakeClock) -> None:
+    """Another instance holds the day's ranking lock: a read of the board waits for it no
+    longer than the request's deadline allows, then answers 503 ``unavailable`` with
+    ``Retry-After``, blaming the ranking (not the store, which answered all along); once
+    the other instance is done, the board is there."""
+    settings = settings_for_test(redis_url, tmp_path, request_deadline_s=1.0)
+    past = (DAY - timedelta(days=2)).isoformat()  # not yesterday: the service's own job ranks that
+    redis = RedisConn(settings, redis_url)
+    store = DailyStore(redis)
+    try:
+        async with running_service(settings, clock) as base, aiohttp.ClientSession() as session:
+            assert (await store.begin_close(past, VARIANT, "another-instance", 60_000,
+                                            86400)).state == "mine"
+            path = f"{base}/v1/daily/{past}/{VARIANT}/leaderboard"
+            async with session.get(path) as r:
+                body = await r.json()
+                assert r.status == 503, body
+                assert int(r.headers["Retry-After"]) >= 1
+            error = body["error"]
+            assert error["code"] == "unavailable"
+            assert "being ranked" in error["message"] and "store" not in error["message"], error
+            assert error["details"]["retry_after_s"] == int(r.headers["Retry-After"])
+            assert (error["details"]["date"], error["details"]["variant"]) == (past, VARIANT)
+            await store.finish_close(past, VARIANT, "another-instance", 86400)
+            board = await Api(session, base).call("GET", f"/v1/daily/{past}/{VARIANT}/leaderboard")
+            assert check_board(board) == Leaderboard(entries=[], next_cursor=None, me=None)
+    finally:
+        await redis.aclose()

@@ -439,6 +439,49 @@ async def test_a_malformed_command_with_a_readable_command_id_gets_an_error_nami
         assert reply["command_id"] == "c1"
 
 
+MOVE_FROM_NOWHERE = {"type": "move", "from": "x", "to": "tableau/0"}
+
+
+@pytest.mark.parametrize(("message", "field"), [
+    ({"type": "hello", "since": -1}, "since"),
+    ({"type": "hello", "colour": "red"}, "colour"),
+    ({"type": "command", "command_id": "c1", "command": MOVE_FROM_NOWHERE}, "command.from"),
+    ({"type": "command", "command_id": "c1", "command": {"type": "draw", "n": 2}}, "command.n"),
+    ({"type": "command", "command_id": "c1", "command": {"type": "fly"}}, "command.type"),
+    ({"type": "command", "command_id": "c1"}, "command"),
+    ({"type": "fly"}, "type"),
+])
+async def test_a_message_refused_for_one_field_names_it_as_a_dotted_path(
+        api: Api, session: aiohttp.ClientSession, base: str, message: Any, field: str) -> None:
+    # As a REST body's 400 does (docs/protocol.md, details.field).
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", seed=7))["game_id"]
+    async with opened(session, base, game_id, token) as (sock, _):
+        await sock.send(message)
+        reply = await sock.recv()
+        assert reply["type"] == "error" and reply["error"]["code"] == "bad_request", reply
+        assert reply["error"]["details"]["field"] == field, reply
+
+
+@pytest.mark.parametrize(("hello", "field"), [
+    ({"type": "hello", "since": -1}, "since"),
+    ({"type": "hello", "token": 5}, "token"),
+    ({"type": "hello", "colour": "red"}, "colour"),
+    ({"type": "ping"}, "type"),  # the first message must be a hello
+    ("{not json", None),  # no one field to blame
+])
+async def test_a_first_message_refused_for_one_field_names_it(
+        api: Api, session: aiohttp.ClientSession, base: str, hello: Any,
+        field: str | None) -> None:
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", public=True))["game_id"]
+    async with socket(session, base, game_id) as sock:
+        await sock.send(hello)
+        messages, close = await sock.closed()
+    assert close == 1008 and [m["type"] for m in messages] == ["error"], (close, messages)
+    assert messages[0]["error"]["details"].get("field") == field, messages
+
+
 @pytest.mark.parametrize("message", [
     {"type": "command", "command_id": "", "command": {"type": "draw"}},
     {"type": "command", "command_id": 7, "command": {"type": "draw"}},
