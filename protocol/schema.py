@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import msgspec
+import msgspec.inspect
 
 from .commands import BaseCommand, Command
 from .daily import DailyDay, Leaderboard
@@ -109,6 +110,33 @@ def optional_without_default(schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "properties": properties} if properties else schema
 
 
+def every_field_required(schema: dict[str, Any]) -> dict[str, Any]:
+    """A schema of what the server sends, with every property ``required``: msgspec writes
+    every field of such a Struct, the ones with a default too (it does not omit defaults),
+    so a client may count on each instead of checking for it. msgspec's own schema lists
+    only the fields without a default, as decoding needs them."""
+    properties = schema.get("properties")
+    if not properties or set(schema.get("required", ())) == set(properties):
+        return schema
+    return {**schema, "required": list(properties)}
+
+
+def _structs(types: Sequence[Any]) -> dict[str, type[msgspec.Struct]]:
+    """Every Struct in ``types`` or inside them, by its name (the name of its schema)."""
+    found: dict[str, type[msgspec.Struct]] = {}
+    todo: list[Any] = list(msgspec.inspect.multi_type_info(types))
+    while todo:
+        info = todo.pop()
+        if isinstance(info, msgspec.inspect.StructType):
+            if info.cls.__name__ not in found:
+                found[info.cls.__name__] = info.cls
+                todo.extend(field.type for field in info.fields)
+        elif isinstance(info, msgspec.inspect.Type):
+            for value in msgspec.structs.astuple(info):
+                todo.extend(value if isinstance(value, tuple) else (value,))
+    return found
+
+
 def json_text(value: Any) -> str:
     return msgspec.json.encode(value).decode()
 
@@ -118,15 +146,22 @@ def schemas_of(types: Sequence[Any], names: Sequence[str | None] = ()) -> dict[s
     name, refs as ``#/components/schemas/{name}``; ``names[i]``, when given, names the
     schema of ``types[i]`` (a union, which msgspec would inline)."""
     top, schemas = msgspec.json.schema_components(types, ref_template=REF_TEMPLATE)
-    named = dict(schemas)
+    named: dict[str, dict[str, Any]] = dict(schemas)
     for name, schema in zip(names, top, strict=False):
         if name is not None:
             named[name] = schema
     clients = _sent_by_clients()
-    return {
-        name: optional_without_default(named[name]) if name in clients else named[name]
-        for name in sorted(named)
-    }
+    structs = _structs(types)
+
+    def finished(name: str) -> dict[str, Any]:
+        if name in clients:
+            return optional_without_default(named[name])
+        struct = structs.get(name)
+        if struct is not None and not struct.__struct_config__.omit_defaults:
+            return every_field_required(named[name])
+        return named[name]  # a union, or a Struct that leaves its defaults out
+
+    return {name: finished(name) for name in sorted(named)}
 
 
 def components() -> dict[str, Any]:

@@ -58,6 +58,40 @@ def test_unions_have_names_and_discriminators() -> None:
     }
 
 
+# Fields with a default in their Struct that the server nevertheless always writes.
+ALWAYS_SENT = [
+    ("Events", "next_after"),  # null on the last page, but there
+    ("Stats", "hints"),
+    ("Challenge", "winnable"),
+    ("Challenge", "par"),
+    ("Diff", "type"),
+    ("Diff", "at"),
+    ("Diff", "hash"),
+    ("DiffMessage", "at"),
+    ("DiffMessage", "hash"),
+    ("Event", "hash"),
+]
+
+
+@pytest.mark.parametrize(("name", "field"), ALWAYS_SENT, ids=[f"{n}.{f}" for n, f in ALWAYS_SENT])
+def test_what_the_server_always_sends_is_required(name: str, field: str) -> None:
+    """msgspec writes every field of what the server sends, defaults too: a client
+    generated from the schema may count on each."""
+    assert field in components()[name]["required"]
+
+
+def test_what_a_client_may_leave_out_stays_optional() -> None:
+    schemas = components()
+    assert schemas["CreateGame"]["required"] == ["variant"]
+    assert schemas["CommandRequest"]["required"] == ["command"]
+    assert schemas["Hello"]["required"] == ["type"]
+    assert "expected_seq" not in schemas["CommandMessage"]["required"]
+    # A command is also what clients send (and what the server sends back in diffs).
+    assert "count" not in schemas["Move"]["required"]
+    # Left out unless the error answers a command (ErrorMessage omits its defaults).
+    assert "command_id" not in schemas["ErrorMessage"]["required"]
+
+
 def test_move_is_written_with_from() -> None:
     assert set(components()["Move"]["properties"]) == {"type", "from", "to", "count"}
 

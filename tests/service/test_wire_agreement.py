@@ -7,6 +7,11 @@ or the ``ServerMessage`` union names for it, and must be exactly that Struct: en
 again it gives back the same JSON. So a field the server sends that the Struct does not
 declare, or a field of the Struct the server leaves out, fails here, even where clients
 tolerate it.
+
+And every field the server sends must be ``required`` in the schema that describes it
+(openapi.yaml for REST, asyncapi.yaml for the socket), but for the few in
+:data:`OPTIONAL_WHEN_SENT`: a client generated from the schemas may then count on it
+instead of checking for it.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import msgspec
 import yaml
 
 import protocol
+from protocol.asyncapi import ASYNCAPI_PATH
 from protocol.schema import OPENAPI_PATH
 from protocol.ws import ServerMessage
 from service.clock import FakeClock
@@ -33,13 +39,20 @@ NOT_JSON = {("GET", "/metrics"), ("GET", "/openapi.yaml"), ("GET", "/asyncapi.ya
             ("GET", "/v1/games/{id}/ws")}
 
 
-def _openapi() -> dict[str, Any]:
-    with open(OPENAPI_PATH, encoding="utf-8") as f:
+def _load(path: Path) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as f:
         document: dict[str, Any] = yaml.safe_load(f)
     return document
 
 
-OPENAPI = _openapi()
+OPENAPI = _load(OPENAPI_PATH)
+ASYNCAPI = _load(ASYNCAPI_PATH)
+
+# The fields a server answer may carry that its schema leaves optional, and why.
+OPTIONAL_WHEN_SENT = {
+    ("Move", "count"): "a command is also what clients send, and they may leave count out",
+    ("ErrorMessage", "command_id"): "there only when the error answers a command",
+}
 OPERATIONS = {(method.upper(), path) for path, item in OPENAPI["paths"].items()
               for method in item if method in ("get", "post", "patch", "put", "delete")}
 
@@ -79,6 +92,65 @@ def exactly(raw: bytes, type_: Any) -> Any:
     return value
 
 
+def ref(struct: type[msgspec.Struct]) -> dict[str, Any]:
+    """The schema of ``struct`` as a document refers to it."""
+    return {"$ref": f"#/components/schemas/{struct.__name__}"}
+
+
+def optional_yet_sent(sent: Any, schema: dict[str, Any], schemas: dict[str, Any],
+                      at: str = "$") -> list[str]:
+    """Where ``sent`` carries a field of one of ``schemas`` (the components of a document)
+    that its schema does not list as ``required``: one line each, ``Struct.field at path``.
+    ``schema`` describes ``sent`` (a Struct's: ``ref(Struct)``); the schemas it refers to
+    are looked up in ``schemas``."""
+    if not isinstance(sent, dict | list):
+        return []
+    name = None
+    while "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[1]
+        schema = schemas[name]
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return optional_yet_sent(sent, _branch(sent, schema[key], schemas), schemas, at)
+    found = []
+    if isinstance(sent, dict):
+        properties = schema.get("properties", {})
+        if name is not None:  # a Struct's schema (inline objects are maps, or details)
+            required = set(schema.get("required", ()))
+            found += [f"{name}.{field} at {at}" for field in sent
+                      if field in properties and field not in required
+                      and (name, field) not in OPTIONAL_WHEN_SENT]
+        for field, value in sent.items():
+            inner = properties.get(field, schema.get("additionalProperties"))
+            if isinstance(inner, dict):
+                found += optional_yet_sent(value, inner, schemas, f"{at}.{field}")
+    elif isinstance(sent, list) and isinstance(schema.get("items"), dict):
+        for i, value in enumerate(sent):
+            found += optional_yet_sent(value, schema["items"], schemas, f"{at}[{i}]")
+    return found
+
+
+def _branch(sent: Any, branches: list[dict[str, Any]], schemas: dict[str, Any]) -> dict[str, Any]:
+    """The branch of a union that describes ``sent``: the one whose type it has and, among
+    tagged Structs, whose tag (its ``type`` or ``op``) it carries."""
+    def fits(branch: dict[str, Any]) -> bool:
+        while "$ref" in branch:
+            branch = schemas[branch["$ref"].rsplit("/", 1)[1]]
+        if "anyOf" in branch or "oneOf" in branch:
+            return any(fits(b) for b in branch.get("anyOf", branch.get("oneOf", ())))
+        if isinstance(sent, list):
+            return branch.get("type") == "array"
+        if branch.get("type") != "object":
+            return False
+        tags = [(k, p["enum"]) for k, p in branch.get("properties", {}).items()
+                if k in ("type", "op") and "enum" in p]
+        return all(sent.get(k) in values for k, values in tags)
+
+    fitting = [branch for branch in branches if fits(branch)]
+    assert len(fitting) == 1, f"{sent!r} fits {len(fitting)} of {branches}"
+    return fitting[0]
+
+
 def _tags(union: Any) -> set[str]:
     """The ``type`` tags of a union of messages."""
     return {member.__struct_config__.tag for member in get_args(union)}
@@ -113,7 +185,11 @@ class Client:
             self.called.add((method, path))
         else:
             self.errors.add(status)
-        return exactly(raw, struct_of(method, path, status))
+        struct = struct_of(method, path, status)
+        schemas = OPENAPI["components"]["schemas"]
+        optional = optional_yet_sent(msgspec.json.decode(raw), ref(struct), schemas)
+        assert not optional, f"{method} {path}: fields openapi.yaml leaves optional: {optional}"
+        return exactly(raw, struct)
 
 
 @dataclass
@@ -132,6 +208,9 @@ class Socket:
         raw = msg.data.encode() if isinstance(msg.data, str) else msg.data
         message = exactly(raw, ServerMessage)
         self.seen.add(type(message).__struct_config__.tag)
+        schemas = ASYNCAPI["components"]["schemas"]
+        optional = optional_yet_sent(msgspec.json.decode(raw), ref(type(message)), schemas)
+        assert not optional, f"fields asyncapi.yaml leaves optional: {optional}"
         return message
 
     async def until(self, kind: type[Any]) -> list[Any]:
