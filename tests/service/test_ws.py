@@ -53,6 +53,19 @@ async def opened(session: aiohttp.ClientSession, base: str, game_id: str, token:
         await sock.ws.close()
 
 
+@contextlib.asynccontextmanager
+async def impatient_app(redis_url: str, tmp_path: Path,
+                        session: aiohttp.ClientSession) -> AsyncIterator[tuple[str, str]]:
+    """A service that waits 0.3 s for a hello, and a public game on it: (base, game id)."""
+    async with running_app(settings_for_test(redis_url, tmp_path, hello_timeout_s=0.3)) as (
+        base,
+        _,
+    ):
+        api = Api(session, base)
+        _, token = await api.player()
+        yield base, (await api.create(token, "gilbert", public=True))["game_id"]
+
+
 def diffs(messages: list[dict[str, Any]]) -> list[int]:
     return [m["seq"] for m in messages if m["type"] == "diff"]
 
@@ -243,13 +256,7 @@ async def test_a_snapshot_hello_misses_no_diff_appended_while_it_subscribes(
 async def test_no_hello_in_time_gets_an_error_and_close_1008(
     redis_url: str, tmp_path: Path, session: aiohttp.ClientSession
 ) -> None:
-    async with running_app(settings_for_test(redis_url, tmp_path, hello_timeout_s=0.3)) as (
-        base,
-        _,
-    ):
-        api = Api(session, base)
-        _, token = await api.player()
-        game_id = (await api.create(token, "gilbert", public=True))["game_id"]
+    async with impatient_app(redis_url, tmp_path, session) as (base, game_id):
         async with socket(session, base, game_id) as sock:
             messages, code = await sock.closed()
     assert code == 1008
@@ -264,13 +271,7 @@ async def test_pings_do_not_stretch_the_time_for_the_hello(
 ) -> None:
     # WebSocket pings (control frames) are not messages: a client that pings and sends
     # no hello is refused when the hello's time is up, as one that sends nothing.
-    async with running_app(settings_for_test(redis_url, tmp_path, hello_timeout_s=0.3)) as (
-        base,
-        _,
-    ):
-        api = Api(session, base)
-        _, token = await api.player()
-        game_id = (await api.create(token, "gilbert", public=True))["game_id"]
+    async with impatient_app(redis_url, tmp_path, session) as (base, game_id):
         async with session.ws_connect(ws_url(base, game_id), autoping=False) as ws:
             for _ in range(100):  # 20 s of pings, each well within the hello's time
                 await ws.ping(b"still here")
