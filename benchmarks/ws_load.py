@@ -518,27 +518,18 @@ def report(label: str, stats: Stats) -> dict[str, float]:
         f"{label}: {stats.commands} commands in {elapsed:.1f} s = {rate:,.0f}/s; "
         f"ack p50 {row['ack_p50_ms']:.1f} ms, p99 {row['ack_p99_ms']:.1f} ms"
     )
+    def quantiles(name: str, values: list[float]) -> str:
+        """Put ``name``'s p50 and p99 (ms) in the row; their text for the line."""
+        row[f"{name}_p50_ms"] = percentile(values, 50) * 1000
+        row[f"{name}_p99_ms"] = percentile(values, 99) * 1000
+        return f"p50 {row[f'{name}_p50_ms']:.1f} ms, p99 {row[f'{name}_p99_ms']:.1f} ms"
+
     if stats.fanout:
-        row["fanout_p50_ms"] = percentile(stats.fanout, 50) * 1000
-        row["fanout_p99_ms"] = percentile(stats.fanout, 99) * 1000
-        line += (
-            f"; diff on the second socket p50 {row['fanout_p50_ms']:.1f} ms, "
-            f"p99 {row['fanout_p99_ms']:.1f} ms after the send"
-        )
+        line += f"; diff on the second socket {quantiles('fanout', stats.fanout)} after the send"
     if stats.fanout_after_ack:
-        row["after_ack_p50_ms"] = percentile(stats.fanout_after_ack, 50) * 1000
-        row["after_ack_p99_ms"] = percentile(stats.fanout_after_ack, 99) * 1000
-        line += (
-            f", p50 {row['after_ack_p50_ms']:.1f} ms, p99 {row['after_ack_p99_ms']:.1f} ms "
-            "after the ack"
-        )
+        line += f", {quantiles('after_ack', stats.fanout_after_ack)} after the ack"
     if stats.lag:
-        row["loadgen_lag_p50_ms"] = percentile(stats.lag, 50) * 1000
-        row["loadgen_lag_p99_ms"] = percentile(stats.lag, 99) * 1000
-        line += (
-            f"; the load generator's own loop late by p50 {row['loadgen_lag_p50_ms']:.1f} ms, "
-            f"p99 {row['loadgen_lag_p99_ms']:.1f} ms"
-        )
+        line += f"; the load generator's own loop late by {quantiles('loadgen_lag', stats.lag)}"
     if stats.cores:
         for name, cores in stats.cores.items():
             row[f"cores_{name}"] = cores

@@ -66,6 +66,20 @@ async def impatient_app(redis_url: str, tmp_path: Path,
         yield base, (await api.create(token, "gilbert", public=True))["game_id"]
 
 
+@contextlib.asynccontextmanager
+async def refused(api: Api, session: aiohttp.ClientSession, base: str,
+                  message: Any) -> AsyncIterator[tuple[Socket, dict[str, Any]]]:
+    """``message`` sent on the owner's socket of a new game: the socket, still open, and
+    the reply, which must be a ``bad_request`` error."""
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", seed=7))["game_id"]
+    async with opened(session, base, game_id, token) as (sock, _):
+        await sock.send(message)
+        reply = await sock.recv()
+        assert reply["type"] == "error" and reply["error"]["code"] == "bad_request", reply
+        yield sock, reply
+
+
 def diffs(messages: list[dict[str, Any]]) -> list[int]:
     return [m["seq"] for m in messages if m["type"] == "diff"]
 
@@ -408,12 +422,7 @@ async def test_a_burst_of_pings_from_a_client_that_reads_gets_every_pong_and_no_
 ])
 async def test_an_invalid_message_gets_a_bad_request_error_and_the_socket_stays_open(
         api: Api, session: aiohttp.ClientSession, base: str, message: Any) -> None:
-    _, token = await api.player()
-    game_id = (await api.create(token, "gilbert", seed=7))["game_id"]
-    async with opened(session, base, game_id, token) as (sock, _):
-        await sock.send(message)
-        reply = await sock.recv()
-        assert reply["type"] == "error" and reply["error"]["code"] == "bad_request", reply
+    async with refused(api, session, base, message) as (sock, reply):
         await sock.send({"type": "ping"})
         assert await sock.recv() == {"type": "pong"}
         cid = await sock.command({"type": "draw"}, expected_seq=0)
@@ -431,12 +440,7 @@ async def test_an_invalid_message_gets_a_bad_request_error_and_the_socket_stays_
 async def test_a_malformed_command_with_a_readable_command_id_gets_an_error_naming_it(
         api: Api, session: aiohttp.ClientSession, base: str, message: dict[str, Any]) -> None:
     # A client waits for the ack or the error of each command_id it sent.
-    _, token = await api.player()
-    game_id = (await api.create(token, "gilbert", seed=7))["game_id"]
-    async with opened(session, base, game_id, token) as (sock, _):
-        await sock.send(message)
-        reply = await sock.recv()
-        assert reply["type"] == "error" and reply["error"]["code"] == "bad_request", reply
+    async with refused(api, session, base, message) as (_, reply):
         assert reply["command_id"] == "c1"
 
 
@@ -455,12 +459,7 @@ MOVE_FROM_NOWHERE = {"type": "move", "from": "x", "to": "tableau/0"}
 async def test_a_message_refused_for_one_field_names_it_as_a_dotted_path(
         api: Api, session: aiohttp.ClientSession, base: str, message: Any, field: str) -> None:
     # As a REST body's 400 does (docs/protocol.md, details.field).
-    _, token = await api.player()
-    game_id = (await api.create(token, "gilbert", seed=7))["game_id"]
-    async with opened(session, base, game_id, token) as (sock, _):
-        await sock.send(message)
-        reply = await sock.recv()
-        assert reply["type"] == "error" and reply["error"]["code"] == "bad_request", reply
+    async with refused(api, session, base, message) as (_, reply):
         assert reply["error"]["details"]["field"] == field, reply
 
 
@@ -491,12 +490,7 @@ async def test_a_first_message_refused_for_one_field_names_it(
 ])
 async def test_an_error_names_no_command_id_when_the_message_carries_no_valid_one(
         api: Api, session: aiohttp.ClientSession, base: str, message: Any) -> None:
-    _, token = await api.player()
-    game_id = (await api.create(token, "gilbert", seed=7))["game_id"]
-    async with opened(session, base, game_id, token) as (sock, _):
-        await sock.send(message)
-        reply = await sock.recv()
-        assert reply["type"] == "error" and reply["error"]["code"] == "bad_request", reply
+    async with refused(api, session, base, message) as (_, reply):
         assert "command_id" not in reply
 
 
