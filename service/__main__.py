@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import gc
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -14,7 +15,7 @@ from aiohttp import web
 
 from service.app import create_app
 from service.connections import AccessLog
-from service.settings import Settings, redact_url
+from service.settings import Settings, redact_url, unknown_variables
 from service.store.embedded import EmbeddedServer, EmbeddedServerError
 from service.workers import Supervisor, announce_ready, as_worker, is_worker, reserve_port
 
@@ -102,8 +103,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = Settings.from_args(argv)
     logging.basicConfig(level=settings.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if settings.workers < 1:
-        raise SystemExit(f"--workers must be at least 1, got {settings.workers}")
+    if not is_worker():  # the supervisor has said it already
+        for problem in unknown_variables(os.environ):
+            log.warning("%s", problem)
     if is_worker():
         as_worker()
     try:
