@@ -384,6 +384,24 @@ def test_token_secret_comes_from_the_secret_of_the_template() -> None:
     assert ref.get("optional", False) is False
 
 
+def test_the_documented_secret_commands_make_every_key_the_deployment_reads() -> None:
+    """A Secret made as deploy/README.md or the template says, without a key the Deployment
+    reads, leaves every pod in CreateContainerConfigError."""
+    read = {
+        ref["valueFrom"]["secretKeyRef"]["key"]
+        for ref in container_env(app_container()).values()
+        if ref.get("valueFrom", {}).get("secretKeyRef", {}).get("name") == "solitaire-token-secret"
+    }
+    assert read == {"SOLITAIRE_TOKEN_SECRET", "SOLITAIRE_DAILY_SECRET"}
+    for path in (DEPLOY / "README.md", K8S / "token-secret.example.yaml"):
+        text = path.read_text(encoding="utf-8")
+        command = re.search(r"kubectl -n solitaire create secret generic solitaire-token-secret"
+                            r"(?:[^\n]*\\\n)*[^\n]*", text)
+        assert command, f"{path.name} does not say how to create the Secret"
+        made = set(re.findall(r"--from-literal=(\w+)=", command.group(0)))
+        assert made == read, f"{path.name}'s command makes {sorted(made)}, not {sorted(read)}"
+
+
 def test_secret_template_holds_a_placeholder_and_no_secret() -> None:
     (template,) = load_all(K8S / "token-secret.example.yaml")
     assert "data" not in template
