@@ -1006,3 +1006,15 @@ def test_readme_says_how_to_make_the_secret_and_where_the_figures_are() -> None:
     assert "helm install" in readme and "-f deploy/k8s/redis-cluster-values.yaml" in readme
     assert "kubectl apply -k deploy/k8s" in readme
     assert "docker compose up" in readme
+
+
+def test_readme_lists_every_metric_the_service_exposes_and_no_other() -> None:
+    from service.metrics import Metrics
+
+    exposed = set(re.findall(r"^# TYPE (\S+) ", Metrics().exposition().decode(), re.MULTILINE))
+    readme = (DEPLOY / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Metrics", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"`((?:solitaire|process|python)_[a-z_]+)[`{]", section))
+    assert exposed - listed == set(), "deploy/README.md, Metrics, does not list these"
+    assert listed - exposed == set(), "deploy/README.md, Metrics, lists what is not exposed"
+
