@@ -998,6 +998,36 @@ def test_readme_documents_every_setting() -> None:
     assert not missing, f"deploy/README.md does not document {missing}"
 
 
+#: Defaults that are no literal (made at start, or a secret): what the table says.
+NOT_LITERAL = {
+    "REDIS_URL": "unset: embedded store",
+    "SOLITAIRE_TOKEN_SECRET": "unset: generated into the data dir",
+    "SOLITAIRE_DAILY_SECRET": "generated into the data dir",
+    "SOLITAIRE_TRUSTED_PROXIES": "empty",
+    "SOLITAIRE_INSTANCE_ID": "`$HOSTNAME`, else `pid<N>`",
+    "SOLITAIRE_WORKERS": "the cores the process may use (CPU affinity, capped by a cgroup CPU "
+                         "limit)",
+}
+
+
+def test_readme_gives_each_settings_default_as_the_code_has_it() -> None:
+    readme = (DEPLOY / "README.md").read_text(encoding="utf-8").splitlines()
+    defaults = Settings()
+    for f in dataclasses.fields(Settings):
+        name = "REDIS_URL" if f.name == "redis_url" else ENV_PREFIX + f.name.upper()
+        (row,) = [line for line in readme if line.startswith(f"| `{name}` |")]
+        cell = row.split("|")[2].strip()
+        if name in NOT_LITERAL:
+            assert cell == NOT_LITERAL[name], f"{name}: default {cell!r}"
+            continue
+        written = re.match(r"`([^`]*)`", cell)
+        assert written, f"{name}: the default {cell!r} is not written as `value`"
+        value = getattr(defaults, f.name)
+        # Read as the service reads the variable, the table's value is the default.
+        read = getattr(Settings.from_env({name: written[1]}), f.name)
+        assert read == value, f"deploy/README.md: {name} defaults to {value!r}, not {cell}"
+
+
 def test_readme_says_how_to_make_the_secret_and_where_the_figures_are() -> None:
     readme = (DEPLOY / "README.md").read_text(encoding="utf-8")
     assert "python -c 'import secrets; print(secrets.token_urlsafe(32))'" in readme
