@@ -21,6 +21,9 @@ from service.workers import Supervisor, announce_ready, as_worker, is_worker, re
 
 log = logging.getLogger("service")
 
+# After SIGTERM (and its sockets closed with 1001), requests in flight get this long.
+SHUTDOWN_TIMEOUT_S = 10.0
+
 
 async def serve(settings: Settings) -> int:
     """Run one instance until SIGTERM/SIGINT: one process, or a supervisor of ``workers``."""
@@ -69,7 +72,8 @@ async def _supervise(settings: Settings) -> int:
 
 
 async def _serve_one(settings: Settings) -> None:
-    runner = web.AppRunner(create_app(settings), handle_signals=False, shutdown_timeout=10.0,
+    runner = web.AppRunner(create_app(settings), handle_signals=False,
+                           shutdown_timeout=SHUTDOWN_TIMEOUT_S,
                            access_log_class=AccessLog)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

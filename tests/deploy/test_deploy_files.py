@@ -32,7 +32,9 @@ import pytest
 import yaml
 from aiohttp import web
 
+from service.__main__ import SHUTDOWN_TIMEOUT_S
 from service.settings import ENV_PREFIX, Settings
+from service.workers import STOP_TIMEOUT_S
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -299,7 +301,10 @@ def test_deployment_drains_before_it_stops() -> None:
     assert command[0] == "sleep"
     sleep_s = int(command[1])
     assert sleep_s >= 5
-    assert pod["terminationGracePeriodSeconds"] >= sleep_s + 20
+    # After preStop, SIGTERM: the longest a stop takes is a worker's kill after
+    # STOP_TIMEOUT_S (a single process: its requests' SHUTDOWN_TIMEOUT_S, shorter).
+    assert SHUTDOWN_TIMEOUT_S < STOP_TIMEOUT_S
+    assert pod["terminationGracePeriodSeconds"] >= sleep_s + STOP_TIMEOUT_S + 5
     strategy = the("Deployment")["spec"]["strategy"]
     assert strategy["rollingUpdate"]["maxUnavailable"] == 0
 
@@ -486,6 +491,15 @@ def test_compose_runs_several_app_instances_behind_the_load_balancer() -> None:
     assert "./nginx.conf:/etc/nginx/nginx.conf:ro" in lb["volumes"]
     assert lb["depends_on"]["app"]["condition"] == "service_healthy"
     assert any(str(p).endswith(":80") for p in lb["ports"])
+
+
+def test_compose_gives_a_stopping_app_longer_than_the_service_takes() -> None:
+    """Compose kills an app still running after stop_grace_period: it must outlast the
+    supervisor's kill of a stuck worker, so that the store and sockets are closed in order."""
+    app = compose()["services"]["app"]
+    assert app["stop_signal"] == "SIGTERM"
+    grace = re.fullmatch(r"(\d+)s", app["stop_grace_period"])
+    assert grace and int(grace[1]) >= STOP_TIMEOUT_S + 5
 
 
 def test_compose_app_health_check_asks_healthz() -> None:
