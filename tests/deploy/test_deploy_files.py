@@ -1042,6 +1042,18 @@ def test_readme_gives_each_settings_default_as_the_code_has_it() -> None:
         assert read == value, f"deploy/README.md: {name} defaults to {value!r}, not {cell}"
 
 
+def test_readme_says_where_each_setting_is_set_as_the_configmap_and_compose_do() -> None:
+    readme = (DEPLOY / "README.md").read_text(encoding="utf-8").splitlines()
+    configmap = the("ConfigMap")["data"]
+    environment = compose()["services"]["app"]["environment"]
+    for name in sorted(settings_env_names()):
+        (row,) = [line for line in readme if line.startswith(f"| `{name}` |")]
+        where = row.split("|")[3]
+        assert ("ConfigMap" in where) == (name in configmap), f"{name}: ConfigMap? {where}"
+        in_compose = name in environment or f"{name}_FILE" in environment
+        assert ("compose" in where) == in_compose, f"{name}: compose? {where}"
+
+
 def test_readme_says_how_to_make_the_secret_and_where_the_figures_are() -> None:
     readme = (DEPLOY / "README.md").read_text(encoding="utf-8")
     assert "python -c 'import secrets; print(secrets.token_urlsafe(32))'" in readme
