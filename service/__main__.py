@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import gc
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -14,11 +15,14 @@ from aiohttp import web
 
 from service.app import create_app
 from service.connections import AccessLog
-from service.settings import Settings, redact_url
+from service.settings import Settings, redact_url, unknown_variables
 from service.store.embedded import EmbeddedServer, EmbeddedServerError
 from service.workers import Supervisor, announce_ready, as_worker, is_worker, reserve_port
 
 log = logging.getLogger("service")
+
+# After SIGTERM (and its sockets closed with 1001), requests in flight get this long.
+SHUTDOWN_TIMEOUT_S = 10.0
 
 
 async def serve(settings: Settings) -> int:
@@ -68,7 +72,8 @@ async def _supervise(settings: Settings) -> int:
 
 
 async def _serve_one(settings: Settings) -> None:
-    runner = web.AppRunner(create_app(settings), handle_signals=False, shutdown_timeout=10.0,
+    runner = web.AppRunner(create_app(settings), handle_signals=False,
+                           shutdown_timeout=SHUTDOWN_TIMEOUT_S,
                            access_log_class=AccessLog)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -102,8 +107,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = Settings.from_args(argv)
     logging.basicConfig(level=settings.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if settings.workers < 1:
-        raise SystemExit(f"--workers must be at least 1, got {settings.workers}")
+    if not is_worker():  # the supervisor has said it already
+        for problem in unknown_variables(os.environ):
+            log.warning("%s", problem)
     if is_worker():
         as_worker()
     try:

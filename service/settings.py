@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from service.addresses import trusted_networks
 
 ENV_PREFIX = "SOLITAIRE_"
 # The choices of two settings; the store's modules check them against these too.
@@ -146,9 +149,12 @@ class Settings:
     def from_args(cls, argv: Sequence[str] | None = None,
                   environ: Mapping[str, str] | None = None) -> Settings:
         """Flags override the environment: ``--port 9000 --data-dir /srv/solitaire``."""
-        base = cls.from_env(environ)
+        try:
+            base = cls.from_env(environ)
+        except ValueError as exc:
+            argparse.ArgumentParser(prog=_PROG).error(str(exc))
         parser = argparse.ArgumentParser(
-            prog="python -m service",
+            prog=_PROG,
             description="Run the solitaire game service (REST + WebSocket).",
             epilog="Every flag can also be set as SOLITAIRE_<NAME> in the environment "
                    "(REDIS_URL for --redis-url).",
@@ -178,6 +184,22 @@ class Settings:
             name = "REDIS_URL" if f.name == "redis_url" else ENV_PREFIX + f.name.upper()
             out[name] = str(value).lower() if isinstance(value, bool) else str(value)
         return out
+
+
+_PROG = "python -m service"
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """A sentence for each ``SOLITAIRE_*`` variable that is no setting (a typo is otherwise
+    silently ignored: ``SOLITAIRE_DURABLITY=replicated`` would leave ``local`` in force)."""
+    fields = [f.name.upper() for f in dataclasses.fields(Settings)]
+    out = []
+    for name in sorted(environ):
+        if name.startswith(ENV_PREFIX) and name.removeprefix(ENV_PREFIX) not in fields:
+            close = difflib.get_close_matches(name.removeprefix(ENV_PREFIX), fields, n=1)
+            hint = f" (did you mean {ENV_PREFIX}{close[0]}?)" if close else ""
+            out.append(f"{name} is not a setting of the service and is ignored{hint}")
+    return out
 
 
 def _default_workers() -> int:
@@ -225,20 +247,66 @@ def _convert(f: dataclasses.Field[object], raw: str, source: str) -> object:
         if low in ("0", "false", "no", "off"):
             return False
         raise ValueError(f"{source}={raw!r}: expected true or false")
-    try:
-        if "Path" in kind:
-            return Path(raw)
-        if kind.startswith("int"):
-            return int(raw)
-        if kind.startswith("float"):
-            return float(raw)
-    except ValueError:
-        raise ValueError(f"{source}={raw!r} is not a valid {kind.split(' ')[0]}") from None
+    if "Path" in kind:
+        return Path(raw)
+    if kind.startswith(("int", "float")):
+        try:
+            number = int(raw) if kind.startswith("int") else float(raw)
+        except ValueError:
+            raise ValueError(f"{source}={raw!r} is not a valid {kind.split(' ')[0]}") from None
+        _in_range(f.name, number, raw, source)
+        return number
     if f.name == "durability":
         return one_of(source, raw, DURABILITY_LEVELS)
     if f.name == "appendfsync":
         return one_of(source, raw, APPENDFSYNC_POLICIES)
+    if f.name == "log_level":
+        return one_of(source, raw.upper(), LOG_LEVELS)
+    if f.name == "trusted_proxies":
+        try:
+            trusted_networks(raw)
+        except ValueError as exc:
+            raise ValueError(f"{source}={raw!r}: {exc}") from None
+    if f.name == "redis_url":
+        _check_redis_url(raw, source)
     return raw
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# Every number is a count or a size (an int: at least 1, but for the least values below) or a
+# rate or a duration (a float: finite and above 0).
+_LEAST = {
+    "port": 0,  # 0: any free port
+    "redis_retries": 0,  # 0: no retry
+    "solver_queue": 0,  # 0: a search waits for no other
+    "replay_max_diffs": 0,  # 0: a resuming hello always gets a snapshot
+    "watchers_per_game": 0,  # 0: only the game's owner
+}
+_MOST = {"port": 65535}
+
+
+def _in_range(name: str, value: float, raw: str, source: str) -> None:
+    if isinstance(value, float):
+        if not math.isfinite(value) or value <= 0:
+            raise ValueError(f"{source}={raw!r}: must be a number above 0")
+        return
+    least = _LEAST.get(name, 1)
+    if value < least:
+        raise ValueError(f"{source}={raw!r}: must be at least {least}")
+    most = _MOST.get(name)
+    if most is not None and value > most:
+        raise ValueError(f"{source}={raw!r}: must be at most {most}")
+
+
+def _check_redis_url(raw: str, source: str) -> None:
+    """A single server's URL names its scheme; a cluster's nodes are ``[redis[s]://]host:port``."""
+    parts = [part.strip() for part in raw.split(",")]
+    schemes = ("redis", "rediss", "unix") if len(parts) == 1 else ("redis", "rediss")
+    for part in parts:
+        scheme = part.split("://", 1)[0] if "://" in part else ""
+        if (scheme or len(parts) == 1) and scheme not in schemes:
+            raise ValueError(f"{source}={redact_url(raw)!r}: {redact_url(part)!r} does not "
+                             f"start with {' or '.join(s + '://' for s in schemes)}")
 
 
 def one_of(source: str, value: str, choices: Sequence[str]) -> str:

@@ -39,6 +39,9 @@ log = logging.getLogger("service.workers")
 WORKER_ENV = "SOLITAIRE_WORKER_OF"  # set in a child: the supervisor's pid (not a setting)
 _READY_FD_ENV = "SOLITAIRE_WORKER_READY_FD"  # set in a child: write one byte there once listening
 _RESTART_DELAY_S = 1.0
+# A worker still running this long after its SIGTERM is killed: the longest a stop takes
+# (deploy/: compose's stop_grace_period and the pod's grace period after preStop exceed it).
+STOP_TIMEOUT_S = 20.0
 _CRASH_WINDOW_S = 60.0
 
 
@@ -146,7 +149,7 @@ class Supervisor:
             if not self.stopping.is_set():
                 await self._spawn(index, wait_ready=False)
 
-    async def _stop_children(self, timeout_s: float = 20.0) -> None:
+    async def _stop_children(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
         alive = [p for p in self.children.values() if p.returncode is None]
         for proc in alive:
             with contextlib.suppress(ProcessLookupError):

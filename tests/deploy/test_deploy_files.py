@@ -32,7 +32,9 @@ import pytest
 import yaml
 from aiohttp import web
 
+from service.__main__ import SHUTDOWN_TIMEOUT_S
 from service.settings import ENV_PREFIX, Settings
+from service.workers import STOP_TIMEOUT_S
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -299,7 +301,10 @@ def test_deployment_drains_before_it_stops() -> None:
     assert command[0] == "sleep"
     sleep_s = int(command[1])
     assert sleep_s >= 5
-    assert pod["terminationGracePeriodSeconds"] >= sleep_s + 20
+    # After preStop, SIGTERM: the longest a stop takes is a worker's kill after
+    # STOP_TIMEOUT_S (a single process: its requests' SHUTDOWN_TIMEOUT_S, shorter).
+    assert SHUTDOWN_TIMEOUT_S < STOP_TIMEOUT_S
+    assert pod["terminationGracePeriodSeconds"] >= sleep_s + STOP_TIMEOUT_S + 5
     strategy = the("Deployment")["spec"]["strategy"]
     assert strategy["rollingUpdate"]["maxUnavailable"] == 0
 
@@ -382,6 +387,24 @@ def test_token_secret_comes_from_the_secret_of_the_template() -> None:
     assert ref["name"] == template["metadata"]["name"]
     assert ref["key"] in template["stringData"]
     assert ref.get("optional", False) is False
+
+
+def test_the_documented_secret_commands_make_every_key_the_deployment_reads() -> None:
+    """A Secret made as deploy/README.md or the template says, without a key the Deployment
+    reads, leaves every pod in CreateContainerConfigError."""
+    read = {
+        ref["valueFrom"]["secretKeyRef"]["key"]
+        for ref in container_env(app_container()).values()
+        if ref.get("valueFrom", {}).get("secretKeyRef", {}).get("name") == "solitaire-token-secret"
+    }
+    assert read == {"SOLITAIRE_TOKEN_SECRET", "SOLITAIRE_DAILY_SECRET"}
+    for path in (DEPLOY / "README.md", K8S / "token-secret.example.yaml"):
+        text = path.read_text(encoding="utf-8")
+        command = re.search(r"kubectl -n solitaire create secret generic solitaire-token-secret"
+                            r"(?:[^\n]*\\\n)*[^\n]*", text)
+        assert command, f"{path.name} does not say how to create the Secret"
+        made = set(re.findall(r"--from-literal=(\w+)=", command.group(0)))
+        assert made == read, f"{path.name}'s command makes {sorted(made)}, not {sorted(read)}"
 
 
 def test_secret_template_holds_a_placeholder_and_no_secret() -> None:
@@ -468,6 +491,15 @@ def test_compose_runs_several_app_instances_behind_the_load_balancer() -> None:
     assert "./nginx.conf:/etc/nginx/nginx.conf:ro" in lb["volumes"]
     assert lb["depends_on"]["app"]["condition"] == "service_healthy"
     assert any(str(p).endswith(":80") for p in lb["ports"])
+
+
+def test_compose_gives_a_stopping_app_longer_than_the_service_takes() -> None:
+    """Compose kills an app still running after stop_grace_period: it must outlast the
+    supervisor's kill of a stuck worker, so that the store and sockets are closed in order."""
+    app = compose()["services"]["app"]
+    assert app["stop_signal"] == "SIGTERM"
+    grace = re.fullmatch(r"(\d+)s", app["stop_grace_period"])
+    assert grace and int(grace[1]) >= STOP_TIMEOUT_S + 5
 
 
 def test_compose_app_health_check_asks_healthz() -> None:
@@ -980,6 +1012,48 @@ def test_readme_documents_every_setting() -> None:
     assert not missing, f"deploy/README.md does not document {missing}"
 
 
+#: Defaults that are no literal (made at start, or a secret): what the table says.
+NOT_LITERAL = {
+    "REDIS_URL": "unset: embedded store",
+    "SOLITAIRE_TOKEN_SECRET": "unset: generated into the data dir",
+    "SOLITAIRE_DAILY_SECRET": "generated into the data dir",
+    "SOLITAIRE_TRUSTED_PROXIES": "empty",
+    "SOLITAIRE_INSTANCE_ID": "`$HOSTNAME`, else `pid<N>`",
+    "SOLITAIRE_WORKERS": "the cores the process may use (CPU affinity, capped by a cgroup CPU "
+                         "limit)",
+}
+
+
+def test_readme_gives_each_settings_default_as_the_code_has_it() -> None:
+    readme = (DEPLOY / "README.md").read_text(encoding="utf-8").splitlines()
+    defaults = Settings()
+    for f in dataclasses.fields(Settings):
+        name = "REDIS_URL" if f.name == "redis_url" else ENV_PREFIX + f.name.upper()
+        (row,) = [line for line in readme if line.startswith(f"| `{name}` |")]
+        cell = row.split("|")[2].strip()
+        if name in NOT_LITERAL:
+            assert cell == NOT_LITERAL[name], f"{name}: default {cell!r}"
+            continue
+        written = re.match(r"`([^`]*)`", cell)
+        assert written, f"{name}: the default {cell!r} is not written as `value`"
+        value = getattr(defaults, f.name)
+        # Read as the service reads the variable, the table's value is the default.
+        read = getattr(Settings.from_env({name: written[1]}), f.name)
+        assert read == value, f"deploy/README.md: {name} defaults to {value!r}, not {cell}"
+
+
+def test_readme_says_where_each_setting_is_set_as_the_configmap_and_compose_do() -> None:
+    readme = (DEPLOY / "README.md").read_text(encoding="utf-8").splitlines()
+    configmap = the("ConfigMap")["data"]
+    environment = compose()["services"]["app"]["environment"]
+    for name in sorted(settings_env_names()):
+        (row,) = [line for line in readme if line.startswith(f"| `{name}` |")]
+        where = row.split("|")[3]
+        assert ("ConfigMap" in where) == (name in configmap), f"{name}: ConfigMap? {where}"
+        in_compose = name in environment or f"{name}_FILE" in environment
+        assert ("compose" in where) == in_compose, f"{name}: compose? {where}"
+
+
 def test_readme_says_how_to_make_the_secret_and_where_the_figures_are() -> None:
     readme = (DEPLOY / "README.md").read_text(encoding="utf-8")
     assert "python -c 'import secrets; print(secrets.token_urlsafe(32))'" in readme
@@ -988,3 +1062,15 @@ def test_readme_says_how_to_make_the_secret_and_where_the_figures_are() -> None:
     assert "helm install" in readme and "-f deploy/k8s/redis-cluster-values.yaml" in readme
     assert "kubectl apply -k deploy/k8s" in readme
     assert "docker compose up" in readme
+
+
+def test_readme_lists_every_metric_the_service_exposes_and_no_other() -> None:
+    from service.metrics import Metrics
+
+    exposed = set(re.findall(r"^# TYPE (\S+) ", Metrics().exposition().decode(), re.MULTILINE))
+    readme = (DEPLOY / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Metrics", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"`((?:solitaire|process|python)_[a-z_]+)[`{]", section))
+    assert exposed - listed == set(), "deploy/README.md, Metrics, does not list these"
+    assert listed - exposed == set(), "deploy/README.md, Metrics, lists what is not exposed"
+
