@@ -97,12 +97,14 @@ def to_api_error(exc: BaseException) -> ApiError | None:
         return ApiError("unavailable", f"{exc}: the game is refused rather than served in a wrong "
                         "state; an operator must repair it", status=500)
     if isinstance(exc, StoreUnavailable):
+        # A store that answers but refuses (out of memory, a read-only replica) says why.
+        why = f" ({exc.reason})" if exc.reason else ""
         if exc.sent:
             return ApiError("unavailable",
-                            f"the game store failed during the command: {UNKNOWN_OUTCOME}",
+                            f"the game store failed during the command{why}: {UNKNOWN_OUTCOME}",
                             {"outcome": "unknown"}, headers={"Retry-After": "1"})
-        return ApiError("unavailable",
-                        "the game store is unreachable; nothing was written, try again",
+        state = f"refuses to serve this now{why}" if exc.reason else "is unreachable"
+        return ApiError("unavailable", f"the game store {state}; nothing was written, try again",
                         headers={"Retry-After": "1"})
     return None
 

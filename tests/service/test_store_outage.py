@@ -228,6 +228,52 @@ async def test_no_acknowledged_command_is_lost_when_the_store_dies_under_a_strea
         assert {cid: mine[cid] for cid in ids} == {cid: i + 1 for i, cid in enumerate(ids)}
 
 
+# A store that is up but refuses every write, how it is made to, and what a client is told.
+REFUSALS = {
+    "out of memory": (("CONFIG", "SET", "maxmemory", "1"), ("CONFIG", "SET", "maxmemory", "0")),
+    "read-only replica": (("REPLICAOF", "127.0.0.1", "1"), ("REPLICAOF", "NO", "ONE")),
+}
+
+
+@pytest.mark.parametrize("refusal", sorted(REFUSALS))
+async def test_a_store_that_refuses_writes_gets_503_saying_why_and_play_resumes_after(
+        refusal: str, restartable_server: EmbeddedServer, live: tuple[Api, Context]) -> None:
+    """maxmemory reached with noeviction, or a store turned into a replica: it answers, but
+    refuses. Every write, over REST or the socket, is 503 ``unavailable`` naming why, never a
+    500; once it accepts writes again the refused command, sent again with its id, lands
+    once. (Reads may still be answered: the store serves them.)"""
+    api, _ = live
+    refuse, accept = REFUSALS[refusal]
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", seed=5, public=True))["game_id"]
+    owner, _ = await connect(api.session, api.base, game_id, token)
+    try:
+        with sync_client(restartable_server.url) as r:
+            r.execute_command(*refuse)
+        refused_cid = new_command_id()
+        for method, path, body in [
+            ("POST", "/v1/players", {"name": "late"}),
+            ("POST", "/v1/games", {"variant": "gate"}),
+            ("POST", f"/v1/games/{game_id}/commands",
+             {"command": {"type": "draw"}, "command_id": refused_cid}),
+        ]:
+            reply = await api.request(method, path, token, json=body)
+            check_unavailable(reply)
+            assert refusal in reply.error["message"], reply.error
+        ws_cid = await owner.command({"type": "draw"})
+        answer = (await owner.until(lambda m: m.get("command_id") == ws_cid))[-1]
+        assert answer["type"] == "error" and answer["error"]["code"] == "unavailable"
+        assert refusal in answer["error"]["message"]
+
+        with sync_client(restartable_server.url) as r:
+            r.execute_command(*accept)
+        again = await api.command(token, game_id, {"type": "draw"}, command_id=refused_cid)
+        assert again.body["seq"] == 1
+        assert [e["seq"] for e in await api.events(game_id, token)] == [1]
+    finally:
+        await owner.ws.close()
+
+
 async def test_a_hello_whose_subscription_fails_gets_unavailable_and_1013(
         restartable_server: EmbeddedServer, live: tuple[Api, Context]) -> None:
     """The store goes away between the hello's read and its subscription."""
