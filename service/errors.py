@@ -102,10 +102,10 @@ def to_api_error(exc: BaseException) -> ApiError | None:
         if exc.sent:
             return ApiError("unavailable",
                             f"the game store failed during the command{why}: {UNKNOWN_OUTCOME}",
-                            {"outcome": "unknown"}, headers={"Retry-After": "1"})
+                            {"outcome": "unknown"}, retry_after_s=1)
         state = f"refuses to serve this now{why}" if exc.reason else "is unreachable"
         return ApiError("unavailable", f"the game store {state}; nothing was written, try again",
-                        headers={"Retry-After": "1"})
+                        retry_after_s=1)
     return None
 
 

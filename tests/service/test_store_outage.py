@@ -68,8 +68,9 @@ async def ready(api: Api) -> bool:
 def check_unavailable(reply: Any, retry_after: bool = True) -> None:
     assert reply.status == 503, (reply.status, reply.raw)
     assert reply.error["code"] == "unavailable"
-    if retry_after:
+    if retry_after:  # in the header and in the body alike (a socket's error has only the body)
         assert reply.headers.get("Retry-After") == "1"
+        assert reply.error["details"]["retry_after_s"] == 1
 
 
 @pytest.mark.parametrize("how", ["stop", "kill"])
@@ -110,10 +111,12 @@ async def test_while_the_store_is_down_requests_get_503_and_after_restart_play_r
         lost_cid = await owner.command({"type": "draw"}, expected_seq=n)
         answer = (await owner.until(lambda m: m.get("command_id") == lost_cid))[-1]
         assert answer["type"] == "error" and answer["error"]["code"] == "unavailable"
+        assert answer["error"]["details"]["retry_after_s"] == 1  # when to send it again
         async with socket(api.session, api.base, game_id) as refused:
             await refused.send({"type": "hello", "since": 0})
             messages, code = await refused.closed()
         assert [m["error"]["code"] for m in messages] == ["unavailable"]
+        assert messages[0]["error"]["details"]["retry_after_s"] == 1
         assert code == 1013  # try again later: not 1008, which tells a client to give up
 
         restartable_server.start()
@@ -264,6 +267,7 @@ async def test_a_store_that_refuses_writes_gets_503_saying_why_and_play_resumes_
         answer = (await owner.until(lambda m: m.get("command_id") == ws_cid))[-1]
         assert answer["type"] == "error" and answer["error"]["code"] == "unavailable"
         assert refusal in answer["error"]["message"]
+        assert answer["error"]["details"]["retry_after_s"] == 1
 
         with sync_client(restartable_server.url) as r:
             r.execute_command(*accept)
