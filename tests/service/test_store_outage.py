@@ -231,6 +231,38 @@ async def test_no_acknowledged_command_is_lost_when_the_store_dies_under_a_strea
         assert {cid: mine[cid] for cid in ids} == {cid: i + 1 for i, cid in enumerate(ids)}
 
 
+async def test_a_service_started_while_the_store_is_down_is_alive_not_ready_and_recovers(
+        restartable_server: EmbeddedServer, tmp_path: Path) -> None:
+    """The store is down when the service starts (a deploy that comes up before its Redis):
+    the service starts, /healthz is 200 and /readyz 503, requests get 503 with
+    ``Retry-After``, a hello an error and 1013; once the store is up the same process plays."""
+    restartable_server.stop()
+    settings = settings_for_test(restartable_server.url, tmp_path / "data", redis_timeout_s=1.0,
+                                 redis_retries=1)
+    async with running_app(settings) as (base, _), aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        assert (await api.request("GET", "/healthz")).status == 200
+        check_unavailable(await api.request("GET", "/readyz"), retry_after=False)
+        check_unavailable(await api.request("POST", "/v1/players", json={"name": "early"}))
+        check_unavailable(await api.request("GET", "/v1/games/g_0123456789abcdef"))
+        async with socket(session, base, "g_0123456789abcdef") as early:
+            await early.send({"type": "hello"})
+            messages, code = await early.closed()
+        assert [m["error"]["code"] for m in messages] == ["unavailable"] and code == 1013
+
+        restartable_server.start()
+        await wait_for(lambda: ready(api), what="readyz 200 once the store is up")
+        _, token = await api.player()
+        game_id = (await api.create(token, "gilbert", seed=2, public=True))["game_id"]
+        watcher, _ = await connect(session, base, game_id)
+        try:
+            await api.command(token, game_id, {"type": "draw"})
+            got = await watcher.until(lambda m: m["type"] == "diff")
+            assert got[-1]["seq"] == 1
+        finally:
+            await watcher.ws.close()
+
+
 # A store that is up but refuses every write, how it is made to, and what a client is told.
 REFUSALS = {
     "out of memory": (("CONFIG", "SET", "maxmemory", "1"), ("CONFIG", "SET", "maxmemory", "0")),
