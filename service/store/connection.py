@@ -263,6 +263,9 @@ class RedisConn:
         self._cluster_ready = False
         self._cluster_init = asyncio.Lock()
         self.durability = Durability(self, settings.durability, settings.redis_timeout_s)
+        pool = getattr(self.client, "connection_pool", None)
+        if isinstance(pool, ClosingPool):  # a Redis Cluster always waits: nothing to forget
+            pool.on_connect.append(self.durability.forget)
 
     async def durable(self, slot_key: str, publish: Publish | None = None) -> None:
         """Wait until the writes answered so far to ``slot_key``'s slot are as durable as
