@@ -19,7 +19,7 @@ from types import TracebackType
 
 from aiohttp import web
 
-from service.errors import UNKNOWN_OUTCOME, ApiError, Handler
+from service.errors import ApiError, Handler, is_command, unknown_outcome
 
 # When the innermost running deadline passes (the event loop's time), None outside any.
 _ENDS_AT: ContextVar[float | None] = ContextVar("deadline_ends_at", default=None)
@@ -34,9 +34,9 @@ def time_left() -> float | None:
     return max(0.0, ends_at - asyncio.get_running_loop().time())
 
 
-def too_late(seconds: float, write: bool) -> ApiError:
+def too_late(seconds: float, write: bool, command: bool = True) -> ApiError:
     what = (f"the game store did not answer within the request deadline ({seconds:g} s); "
-            + (UNKNOWN_OUTCOME if write else "nothing was written, try again"))
+            + (unknown_outcome(command) if write else "nothing was written, try again"))
     # A read has no outcome to tell: nothing was written (as the store's own 503 says).
     details: dict[str, object] = {"deadline_s": seconds}
     if write:
@@ -49,11 +49,13 @@ class deadline:  # noqa: N801 - used as a function: ``async with deadline(5.0):`
 
     (A class, not a generator-based context manager: every command enters one.)"""
 
-    __slots__ = ("seconds", "write", "shown", "_timeout", "_ends_at")
+    __slots__ = ("seconds", "write", "command", "shown", "_timeout", "_ends_at")
 
-    def __init__(self, seconds: float, write: bool = False, shown: float | None = None) -> None:
+    def __init__(self, seconds: float, write: bool = False, shown: float | None = None,
+                 command: bool = True) -> None:
         self.seconds = seconds
         self.write = write
+        self.command = command  # a write of a command (else of another request)
         self.shown = seconds if shown is None else shown  # the deadline the error names
         self._timeout: asyncio.Timeout | None = None
         self._ends_at: Token[float | None] | None = None
@@ -77,10 +79,10 @@ class deadline:  # noqa: N801 - used as a function: ``async with deadline(5.0):`
             await timeout.__aexit__(exc_type, exc, tb)
         except TimeoutError:
             if timeout.expired():
-                raise too_late(self.shown, self.write) from None
+                raise too_late(self.shown, self.write, self.command) from None
             raise
         if exc_type is TimeoutError and timeout.expired():
-            raise too_late(self.shown, self.write) from None
+            raise too_late(self.shown, self.write, self.command) from None
         # else a timeout of an inner call, not ours, goes on as it is
 
 
@@ -106,7 +108,7 @@ def deadline_middleware(seconds: float) -> object:
                                "Content-Length says", {"deadline_s": seconds}) from None
             budget = max(seconds - (asyncio.get_running_loop().time() - started), 0.001)
         write = request.method not in ("GET", "HEAD", "OPTIONS")
-        async with deadline(budget, write=write, shown=seconds):
+        async with deadline(budget, write=write, shown=seconds, command=is_command(request)):
             return await handler(request)
 
     return middleware

@@ -42,6 +42,25 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 # What a 503 says when the store failed after a write was sent: it may have been applied.
 UNKNOWN_OUTCOME = ("unknown outcome: it may or may not have been applied; resend it with the same "
                    "command_id (a command is applied at most once per command_id)")
+# ... after any other write (a new player, game or daily attempt, a rename, a hint), which has
+# no command_id: sent again, it is done again.
+UNKNOWN_OUTCOME_OF_A_REQUEST = (
+    "unknown outcome: it may or may not have been done; sent again, it is done again "
+    "(a second player or game; a second daily attempt gets 409 conflict naming the first)")
+# The REST door of commands (rest.py serves it): the one request whose writes have a command_id.
+COMMANDS_ROUTE = "/v1/games/{game_id}/commands"
+
+
+def unknown_outcome(command: bool) -> str:
+    """What a 503 after a sent write tells the client to do: a command (REST or socket) is
+    resent with its command_id; any other request has none."""
+    return UNKNOWN_OUTCOME if command else UNKNOWN_OUTCOME_OF_A_REQUEST
+
+
+def is_command(request: web.Request) -> bool:
+    """Whether ``request`` is a command (``POST`` of :data:`COMMANDS_ROUTE`)."""
+    resource = request.match_info.route.resource
+    return resource is not None and resource.canonical == COMMANDS_ROUTE
 
 
 class ApiError(Exception):
@@ -78,8 +97,9 @@ def retry_seconds(seconds: float) -> int:
     return max(1, math.ceil(seconds))
 
 
-def to_api_error(exc: BaseException) -> ApiError | None:
-    """The contract's error for an exception raised by the engine, the codecs or the store."""
+def to_api_error(exc: BaseException, command: bool = True) -> ApiError | None:
+    """The contract's error for an exception raised by the engine, the codecs or the store;
+    ``command``: raised by a command (else by another request: see :func:`unknown_outcome`)."""
     if isinstance(exc, ApiError):
         return exc
     if isinstance(exc, IllegalCommand):
@@ -97,13 +117,15 @@ def to_api_error(exc: BaseException) -> ApiError | None:
         return ApiError("unavailable", f"{exc}: the game is refused rather than served in a wrong "
                         "state; an operator must repair it", status=500)
     if isinstance(exc, StoreUnavailable):
+        # A store that answers but refuses (out of memory, a read-only replica) says why.
+        why = f" ({exc.reason})" if exc.reason else ""
         if exc.sent:
-            return ApiError("unavailable",
-                            f"the game store failed during the command: {UNKNOWN_OUTCOME}",
-                            {"outcome": "unknown"}, headers={"Retry-After": "1"})
-        return ApiError("unavailable",
-                        "the game store is unreachable; nothing was written, try again",
-                        headers={"Retry-After": "1"})
+            what = "command" if command else "request"
+            return ApiError("unavailable", f"the game store failed during the {what}{why}: "
+                            f"{unknown_outcome(command)}", {"outcome": "unknown"}, retry_after_s=1)
+        state = f"refuses to serve this now{why}" if exc.reason else "is unreachable"
+        return ApiError("unavailable", f"the game store {state}; nothing was written, try again",
+                        retry_after_s=1)
     return None
 
 
@@ -190,7 +212,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         allow = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
         return error_response(ApiError(code, message, status=exc.status, headers=allow))
     except Exception as exc:  # noqa: BLE001 - every failure must leave as the contract's JSON
-        err = to_api_error(exc)
+        err = to_api_error(exc, command=is_command(request))
         if err is None:
             incident = uuid.uuid4().hex[:12]
             log.exception("unhandled error %s on %s %s", incident, request.method, request.path)

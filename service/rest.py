@@ -31,7 +31,7 @@ from protocol.rest import (
 from service import addresses, wire
 from service.auth import bearer_token
 from service.context import Context, context
-from service.errors import ApiError, json_response
+from service.errors import COMMANDS_ROUTE, ApiError, json_response
 from service.games import engine_command, new_game_id
 from service.metrics import CONTENT_TYPE
 from service.moves import legal_moves
@@ -148,7 +148,7 @@ async def get_game(request: web.Request) -> web.Response:
     return json_response(ctx.games.state(loaded))
 
 
-@routes.post("/v1/games/{game_id}/commands")
+@routes.post(COMMANDS_ROUTE)
 async def post_command(request: web.Request) -> web.Response:
     started = perf_counter()
     ctx = ctx_of(request)

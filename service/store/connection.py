@@ -19,7 +19,7 @@ endpoint is written with a trailing comma: ``redis://h1:7000,``).
   abandoned, and later commands refused (see pool.py; in Cluster mode, where
   redis-py keeps a pool per node, cluster_pool.py);
 - every failure surfaces as :class:`~service.store.errors.StoreUnavailable`
-  (unreachable, loading, read-only, out of memory) or
+  (unreachable, or refusing: loading, read-only, out of memory; see ``REFUSALS``) or
   :class:`~service.store.errors.StoreError` (anything else), never as a
   redis-py exception.
 """
@@ -54,9 +54,19 @@ logger = logging.getLogger(__name__)
 RETRY_BASE_S = 0.05
 RETRY_CAP_S = 1.0
 
-# Server replies that mean "not now" rather than "wrong": answered as 503.
-_UNAVAILABLE_PREFIXES = ("LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "OOM",
-                         "BUSY", "NOREPLICAS", "MISCONF")
+# Server replies that mean "not now" rather than "wrong", by their code: answered as 503,
+# with why the store refuses (the words a person reads in the error's message).
+REFUSALS: dict[str, str] = {
+    "OOM": "it is out of memory (maxmemory reached, and it evicts nothing)",
+    "READONLY": "it is a read-only replica",
+    "LOADING": "it is loading its data",
+    "MISCONF": "it cannot write to its disk",
+    "BUSY": "it is busy running a script",
+    "NOREPLICAS": "it has too few replicas to accept writes",
+    "MASTERDOWN": "its link to its master is down",
+    "CLUSTERDOWN": "the cluster is down",
+    "TRYAGAIN": "the cluster is moving the game's keys",
+}
 _UNAVAILABLE_TYPES: tuple[type[BaseException], ...] = (
     rex.ConnectionError,  # includes BusyLoadingError and MaxConnectionsError
     rex.TimeoutError,
@@ -187,14 +197,31 @@ def build_client(settings: Settings, url: str) -> Redis | RedisCluster:
     return Redis.from_pool(pool)
 
 
+def reply_code(exc: BaseException) -> str | None:
+    """The code of a server's error reply (``"OOM"``, ``"READONLY"``), or None. redis-py
+    strips it from the message of the exceptions it has a class for (OutOfMemoryError,
+    ReadOnlyError, BusyLoadingError...) and keeps it in ``status_code``."""
+    if not isinstance(exc, rex.RedisError):
+        return None
+    code = getattr(exc, "status_code", None)
+    if code:
+        return str(code)
+    if isinstance(exc, rex.ResponseError):
+        return str(exc).split(" ", 1)[0]
+    return None
+
+
 def translate(exc: BaseException) -> StoreError:
     """The store exception for a redis-py (or socket) exception."""
     if isinstance(exc, ClientClosed):
         return StoreUnavailable(str(exc))
+    refusal = REFUSALS.get(reply_code(exc) or "")
+    if refusal is not None:
+        err = StoreUnavailable(f"the store refuses this now: {refusal}: {exc}")
+        err.reason = refusal
+        return err
     if isinstance(exc, _UNAVAILABLE_TYPES):
         return StoreUnavailable(f"the store is unreachable: {exc}")
-    if isinstance(exc, rex.ResponseError) and str(exc).startswith(_UNAVAILABLE_PREFIXES):
-        return StoreUnavailable(f"the store cannot serve this now: {exc}")
     return StoreError(f"store error: {type(exc).__name__}: {exc}")
 
 
@@ -236,6 +263,9 @@ class RedisConn:
         self._cluster_ready = False
         self._cluster_init = asyncio.Lock()
         self.durability = Durability(self, settings.durability, settings.redis_timeout_s)
+        pool = getattr(self.client, "connection_pool", None)
+        if isinstance(pool, ClosingPool):  # a Redis Cluster always waits: nothing to forget
+            pool.on_connect.append(self.durability.forget)
 
     async def durable(self, slot_key: str, publish: Publish | None = None) -> None:
         """Wait until the writes answered so far to ``slot_key``'s slot are as durable as

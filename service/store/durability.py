@@ -34,7 +34,9 @@ reply already means "fsynced", and a message it publishes reaches no listener
 before that: the append publishes in its script and nothing waits, as under
 ``memory``. The store is asked (``CONFIG GET``, and ``INFO persistence`` for an
 append-only file rewrite in progress, during which the server does not count
-writes as fsynced) at most every :data:`CHECK_EVERY_S`; a store that does not
+writes as fsynced) at most every :data:`CHECK_EVERY_S`, and again after any new
+connection to it (:meth:`Durability.forget`: a restarted or replaced store may run without
+an append-only file, and the old answer must not vouch for it); a store that does not
 answer (``CONFIG`` renamed away), any other setting, a rewrite in progress, or a
 Redis Cluster (not asked node by node) keeps the ``WAITAOF``.
 """
@@ -89,11 +91,20 @@ class Durability:
     callers: int = 0  # callers served by them
     _fsyncs_before_reply: bool = False
     _checked_at: float | None = None
+    _answers: int = 0  # answers had (the first is logged whatever it says, later ones on change)
     _asking: asyncio.Future[bool] | None = None  # the one question in flight
     _closed: bool = False
+    generation: int = 0  # counts :meth:`forget`: a write compares it across its call
 
     def __post_init__(self) -> None:
         self.need = LEVELS[one_of("durability", self.level, DURABILITY_LEVELS)]
+
+    def forget(self) -> None:
+        """A connection to the store was made (or made again): it may reach another store
+        process than the one that was asked how it fsyncs. Ask again before a reply is
+        taken for an fsync; a write sent meanwhile sees :attr:`generation` change."""
+        self._checked_at = None
+        self.generation += 1
 
     async def needs_wait(self) -> bool:
         """Whether a write, once the store answered it, still needs :meth:`wait` (and
@@ -116,6 +127,7 @@ class Durability:
         if not asking.cancelled():
             self._fsyncs_before_reply = asking.result()
             self._checked_at = asyncio.get_running_loop().time()
+            self._answers += 1
 
     async def _store_fsyncs_before_reply(self) -> bool:
         """``appendonly yes``, ``appendfsync always`` and no append-only file rewrite in
@@ -125,13 +137,13 @@ class Durability:
                 ("CONFIG", "GET", "appendonly"), ("CONFIG", "GET", "appendfsync"),
                 ("INFO", "persistence")])
         except Exception as exc:  # noqa: BLE001 - not an error: the WAITAOF path is safe
-            if self._checked_at is None:
+            if self._answers == 0:
                 logger.info("durability local: the store did not say how it fsyncs (%s: %s); "
                             "each acknowledgement waits for WAITAOF", type(exc).__name__, exc)
             return False
         answer = (_config_value(aof) == "yes" and _config_value(fsync) == "always"
                   and _info_field(info, "aof_rewrite_in_progress") == "0")
-        if answer != self._fsyncs_before_reply or self._checked_at is None:
+        if answer != self._fsyncs_before_reply or self._answers == 0:
             logger.info("durability local: %s", "the store fsyncs before it replies "
                         "(appendfsync always): no WAITAOF" if answer else
                         "the store does not fsync before it replies now: each "

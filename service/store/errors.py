@@ -23,6 +23,9 @@ class StoreUnavailable(StoreError):
     """
 
     sent: bool = False
+    # Why a store that answers refuses (connection.REFUSALS: "it is a read-only replica");
+    # None when it did not answer.
+    reason: str | None = None
 
 
 class NotFound(StoreError):

@@ -295,7 +295,9 @@ class Games:
         else:
             raise ValueError("command_id may not be empty")
         sharded = await self.redis.sharded_pubsub()
-        deferred = await self.redis.durability.needs_wait()  # published once durable
+        durability = self.redis.durability
+        deferred = await durability.needs_wait()  # published once durable
+        asked = durability.generation
         call: list[str | int] = [expected_seq, cid, ttl_s or 0,
                                  "-" if deferred else "s" if sharded else "p"]
         if meta_updates:
@@ -316,6 +318,11 @@ class Games:
                 payload = str(reply[1]).encode() + b" " + event
                 publish = Publish(keys.game_channel(game_id), payload, sharded)
             await self.redis.durable(keys.game_durable(game_id), publish)
+        elif code in (0, 2) and durability.generation != asked:
+            # A connection was made since the store said it fsyncs before it replies: the
+            # script may have run on another store process (restarted with other settings).
+            # Its diff is out already; its ack waits until that store is asked too.
+            await self.redis.durable(keys.game_durable(game_id))
         if code == 0:
             return int(reply[1])
         if code == 1:

@@ -10,10 +10,15 @@ until the garbage collector finds it, long after its event loop has closed.
 :class:`ClosingPool` makes the close final: a closed pool hands out no connection
 (:class:`ClientClosed`, a ``ConnectionError``: redis-py retries nothing for it, the store
 answers ``StoreUnavailable``), and disconnects any connection that comes back to it.
+
+It also tells its ``on_connect`` listeners of every connection made, or made again: a new
+connection may reach another store process than the old ones did (restarted, replaced),
+whose settings nobody has asked yet (durability.py asks again how it fsyncs).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from redis.asyncio import BlockingConnectionPool
@@ -33,6 +38,19 @@ class ClosingPool(BlockingConnectionPool):
     closed."""
 
     closed = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.on_connect: list[Callable[[], None]] = []
+        super().__init__(*args, **kwargs)
+
+    def make_connection(self) -> AbstractConnection:
+        connection: AbstractConnection = super().make_connection()  # type: ignore[no-untyped-call]
+        connection.register_connect_callback(self._connected)  # type: ignore[no-untyped-call]
+        return connection
+
+    def _connected(self, connection: AbstractConnection) -> None:
+        for listener in self.on_connect:
+            listener()
 
     async def get_connection(self, *args: Any, **kwargs: Any) -> AbstractConnection:
         if self.closed:

@@ -150,6 +150,39 @@ async def test_local_against_a_store_without_an_append_only_file_is_503_not_an_a
     assert "appendonly is disabled" in str(refused.value)
 
 
+@pytest.mark.parametrize("first_write", ["create", "append"])
+async def test_a_store_replaced_by_one_without_an_append_only_file_gets_no_false_ack(
+        first_write: str, server_factory: Callable[..., EmbeddedServer],
+        store_factory: Callable[..., Awaitable[Store]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store fsynced before it replied, so the service sent no WAITAOF; then it was
+    restarted at the same address without an append-only file. The service's answer about
+    the old process must not vouch for the new one: the first write to it is not
+    acknowledged (503, outcome unknown), however recently the old one was asked."""
+    from service.store import durability
+
+    monkeypatch.setattr(durability, "CHECK_EVERY_S", 1e9)  # the old answer, never stale by age
+    first = server_factory("first", port=0)
+    store = await store_factory(first.url, durability="local")
+    await store.games.create("g0", META, ttl_s=3600)
+    assert await store.games.append("g0", 0, "c0", b"e") == 1
+    assert store.redis.durability.waits == 0  # the replies were the fsyncs
+
+    first.kill()
+    second = server_factory("second", port=first.port, config={"appendonly": "no"})
+    assert second.url == first.url
+    # The game is there (written by another client, which vouches for nothing).
+    other = await store_factory(second.url, durability="memory")
+    await other.games.create("g1", META, ttl_s=3600)
+    with pytest.raises(StoreUnavailable) as refused:
+        if first_write == "create":
+            await store.games.create("g2", META, ttl_s=3600)
+        else:
+            await store.games.append("g1", 0, "c1", b"e")
+    assert refused.value.sent
+    assert "appendonly is disabled" in str(refused.value)
+
+
 async def _published_on(
     url: str, game_id: str, act: Callable[[], Awaitable[object]]
 ) -> list[bytes]:

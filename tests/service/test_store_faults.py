@@ -92,6 +92,39 @@ def test_server_refusals_that_mean_not_now_are_unavailable_and_others_are_errors
     assert isinstance(error, StoreError) and not isinstance(error, StoreUnavailable)
 
 
+# How a store refuses every write while it is up, and how it is made to accept them again.
+REFUSALS = {
+    "out of memory": (("CONFIG", "SET", "maxmemory", "1"), ("CONFIG", "SET", "maxmemory", "0")),
+    "read-only replica": (("REPLICAOF", "127.0.0.1", "1"), ("REPLICAOF", "NO", "ONE")),
+}
+
+
+@pytest.mark.parametrize("refusal", sorted(REFUSALS))
+async def test_a_store_that_refuses_writes_is_unavailable_and_says_why(
+        refusal: str, server_factory: Callable[..., EmbeddedServer],
+        store_factory: Callable[..., Awaitable[Store]]) -> None:
+    # A real server's refusal: redis-py strips its code ("OOM") from the message of the
+    # exception it raises, which a check of the message alone misses.
+    refuse, accept = REFUSALS[refusal]
+    store = await store_factory(server_factory("refusing").url)
+    await store.games.create("g1", META, ttl_s=3600)
+    assert await store.games.append("g1", 0, "c1", b"e1") == 1
+
+    await store.redis.execute(*refuse)
+    writes: list[Callable[[], Awaitable[object]]] = [
+        lambda: store.games.create("g2", META, ttl_s=3600),
+        lambda: store.games.append("g1", 1, "c2", b"e2"),
+        lambda: store.rate_limiter.allow(keys.rate_limit("p1"), 10, 10),
+    ]
+    for write in writes:
+        with pytest.raises(StoreUnavailable) as caught:
+            await write()
+        assert caught.value.reason is not None and refusal in caught.value.reason
+
+    await store.redis.execute(*accept)
+    assert await store.games.append("g1", 1, "c2", b"e2") == 2
+
+
 async def test_a_wrong_type_is_a_store_error_not_unavailable(
         redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
     store = await store_factory(redis_url)

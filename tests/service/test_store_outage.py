@@ -68,8 +68,9 @@ async def ready(api: Api) -> bool:
 def check_unavailable(reply: Any, retry_after: bool = True) -> None:
     assert reply.status == 503, (reply.status, reply.raw)
     assert reply.error["code"] == "unavailable"
-    if retry_after:
+    if retry_after:  # in the header and in the body alike (a socket's error has only the body)
         assert reply.headers.get("Retry-After") == "1"
+        assert reply.error["details"]["retry_after_s"] == 1
 
 
 @pytest.mark.parametrize("how", ["stop", "kill"])
@@ -110,10 +111,12 @@ async def test_while_the_store_is_down_requests_get_503_and_after_restart_play_r
         lost_cid = await owner.command({"type": "draw"}, expected_seq=n)
         answer = (await owner.until(lambda m: m.get("command_id") == lost_cid))[-1]
         assert answer["type"] == "error" and answer["error"]["code"] == "unavailable"
+        assert answer["error"]["details"]["retry_after_s"] == 1  # when to send it again
         async with socket(api.session, api.base, game_id) as refused:
             await refused.send({"type": "hello", "since": 0})
             messages, code = await refused.closed()
         assert [m["error"]["code"] for m in messages] == ["unavailable"]
+        assert messages[0]["error"]["details"]["retry_after_s"] == 1
         assert code == 1013  # try again later: not 1008, which tells a client to give up
 
         restartable_server.start()
@@ -226,6 +229,85 @@ async def test_no_acknowledged_command_is_lost_when_the_store_dies_under_a_strea
         assert r.llen(keys.game_events(game_id)) == total
         mine = {k.decode(): int(v) for k, v in r.hgetall(keys.game_commands(game_id)).items()}
         assert {cid: mine[cid] for cid in ids} == {cid: i + 1 for i, cid in enumerate(ids)}
+
+
+async def test_a_service_started_while_the_store_is_down_is_alive_not_ready_and_recovers(
+        restartable_server: EmbeddedServer, tmp_path: Path) -> None:
+    """The store is down when the service starts (a deploy that comes up before its Redis):
+    the service starts, /healthz is 200 and /readyz 503, requests get 503 with
+    ``Retry-After``, a hello an error and 1013; once the store is up the same process plays."""
+    restartable_server.stop()
+    settings = settings_for_test(restartable_server.url, tmp_path / "data", redis_timeout_s=1.0,
+                                 redis_retries=1)
+    async with running_app(settings) as (base, _), aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        assert (await api.request("GET", "/healthz")).status == 200
+        check_unavailable(await api.request("GET", "/readyz"), retry_after=False)
+        check_unavailable(await api.request("POST", "/v1/players", json={"name": "early"}))
+        check_unavailable(await api.request("GET", "/v1/games/g_0123456789abcdef"))
+        async with socket(session, base, "g_0123456789abcdef") as early:
+            await early.send({"type": "hello"})
+            messages, code = await early.closed()
+        assert [m["error"]["code"] for m in messages] == ["unavailable"] and code == 1013
+
+        restartable_server.start()
+        await wait_for(lambda: ready(api), what="readyz 200 once the store is up")
+        _, token = await api.player()
+        game_id = (await api.create(token, "gilbert", seed=2, public=True))["game_id"]
+        watcher, _ = await connect(session, base, game_id)
+        try:
+            await api.command(token, game_id, {"type": "draw"})
+            got = await watcher.until(lambda m: m["type"] == "diff")
+            assert got[-1]["seq"] == 1
+        finally:
+            await watcher.ws.close()
+
+
+# A store that is up but refuses every write, how it is made to, and what a client is told.
+REFUSALS = {
+    "out of memory": (("CONFIG", "SET", "maxmemory", "1"), ("CONFIG", "SET", "maxmemory", "0")),
+    "read-only replica": (("REPLICAOF", "127.0.0.1", "1"), ("REPLICAOF", "NO", "ONE")),
+}
+
+
+@pytest.mark.parametrize("refusal", sorted(REFUSALS))
+async def test_a_store_that_refuses_writes_gets_503_saying_why_and_play_resumes_after(
+        refusal: str, restartable_server: EmbeddedServer, live: tuple[Api, Context]) -> None:
+    """maxmemory reached with noeviction, or a store turned into a replica: it answers, but
+    refuses. Every write, over REST or the socket, is 503 ``unavailable`` naming why, never a
+    500; once it accepts writes again the refused command, sent again with its id, lands
+    once. (Reads may still be answered: the store serves them.)"""
+    api, _ = live
+    refuse, accept = REFUSALS[refusal]
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", seed=5, public=True))["game_id"]
+    owner, _ = await connect(api.session, api.base, game_id, token)
+    try:
+        with sync_client(restartable_server.url) as r:
+            r.execute_command(*refuse)
+        refused_cid = new_command_id()
+        for method, path, body in [
+            ("POST", "/v1/players", {"name": "late"}),
+            ("POST", "/v1/games", {"variant": "gate"}),
+            ("POST", f"/v1/games/{game_id}/commands",
+             {"command": {"type": "draw"}, "command_id": refused_cid}),
+        ]:
+            reply = await api.request(method, path, token, json=body)
+            check_unavailable(reply)
+            assert refusal in reply.error["message"], reply.error
+        ws_cid = await owner.command({"type": "draw"})
+        answer = (await owner.until(lambda m: m.get("command_id") == ws_cid))[-1]
+        assert answer["type"] == "error" and answer["error"]["code"] == "unavailable"
+        assert refusal in answer["error"]["message"]
+        assert answer["error"]["details"]["retry_after_s"] == 1
+
+        with sync_client(restartable_server.url) as r:
+            r.execute_command(*accept)
+        again = await api.command(token, game_id, {"type": "draw"}, command_id=refused_cid)
+        assert again.body["seq"] == 1
+        assert [e["seq"] for e in await api.events(game_id, token)] == [1]
+    finally:
+        await owner.ws.close()
 
 
 async def test_a_hello_whose_subscription_fails_gets_unavailable_and_1013(

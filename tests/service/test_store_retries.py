@@ -169,6 +169,13 @@ async def test_a_paused_store_gets_503_within_the_deadline_and_a_resend_applies_
             read = await api.request("GET", f"/v1/games/{game_id}", token, 503)
             assert "nothing was written" in read.error["message"]
             assert read.headers["Retry-After"] == "1"
+            # A write that is not a command has no command_id to resend it with: its
+            # outcome is unknown, and the advice is not the command's.
+            for path, body in [("/v1/players", {"name": "bo"}), ("/v1/games", {"variant": "gate"})]:
+                other = await api.request("POST", path, token, 503, json=body)
+                assert other.error["details"]["outcome"] == "unknown"
+                assert "unknown outcome" in other.error["message"]
+                assert "command_id" not in other.error["message"], other.error
             # On the socket: an error for the command, and the socket stays usable.
             await sock.send({"type": "command", "command": {"type": "draw"}, "command_id": "ws-1"})
             err = await sock.until(lambda m: m["type"] == "error")
