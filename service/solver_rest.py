@@ -9,7 +9,7 @@ from protocol.solver import Hint
 from service import wire
 from service.errors import ApiError, json_response
 from service.games import Loaded
-from service.rest import ctx_of, player_of
+from service.rest import ctx_of, no_body, player_of
 from service.store.solver import SolverStore
 
 routes = web.RouteTableDef()
@@ -54,8 +54,7 @@ async def post_hint(request: web.Request) -> web.Response:
     """One suggested command from what the owner sees now; counted in ``stats.hints``."""
     ctx = ctx_of(request)
     player = player_of(request, required=True)
-    if (await request.read()).strip() not in (b"", b"{}"):
-        raise ApiError("bad_request", "a hint request takes no body")
+    await no_body(request)
     loaded = await ctx.games.load(request.match_info["game_id"])
     ctx.games.check_command(loaded, player)  # the owner only; a closed daily attempt is 403
     if loaded.meta.daily is not None:
