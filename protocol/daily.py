@@ -38,7 +38,8 @@ class DailyDay(msgspec.Struct):
 
 class LeaderboardEntry(msgspec.Struct):
     """One ranked attempt. Ranking: won first, then more foundation cards, then
-    shorter duration, then fewer moves, then earlier finish."""
+    shorter duration, then fewer moves, then earlier finish; attempts equal in all five
+    are ordered by player id, each with a rank of its own."""
 
     rank: Annotated[int, Meta(ge=1)]
     player_id: str

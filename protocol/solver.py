@@ -34,7 +34,8 @@ class Hint(msgspec.Struct):
     completions of them (from the cards not visible), solves each within a small
     budget, and suggests the command that won the most (`wins` of them). The
     sampling depends only on the visible position, never on where the face-down
-    cards really are. `command` is null when no command is legal; it may be a
+    cards really are. `command` is null when no move or draw is legal (a hint never
+    suggests `undo` or `resign`), and `samples` and `wins` are then 0; it may be a
     command that won no sample (`wins` 0) when none did."""
 
     seq: Seq

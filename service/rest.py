@@ -74,6 +74,18 @@ async def body_of(request: web.Request, type_: type[Any]) -> Any:
     return decode(await request.read(), type_)
 
 
+class _NoBody(msgspec.Struct, forbid_unknown_fields=True):
+    """What a request that takes no body may send: nothing, or ``{}`` at most."""
+
+
+async def no_body(request: web.Request) -> None:
+    """Refuse a body on a request that takes none (a daily attempt, a hint): nothing or an
+    empty JSON object passes, however spaced; a field (a score...) is a 400 naming it."""
+    body = await request.read()
+    if body.strip():
+        decode(body, _NoBody)
+
+
 # --- variants and players -----------------------------------------------------------
 
 _VARIANTS_BODY = encode(wire.variants())

@@ -9,7 +9,7 @@ from protocol.solver import Hint
 from service import wire
 from service.errors import ApiError, json_response
 from service.games import Loaded
-from service.rest import ctx_of, player_of
+from service.rest import ctx_of, no_body, player_of
 from service.store.solver import SolverStore
 
 routes = web.RouteTableDef()
@@ -32,12 +32,16 @@ async def get_solution(request: web.Request) -> web.Response:
     loaded = await ctx.games.load(request.match_info["game_id"])
     ctx.games.check_read(loaded, player)
     game = loaded.game
-    if not game.status.is_final:
-        raise ApiError("conflict", f"the game is {game.status.value}: its solution is shown "
-                       "once it is won or resigned (it would show the face-down cards)",
-                       {"status": game.status.value})
     ends = _daily_end(loaded)
-    if ends is not None and not ctx.games.seed_visible(loaded):
+    # A daily attempt is over once its day is: it takes no more commands (it can no longer
+    # be won or resigned), and its seed is public.
+    day_over = ends is not None and ctx.games.seed_visible(loaded)
+    if not game.status.is_final and not day_over:
+        also = f", or once its day is over, at {ends}" if ends is not None else ""
+        raise ApiError("conflict", f"the game is {game.status.value}: its solution is shown "
+                       f"once it is won or resigned{also} (it would show the face-down cards)",
+                       {"status": game.status.value})
+    if ends is not None and not day_over:
         raise ApiError("forbidden", "the solution of a daily challenge is shown once its day "
                        f"is over, at {ends}: until then it would help the other players",
                        {"available_at": ends})
@@ -50,8 +54,7 @@ async def post_hint(request: web.Request) -> web.Response:
     """One suggested command from what the owner sees now; counted in ``stats.hints``."""
     ctx = ctx_of(request)
     player = player_of(request, required=True)
-    if (await request.read()).strip() not in (b"", b"{}"):
-        raise ApiError("bad_request", "a hint request takes no body")
+    await no_body(request)
     loaded = await ctx.games.load(request.match_info["game_id"])
     ctx.games.check_command(loaded, player)  # the owner only; a closed daily attempt is 403
     if loaded.meta.daily is not None:

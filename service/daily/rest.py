@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import msgspec
 from aiohttp import web
 
-from protocol.codec import decode, decode_query
+from protocol.codec import decode_query
 from protocol.daily import DailyDay, DailyQuery, LeaderboardQuery
 from protocol.rest import GameCreated
 from service.daily.challenge import Day, challenge_body, parse_date, today
 from service.daily.service import DailyService, decode_cursor
 from service.engine import VARIANTS
 from service.errors import ApiError, json_response
-from service.rest import ctx_of, player_of
+from service.rest import ctx_of, no_body, player_of
 
 routes = web.RouteTableDef()
-
-
-class _NoBody(msgspec.Struct, forbid_unknown_fields=True):
-    """An attempt takes no body: ``{}`` at most; any field (a score...) is refused."""
 
 
 def daily_of(request: web.Request) -> DailyService:
@@ -55,9 +50,7 @@ async def start_attempt(request: web.Request) -> web.Response:
     daily = daily_of(request)
     player = player_of(request, required=True)
     assert player is not None
-    body = await request.read()
-    if body.strip():
-        decode(body, _NoBody)
+    await no_body(request)  # an attempt takes none: a client cannot submit a score
     day = Day(parse_date(request.match_info["date"]))
     variant = _variant(request)
     await ctx.limiter.check(player)

@@ -591,6 +591,31 @@ async def test_an_attempts_solution_is_shown_once_the_day_is_over(
     assert status == "won"
 
 
+async def test_an_attempt_left_open_at_its_days_end_shows_its_solution_too(
+    api: Api, clock: FakeClock
+) -> None:
+    """Once its day is over an attempt takes no more commands (it can no longer be won or
+    resigned) and its seed is public: it is over, and its solution is shown, not a 409
+    that asks for a resignation the server would refuse."""
+    _, token = await api.player("Ann")
+    game = (await api.attempt(token))["game_id"]
+    await api.command(token, game, winning_line()[0])
+    err = await api.call("GET", f"/v1/games/{game}/solution", token, 409)
+    assert err["error"]["details"]["status"] == "playing"
+    assert f"{NEXT}T00:00:00.000Z" in err["error"]["message"]  # when it will be shown
+    clock.set(NEXT_DAY)
+    await api.command(token, game, {"type": "resign"}, expect=403)
+    solution = await api.call("GET", f"/v1/games/{game}/solution")  # anyone may read it now
+    assert solution["result"] == "won"
+    fresh = (
+        await api.call("POST", "/v1/games", token, 201, json={"variant": VARIANT, "seed": SEED})
+    )["game_id"]
+    status = "playing"
+    for command in solution["commands"]:
+        status = (await api.command(token, fresh, command))["diff"]["status"]
+    assert status == "won"
+
+
 async def test_the_leaderboard_of_a_past_day_never_chosen_is_empty_not_a_503(
         redis_url: str, tmp_path: Path, clock: FakeClock) -> None:
     """A fresh instance never chose yesterday's deals (nor those of a day it was down): that

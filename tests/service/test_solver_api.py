@@ -202,6 +202,26 @@ async def test_only_the_owner_may_ask_for_a_hint(service: tuple[Api, Context]) -
     assert (await api.state(game))["stats"]["hints"] == 0
 
 
+async def test_a_hint_takes_no_body_and_an_empty_object_like_any_json_client_sends_it(
+        service: tuple[Api, Context]) -> None:
+    """No body, or an empty JSON object however it is spaced (as a daily attempt takes it);
+    a field is refused and named, as every other body's unknown field is."""
+    api, _ = service
+    _, token = await api.player()
+    game = (await api.create(token, "gate", 3))["game_id"]
+    json_type = {"Content-Type": "application/json"}
+    for body in (b"", b"{}", b"{ }", b"{\n}\n"):
+        await api.request("POST", f"/v1/games/{game}/hint", token, 200, data=body,
+                          headers=json_type)
+    err = (await api.request("POST", f"/v1/games/{game}/hint", token, 400,
+                             json={"seq": 0})).error
+    assert err["code"] == "bad_request" and err["details"]["field"] == "seq", err
+    for body in (b"null", b"[]", b"not json"):
+        await api.request("POST", f"/v1/games/{game}/hint", token, 400, data=body,
+                          headers=json_type)
+    assert (await api.state(game, token))["stats"]["hints"] == 4
+
+
 async def test_no_hint_for_a_finished_game(service: tuple[Api, Context]) -> None:
     api, _ = service
     _, token = await api.player()
