@@ -73,8 +73,10 @@ class ErrorDetails(TypedDict, total=False):
     outcome: Annotated[
         Literal["unknown"],
         Meta(
-            description="503 after a command reached the store: it may or may not have "
-            "been applied; send it again with the same `command_id`."
+            description="503 after a write reached the store: it may or may not have "
+            "been applied. A command is safe to send again with the same `command_id`; "
+            "any other write (a new player or game, a rename, a hint) sent again is done "
+            "again (a second daily attempt gets 409 naming the first)."
         ),
     ]
     deadline_s: Annotated[
