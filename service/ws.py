@@ -285,7 +285,7 @@ class Connection:
         """A later hello turned moves on (then read the game: the resync that follows
         brings it to the socket's seq) or off."""
         if self.wants_moves and self.moves is None:
-            self.moves = MovesFeed(await self.ctx.games.load(self.game_id))
+            self.moves = MovesFeed(self.ctx.games, await self.ctx.games.load(self.game_id))
         elif not self.wants_moves:
             self.moves = None
 
@@ -333,7 +333,7 @@ class Connection:
                     continue
                 self._watch(loaded)
                 if hello.moves:
-                    self.wants_moves, self.moves = True, MovesFeed(loaded)
+                    self.wants_moves, self.moves = True, MovesFeed(ctx.games, loaded)
             except Exception as exc:  # noqa: BLE001
                 await self._refuse(exc)
                 return
