@@ -199,10 +199,15 @@ class GameService:
         if player != loaded.owner:
             self.check_read(loaded, player)
             raise ApiError("forbidden", "only the game's owner may send commands to it")
-        # A daily attempt: fixed once its day is over.
         closes_at = loaded.meta.closes_at
-        if closes_at and self.clock.now() >= closes_at:
+        if closes_at is not None and self.day_is_over(loaded.meta):
             raise ApiError("forbidden", "the challenge is over", {"closes_at": rfc3339(closes_at)})
+
+    def day_is_over(self, meta: GameMeta) -> bool:
+        """The game is a daily attempt whose day is over: fixed, it takes no more commands
+        (403 "the challenge is over") and so has no legal moves. False for any other game."""
+        closes_at = meta.closes_at
+        return closes_at is not None and self.clock.now() >= closes_at
 
     # --- reading ---------------------------------------------------------------------
     def seed_visible(self, loaded: Loaded) -> bool:

@@ -4,6 +4,8 @@
 One function makes the body for both (:func:`legal_moves`). A socket keeps its own
 game at the seq it has sent (:class:`MovesFeed`): each diff it sends is applied to it,
 in memory, so the moves after a diff cost one engine step, not a read of the log.
+A daily attempt whose day is over takes no command (GameService.day_is_over): it has
+no legal moves, whatever its state.
 """
 
 from __future__ import annotations
@@ -13,26 +15,36 @@ from protocol.rest import LegalMoves
 from protocol.ws import MovesMessage
 from service import wire
 from service.engine import Game
-from service.games import Loaded, decode_event
+from service.games import GameService, Loaded, decode_event
 
 
-def legal_moves(seq: int, game: Game) -> LegalMoves:
+def legal_moves(seq: int, game: Game, day_is_over: bool) -> LegalMoves:
     """The legal moves of ``game`` at ``seq``: every legal move (foundations named by
-    index) and draw, and whether an undo would be accepted."""
+    index) and draw, and whether an undo would be accepted; none of them once the day of
+    a daily attempt is over (``day_is_over``: its commands are refused)."""
+    if day_is_over:
+        return LegalMoves(seq=seq, moves=[], can_undo=False)
     return LegalMoves(seq=seq, moves=[wire.command(m) for m in game.legal_moves()],
                       can_undo=game.can_undo)
+
+
+def moves_of(games: GameService, loaded: Loaded) -> LegalMoves:
+    """The body of ``GET /v1/games/{id}/moves`` for ``loaded``, now."""
+    return legal_moves(loaded.seq, loaded.game, games.day_is_over(loaded.meta))
 
 
 class MovesFeed:
     """The game of one socket at the seq of the last diff it sent, for its ``moves``."""
 
-    def __init__(self, loaded: Loaded) -> None:
+    def __init__(self, games: GameService, loaded: Loaded) -> None:
+        self.games = games  # its clock says when a daily attempt's day is over
+        self.meta = loaded.meta
         self.game = loaded.game
         self.seq = loaded.seq
 
     def reset(self, loaded: Loaded) -> None:
         """Start again from a state read from the log (a snapshot was sent)."""
-        self.game, self.seq = loaded.game, loaded.seq
+        self.meta, self.game, self.seq = loaded.meta, loaded.game, loaded.seq
 
     def follow(self, seq: int, event: bytes) -> None:
         """The socket sent the diff ``event`` at ``seq``: apply it if it is the next one
@@ -43,5 +55,5 @@ class MovesFeed:
 
     def message(self) -> bytes:
         """The ``moves`` message at this feed's seq."""
-        body = legal_moves(self.seq, self.game)
+        body = legal_moves(self.seq, self.game, self.games.day_is_over(self.meta))
         return encode(MovesMessage(seq=body.seq, moves=body.moves, can_undo=body.can_undo))

@@ -34,7 +34,7 @@ from service.context import Context, context
 from service.errors import COMMANDS_ROUTE, ApiError, json_response
 from service.games import engine_command, new_game_id
 from service.metrics import CONTENT_TYPE
-from service.moves import legal_moves
+from service.moves import moves_of
 
 routes = web.RouteTableDef()
 # The contract documents ship inside the protocol package (links to the top-level
@@ -189,7 +189,7 @@ async def get_moves(request: web.Request) -> web.Response:
     await count_read(request)
     loaded = await ctx.games.load(request.match_info["game_id"])
     ctx.games.check_read(loaded, player)
-    return json_response(legal_moves(loaded.seq, loaded.game))
+    return json_response(moves_of(ctx.games, loaded))
 
 
 @routes.get("/v1/games/{game_id}/events")

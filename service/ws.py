@@ -41,7 +41,7 @@ from service.games import Loaded, engine_command
 from service.moves import MovesFeed
 from service.outbox import Outbox
 from service.ratelimit import Bucket
-from service.store.errors import StoreError
+from service.store.errors import StoreError, StoreUnavailable
 from service.store.fanout import Published, Resync
 
 log = logging.getLogger("service.ws")
@@ -173,11 +173,16 @@ class Connection:
             await self._write()
         except (asyncio.CancelledError, ConnectionResetError):
             raise
-        except Exception:  # e.g. the store went away during a refill
+        except Exception as exc:  # e.g. the store went away during a refill
             # A writer that died would leave a socket that never sends again: close it
-            # instead, and the client reconnects with since.
-            log.info("WebSocket writer on game %s failed; closing with %d", self.game_id,
-                     Close.TRY_AGAIN_LATER, exc_info=True)
+            # instead, and the client reconnects with since. A store that is down or
+            # refusing (loading, ...) is a fault the service survives: one line, no traceback.
+            if isinstance(exc, StoreUnavailable):
+                log.info("WebSocket writer on game %s: %s; closing with %d", self.game_id, exc,
+                         Close.TRY_AGAIN_LATER)
+            else:
+                log.info("WebSocket writer on game %s failed; closing with %d", self.game_id,
+                         Close.TRY_AGAIN_LATER, exc_info=True)
             self.state = State.CLOSING
             await self.ws.close(code=Close.TRY_AGAIN_LATER,
                                 message=b"store unavailable: reconnect with since")
@@ -285,7 +290,7 @@ class Connection:
         """A later hello turned moves on (then read the game: the resync that follows
         brings it to the socket's seq) or off."""
         if self.wants_moves and self.moves is None:
-            self.moves = MovesFeed(await self.ctx.games.load(self.game_id))
+            self.moves = MovesFeed(self.ctx.games, await self.ctx.games.load(self.game_id))
         elif not self.wants_moves:
             self.moves = None
 
@@ -333,7 +338,7 @@ class Connection:
                     continue
                 self._watch(loaded)
                 if hello.moves:
-                    self.wants_moves, self.moves = True, MovesFeed(loaded)
+                    self.wants_moves, self.moves = True, MovesFeed(ctx.games, loaded)
             except Exception as exc:  # noqa: BLE001
                 await self._refuse(exc)
                 return

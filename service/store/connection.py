@@ -200,7 +200,18 @@ def build_client(settings: Settings, url: str) -> Redis | RedisCluster:
 def reply_code(exc: BaseException) -> str | None:
     """The code of a server's error reply (``"OOM"``, ``"READONLY"``), or None. redis-py
     strips it from the message of the exceptions it has a class for (OutOfMemoryError,
-    ReadOnlyError, BusyLoadingError...) and keeps it in ``status_code``."""
+    ReadOnlyError, BusyLoadingError...) and keeps it in ``status_code``. A reply refused
+    while connecting counts too: redis-py raises a plain ConnectionError from it (a store
+    restarted with a large append-only file answers the handshake LOADING until loaded)."""
+    cause = exc.__cause__
+    if isinstance(exc, rex.ConnectionError) and isinstance(cause, rex.RedisError):
+        code = _own_reply_code(cause)
+        if code is not None:
+            return code
+    return _own_reply_code(exc)
+
+
+def _own_reply_code(exc: BaseException) -> str | None:
     if not isinstance(exc, rex.RedisError):
         return None
     code = getattr(exc, "status_code", None)

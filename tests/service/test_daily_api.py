@@ -541,6 +541,29 @@ async def test_an_attempt_takes_no_command_once_its_day_is_over(api: Api, clock:
     assert (await api.call("GET", f"/v1/games/{game}", token))["seq"] == 1
 
 
+async def test_an_attempt_has_no_legal_moves_once_its_day_is_over(
+        api: Api, clock: FakeClock) -> None:
+    """GET /moves and the socket's moves list what a client can offer: once the day is over
+    every command is refused (403), so they list none, and no undo."""
+    _, token = await api.player("Ann")
+    game = (await api.attempt(token))["game_id"]
+    await api.command(token, game, winning_line()[0])
+    during = await api.call("GET", f"/v1/games/{game}/moves", token)
+    assert during["moves"] and during["can_undo"]
+    clock.set(NEXT_DAY)
+    assert await api.call("GET", f"/v1/games/{game}/moves", token) == {
+        "seq": 1, "moves": [], "can_undo": False}
+    async with api.session.ws_connect(
+        api.base.replace("http", "ws") + f"/v1/games/{game}/ws"
+    ) as ws:
+        await ws.send_json({"type": "hello", "token": token, "moves": True})
+        assert (await ws.receive_json(timeout=5))["type"] == "snapshot"
+        assert (await ws.receive_json(timeout=5))["type"] == "synced"
+        assert await ws.receive_json(timeout=5) == {
+            "type": "moves", "seq": 1, "moves": [], "can_undo": False}
+    await api.command(token, game, {"type": "undo"}, expect=403)  # as the lists say
+
+
 async def test_past_days_are_kept_daily_keep_days(
     api: Api, any_redis_url: str, tmp_path: Path
 ) -> None:

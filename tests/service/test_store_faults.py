@@ -88,6 +88,12 @@ def test_server_refusals_that_mean_not_now_are_unavailable_and_others_are_errors
     assert isinstance(translate(rex.ResponseError("OOM command not allowed")), StoreUnavailable)
     assert isinstance(translate(rex.MaxConnectionsError("Too many connections")), StoreUnavailable)
     assert isinstance(translate(TimeoutError()), StoreUnavailable)
+    # A store restarted with a large append-only file answers a new connection's handshake
+    # LOADING until it has read it: redis-py raises a ConnectionError from that reply.
+    loading = rex.ConnectionError("Valkey is loading the dataset in memory")
+    loading.__cause__ = rex.BusyLoadingError("Valkey is loading the dataset in memory",
+                                             status_code="LOADING")
+    assert translate(loading).reason == "it is loading its data"
     error = translate(rex.ResponseError("WRONGTYPE Operation against a key"))
     assert isinstance(error, StoreError) and not isinstance(error, StoreUnavailable)
 

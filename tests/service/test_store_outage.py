@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import random
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -377,3 +378,45 @@ async def test_a_socket_whose_log_read_fails_is_closed_with_1013_and_resumes_wit
     await sock2.ws.close()
     assert [m["seq"] for m in replay if m["type"] == "diff"] == list(range(seq + 1, 3))
     assert replay[-1] == {"type": "synced", "seq": 2}
+
+
+async def test_a_store_restarted_while_it_loads_a_large_log_closes_sockets_1013_without_traceback(
+        restartable_server: EmbeddedServer, live: tuple[Api, Context],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A store restarted with a large append-only file answers LOADING until it has read it:
+    a store that is loading is unavailable, as one that is down. A socket whose log read
+    meets it is closed with 1013 (reconnect with since), logged in one line, no traceback
+    (docs/reliability.md); once loaded, a hello with since catches up."""
+    api, _ = live
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", seed=3, public=True))["game_id"]
+    await api.command(token, game_id, {"type": "draw"})
+    with sync_client(restartable_server.url) as r:  # a log long enough to load for seconds
+        for batch in range(10):
+            with r.pipeline(transaction=False) as pipe:
+                for i in range(5000):
+                    pipe.set(f"filler:{batch}:{i}", "x")
+                pipe.execute()
+    # Each command read back at start-up waits 100 µs: about 5 s of LOADING.
+    restartable_server.config["key-load-delay"] = "100"
+    watcher, hello = await connect(api.session, api.base, game_id)
+    await watcher.send({"type": "ping"})
+    assert await watcher.recv() == {"type": "pong"}  # live
+    caplog.set_level(logging.INFO, logger="service")
+    try:
+        restartable_server.stop()
+        starting = asyncio.create_task(asyncio.to_thread(restartable_server.start))
+        messages, code = await watcher.closed(timeout=30)
+        await starting
+    finally:
+        await watcher.ws.close()
+    assert code == 1013
+    assert messages == []
+    closing = [r for r in caplog.records if r.name == "service.ws"]
+    assert len(closing) == 1 and closing[0].exc_info is None  # one line
+    assert "the store refuses this now: it is loading its data" in closing[0].getMessage()
+
+    await wait_for(lambda: ready(api), what="readyz 200 after the store loaded")
+    sock, replay = await connect(api.session, api.base, game_id, since=hello[-1]["seq"])
+    await sock.ws.close()
+    assert replay[-1] == {"type": "synced", "seq": 1}
