@@ -7,6 +7,7 @@ app factory both import it and neither imports the other back.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from aiohttp import web
@@ -25,6 +26,10 @@ from service.solving import SolverPool
 from service.store.connection import RedisConn
 from service.store.errors import StoreError
 from service.store.fanout import Hub
+
+# How long /readyz waits for the store's PING: well within the readiness probes'
+# timeouts (deploy/: 2 s), so a paused store makes the probe see a 503, not a timeout.
+READY_PING_S = 1.0
 
 
 @dataclass(eq=False)
@@ -53,9 +58,11 @@ class Context:
     watchers: dict[str, int] = field(default_factory=dict)
 
     async def store_ready(self) -> bool:
+        """Whether the store answers a PING within :data:`READY_PING_S`."""
         try:
-            await self.redis.ping()
-        except StoreError:
+            async with asyncio.timeout(READY_PING_S):
+                await self.redis.ping()
+        except (StoreError, TimeoutError):
             return False
         return True
 

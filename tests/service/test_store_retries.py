@@ -262,3 +262,24 @@ async def test_a_log_that_does_not_add_up_is_refused_loudly(
     assert any("g1" in r.getMessage() and r.levelname == "ERROR" for r in caplog.records)
     err = to_api_error(refused.value)
     assert err is not None and err.status == 500 and "inconsistent" in err.message
+
+
+async def test_readyz_answers_503_within_its_ping_bound_when_the_store_is_paused(
+        tcp_server: EmbeddedServer, tmp_path: Path) -> None:
+    """A paused store keeps its connections open and answers nothing: the readiness
+    probe (2 s in deploy/) must get the 503 that says so, not wait for the request's
+    deadline (5 s) and time out."""
+    settings = settings_for_test(tcp_server.url, tmp_path, request_deadline_s=5.0,
+                                 redis_timeout_s=10.0)
+    async with running_app(settings) as (base, _ctx), aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        assert (await api.request("GET", "/readyz", expect=200)).body == {"status": "ok"}
+        assert tcp_server.pid is not None
+        os.kill(tcp_server.pid, signal.SIGSTOP)
+        try:
+            ready = await api.request("GET", "/readyz", expect=503)
+        finally:
+            os.kill(tcp_server.pid, signal.SIGCONT)
+        assert ready.error["code"] == "unavailable"
+        assert "did not answer a PING within 1 s" in ready.error["message"], ready.error
+        assert (await api.request("GET", "/readyz", expect=200)).body == {"status": "ok"}
