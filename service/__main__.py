@@ -55,13 +55,14 @@ async def serve(settings: Settings) -> int:
 
 
 async def _supervise(settings: Settings) -> int:
-    assert settings.redis_url is not None
+    redis_url = settings.redis_url
+    assert redis_url is not None
     try:
         reserved, settings = reserve_port(settings)
     except OSError as exc:
         log.error("cannot listen on %s:%d: %s", settings.host, settings.port, exc)
         return 2
-    supervisor = Supervisor(settings, settings.redis_url)
+    supervisor = Supervisor(settings, redis_url)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, supervisor.stopping.set)

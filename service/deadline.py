@@ -18,6 +18,7 @@ from contextvars import ContextVar, Token
 from types import TracebackType
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from service.errors import ApiError, Handler, is_command, unknown_outcome
 
@@ -86,7 +87,7 @@ class deadline:  # noqa: N801 - used as a function: ``async with deadline(5.0):`
         # else a timeout of an inner call, not ours, goes on as it is
 
 
-def deadline_middleware(seconds: float) -> object:
+def deadline_middleware(seconds: float) -> Middleware:
     """An aiohttp middleware bounding every request but a WebSocket's (whose
     commands are bounded one by one in :mod:`service.ws`)."""
 

@@ -28,7 +28,7 @@ from prometheus_client.process_collector import ProcessCollector
 
 # A ``_created`` timestamp per counter and histogram series would double the series
 # scraped and tells nothing a restart's drop to zero does not (a process-wide switch).
-disable_created_metrics()
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST  # the text format ``generate_latest`` writes
 

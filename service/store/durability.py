@@ -180,9 +180,10 @@ class Durability:
         client = self.conn.client
         if isinstance(client, RedisCluster):
             try:
-                return str(client.get_node_from_key(slot_key).name)
+                node = client.get_node_from_key(slot_key)
             except Exception:  # noqa: BLE001 - no slot map yet: a group of its own
                 return slot_key
+            return slot_key if node is None else str(node.name)
         return ""
 
     async def _run(self, group: str) -> None:
@@ -242,6 +243,9 @@ class Durability:
         client = self.conn.client
         if isinstance(client, RedisCluster):
             node = client.get_node_from_key(slot_key)
+            if node is None:
+                raise StoreUnavailable(f"no node of the cluster is known to serve {slot_key!r} "
+                                       "yet (its slot map is not loaded)")
             commands = [PipelineCommand(i, *args) for i, args in enumerate(calls)]
             limit: asyncio.Semaphore | None = self.conn._limit  # the pool's size holds here too
             if limit is not None:

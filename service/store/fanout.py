@@ -212,7 +212,7 @@ class _Link:
         while True:
             conn = self._factory()
             try:
-                await conn.connect()
+                await conn.connect()  # type: ignore[no-untyped-call]
                 async with self._write_lock:
                     self._conn = conn
                     self._unsub_pending.clear()
