@@ -56,7 +56,7 @@ class Client:
     """An async client of the service's REST API.
 
     ``base_url`` is the service's root (``http://127.0.0.1:8080``); ``token`` the
-    bearer token of a player (``create_player`` sets it when the client has none).
+    bearer token of a player (``create_player`` replaces it with the new player's).
     Use it as an async context manager, or call :meth:`close`. A ``session`` passed
     in is used and left open; otherwise the client owns one.
 
@@ -107,11 +107,15 @@ class Client:
 
     # --- players ---------------------------------------------------------------------
     async def create_player(self, name: str) -> PlayerCreated:
-        """``POST /v1/players``. The client acts as the new player from then on if it
-        had no token yet."""
-        player = await self._call("POST", "/v1/players", PlayerCreated, CreatePlayer(name=name))
-        if self.token is None:
-            self.token = player.token
+        """``POST /v1/players``: a new player; the client acts as it from then on.
+
+        No token is sent: the service checks any token it is sent (an expired one
+        gets 401 even here), and a new player needs none. The client's previous
+        token, if any, is replaced by the new player's."""
+        player = await self._call(
+            "POST", "/v1/players", PlayerCreated, CreatePlayer(name=name), authorize=False
+        )
+        self.token = player.token
         return player
 
     async def rename(self, name: str) -> Player:
@@ -231,12 +235,13 @@ class Client:
         type_: type[T],
         body: msgspec.Struct | None = None,
         params: Mapping[str, str] | None = None,
+        authorize: bool = True,
     ) -> T:
         data = encode(body) if body is not None else None
         headers = {"Accept": "application/json"}
         if data is not None:
             headers["Content-Type"] = "application/json"
-        if self.token is not None:
+        if authorize and self.token is not None:
             headers["Authorization"] = f"Bearer {self.token}"
         attempt = 0
         while True:
