@@ -388,7 +388,12 @@ class GameSocket:
                     continue
                 message = decode_server_message(msg.data)
                 if isinstance(message, ErrorMessage):
-                    raise ApiError.from_info(message.error)
+                    error = message.error
+                    if error.code == "bad_request" and "since" in error.details:
+                        # The local state is ahead of the game's log (the log lost its
+                        # end: a failover): only a snapshot can bring it back in line.
+                        raise _Resync(f"since {since} is beyond the game: {error.message}", True)
+                    raise ApiError.from_info(error)
                 if isinstance(message, Synced):
                     if self._state is None or self._state.seq != message.seq:
                         raise _Resync(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import msgspec
 import pytest
 
 from clients.python.errors import ApiError, ConnectionLost
@@ -88,6 +89,22 @@ async def test_hello_with_since_replays_the_missed_diffs_instead_of_a_snapshot(
     async with sock:
         assert [c.diff.seq if c.diff else None for c in changes] == [1, 2, 3]
         assert_same_state(sock.state, await client.game(game.game_id))
+
+
+async def test_a_local_state_ahead_of_the_game_is_replaced_by_a_snapshot(client: Client) -> None:
+    """A state whose seq the game's log does not reach (the log lost its end in a
+    failover) gets 400 with details.since on hello: the socket starts again from a
+    snapshot instead of failing for ever."""
+    game = await client.create_game("gate", seed=6)
+    await client.command(game.game_id, Draw())
+    ahead = msgspec.structs.replace(game.state, seq=5)
+    sock = client.socket(game.game_id, state=ahead)
+    changes = _record(sock)
+    async with sock:
+        assert sock.seq == 1
+        assert_same_state(sock.state, await client.game(game.game_id))
+        assert [c.diff for c in changes] == [None]  # one snapshot, no diff
+        assert await sock.send(Draw()) == 2
 
 
 # --- reconnecting -------------------------------------------------------------------------
