@@ -552,7 +552,7 @@ class GameSocket:
         await self._set_state(new, diff)
 
     def _on_error(self, message: ErrorMessage) -> None:
-        err = ApiError.from_info(message.error)
+        err = ApiError.from_info(message.error, command_id=message.command_id)
         self.stats.last_error = err
         pending = self._pending.get(message.command_id) if message.command_id else None
         if pending is None:

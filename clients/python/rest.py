@@ -36,7 +36,7 @@ from protocol.rest import (
 from protocol.solver import Hint, Solution
 from protocol.variants import VariantInfo, Variants
 
-from .commands import CommandLike, as_command
+from .commands import CommandLike, as_command, new_command_id
 from .errors import ApiError
 from .gamesocket import GameSocket
 
@@ -60,8 +60,11 @@ class Client:
     Use it as an async context manager, or call :meth:`close`. A ``session`` passed
     in is used and left open; otherwise the client owns one.
 
-    Answers ``rate_limited`` and ``unavailable`` (nothing was written) are retried
-    up to ``retries`` times, after the wait the service asks for (else 0.2 s).
+    Answers ``rate_limited`` and ``unavailable`` are retried up to ``retries`` times,
+    after the wait the service asks for (else 0.2 s), but for an ``unavailable`` whose
+    outcome is unknown (the write may have been done) to a write that has no
+    ``command_id``: a new player or game, a daily attempt, a hint (see
+    :attr:`ApiError.retryable`).
     """
 
     def __init__(
@@ -157,11 +160,17 @@ class Client:
     ) -> CommandResult:
         """``POST /v1/games/{id}/commands``. ``expected_seq``: refused with 409
         ``conflict`` unless the game is at that seq. ``command_id``: sending the same
-        id again returns the first result and applies nothing."""
+        id again returns the first result and applies nothing; without one the client
+        makes a fresh one, so that its own retries never apply the command twice. An
+        :class:`ApiError` carries the id in ``command_id``: after a 503 whose outcome
+        is unknown (``unknown_outcome``), send the command again with it."""
+        cid = command_id or new_command_id()
         body = CommandRequest(
-            command=as_command(command), expected_seq=expected_seq, command_id=command_id
+            command=as_command(command), expected_seq=expected_seq, command_id=cid
         )
-        return await self._call("POST", f"/v1/games/{game_id}/commands", CommandResult, body)
+        return await self._call(
+            "POST", f"/v1/games/{game_id}/commands", CommandResult, body, command_id=cid
+        )
 
     async def moves(self, game_id: str) -> LegalMoves:
         """``GET /v1/games/{id}/moves``: every legal move and draw now, and ``can_undo``."""
@@ -236,6 +245,7 @@ class Client:
         body: msgspec.Struct | None = None,
         params: Mapping[str, str] | None = None,
         authorize: bool = True,
+        command_id: str | None = None,
     ) -> T:
         data = encode(body) if body is not None else None
         headers = {"Accept": "application/json"}
@@ -252,6 +262,7 @@ class Client:
                 if response.status < 400:
                     return decode(raw, type_)
                 error = ApiError.from_response(response.status, raw)
+                error.command_id = command_id
                 retry_after = response.headers.get("Retry-After")
             if not error.retryable or attempt >= self.retries:
                 raise error
