@@ -308,3 +308,29 @@ async def test_a_different_event_at_a_held_seq_makes_the_socket_start_from_a_sna
         with pytest.raises(_Resync) as caught:
             await sock._on_diff(other)
         assert caught.value.snapshot
+
+
+# --- legal moves on the socket ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+async def test_a_socket_asked_for_moves_knows_the_legal_moves_after_every_diff(
+    client: Client, variant: str
+) -> None:
+    game = await client.create_game(variant, seed=9)
+    async with client.socket(game.game_id, moves=True) as sock:
+        for _ in range(4):
+            legal = await sock.legal_moves()
+            assert legal == await client.moves(game.game_id)  # what GET would answer
+            if not legal.moves:
+                break
+            await sock.send(_pick(legal.moves))
+        assert (await sock.legal_moves()).seq == sock.seq
+
+
+async def test_a_socket_not_asked_for_moves_says_so(client: Client) -> None:
+    game = await client.create_game("gate", seed=9)
+    async with client.socket(game.game_id) as sock:
+        assert sock.legal is None
+        with pytest.raises(RuntimeError, match="moves=True"):
+            await sock.legal_moves()
