@@ -115,8 +115,9 @@ class GameSocket:
     ::
 
         async with GameSocket(url, game_id, token) as sock:
+            changes = sock.changes()           # every change from now on, in seq order
             seq = await sock.send(Move(from_="tableau/3", to="foundation"))
-            async for change in sock:          # every applied diff, in seq order
+            async for change in changes:       # its diff first, then anyone's
                 print(change.state.seq, change.diff)
 
     ``token`` may be None to watch a public game (commands then fail with 401).
@@ -361,8 +362,11 @@ class GameSocket:
             await future
 
     def changes(self) -> AsyncIterator[StateChange]:
-        """Every change of the local state from now on, in order, until the socket
-        closes (then the iteration ends, or raises why the socket gave up)."""
+        """Every change of the local state from now on (from this call, not from the
+        first ``anext``; never an earlier one), in order, until the socket closes (then
+        the iteration ends, or raises why the socket gave up). ``async for change in
+        sock`` calls it when the loop starts: a diff applied before, say that of a
+        ``send`` already awaited, is in :attr:`state` but not in the loop."""
         queue: asyncio.Queue[StateChange | None] = asyncio.Queue()
         if self._finished:
             queue.put_nowait(None)
