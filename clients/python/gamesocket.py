@@ -551,6 +551,7 @@ class GameSocket:
             await self._on_diff(message)
         elif isinstance(message, Snapshot):
             self._hashes.clear()
+            self._moves = None  # of a history the snapshot may have replaced
             await self._set_state(message.state, None)
         elif isinstance(message, Ack):
             self.stats.acks += 1
