@@ -257,7 +257,10 @@ async def run_bot(
     is given. ``on_result`` is called as each game ends, ``on_tick`` every ``tick_s``.
 
     A game that fails (an error from the service, a lost connection) is counted in
-    ``failed`` with the reason in ``failures``, and the run goes on."""
+    ``failed`` with the reason in ``failures``, and the run goes on. A worker refused its
+    player leaves its games to the others (its reason in ``failures``); games no worker
+    could play are counted ``failed``. Only a service that does not answer at all
+    (``aiohttp.ClientConnectorError``) ends the run with that error."""
     summary = BotSummary(variant)
     queue: asyncio.Queue[int] = asyncio.Queue()
     for i in range(games):
@@ -268,7 +271,15 @@ async def run_bot(
 
         async def worker(n: int) -> None:
             client = Client(url, session=session)
-            await client.create_player(f"bot-{n}")
+            try:
+                await client.create_player(f"bot-{n}")
+            except aiohttp.ClientConnectorError:
+                raise  # nothing answers there: the run cannot start (one line, from main)
+            except (TimeoutError, ApiError, aiohttp.ClientError) as exc:
+                # Not a game: the games this worker would have played are left to the
+                # others, and those no worker could play are counted failed below.
+                summary.failures.append(f"worker {n}: no player: {exc!r}")
+                return
             while not queue.empty():
                 i = queue.get_nowait()
                 deal = None if seed is None else seed + i
@@ -292,6 +303,8 @@ async def run_bot(
         tick = asyncio.create_task(ticker()) if on_tick is not None else None
         try:
             await asyncio.gather(*(worker(n) for n in range(max(1, min(concurrency, games)))))
+            while not queue.empty():
+                summary.fail(f"game {queue.get_nowait()}: not played, no worker has a player")
         finally:
             if tick is not None:
                 tick.cancel()

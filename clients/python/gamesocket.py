@@ -30,12 +30,14 @@ from aiohttp import WSMsgType
 from protocol.apply import DiffError, apply_diff
 from protocol.codec import decode_server_message, encode
 from protocol.diffs import GameState
+from protocol.rest import LegalMoves
 from protocol.ws import (
     Ack,
     CommandMessage,
     DiffMessage,
     ErrorMessage,
     Hello,
+    MovesMessage,
     Ping,
     Pong,
     ServerMessage,
@@ -113,13 +115,16 @@ class GameSocket:
     ::
 
         async with GameSocket(url, game_id, token) as sock:
+            changes = sock.changes()           # every change from now on, in seq order
             seq = await sock.send(Move(from_="tableau/3", to="foundation"))
-            async for change in sock:          # every applied diff, in seq order
+            async for change in changes:       # its diff first, then anyone's
                 print(change.state.seq, change.diff)
 
     ``token`` may be None to watch a public game (commands then fail with 401).
     ``state``: a state the caller already has (say from ``create_game``): the first
-    ``hello`` then asks only for what followed it (``since``).
+    ``hello`` then asks only for what followed it (``since``). ``moves``: the
+    ``hello`` asks for the server's ``moves`` messages, so :meth:`legal_moves` answers
+    what ``GET /v1/games/{id}/moves`` would, without a request after every diff.
 
     Keep-alive: a ``ping`` every ``ping_interval_s`` (when nothing else was heard);
     a connection silent for ``ping_interval_s + pong_timeout_s`` is dropped and
@@ -146,6 +151,7 @@ class GameSocket:
         backoff_max_s: float = 5.0,
         max_reconnect_attempts: int | None = 20,
         command_retries: int = 5,
+        moves: bool = False,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.game_id = game_id
@@ -158,6 +164,7 @@ class GameSocket:
         self.backoff_max_s = backoff_max_s
         self.max_reconnect_attempts = max_reconnect_attempts
         self.command_retries = command_retries
+        self.want_moves = moves
         self.stats = SocketStats()
 
         self._session = session
@@ -177,6 +184,8 @@ class GameSocket:
         self._closing = False
         self._finished = False
         self._failure: BaseException | None = None
+        self._moves: MovesMessage | None = None
+        self._moves_waiters: list[asyncio.Future[None]] = []
 
     # --- what the caller reads --------------------------------------------------------
     @property
@@ -327,9 +336,37 @@ class GameSocket:
         await future
         return self.state
 
+    @property
+    def legal(self) -> LegalMoves | None:
+        """With ``moves=True``: the legal moves at the local seq, if the server has
+        sent them yet (None before, and always without ``moves``)."""
+        m = self._moves
+        if m is None or self._state is None or m.seq != self._state.seq:
+            return None
+        return LegalMoves(seq=m.seq, moves=m.moves, can_undo=m.can_undo)
+
+    async def legal_moves(self) -> LegalMoves:
+        """With ``moves=True``: the legal moves at the local seq (every legal ``move``
+        and ``draw``, and ``can_undo``), waiting for the server's ``moves`` message of
+        that seq if it has not come yet. The server sends it after each diff, before
+        the ``ack``: after ``send()`` returns, it is usually here already."""
+        if not self.want_moves:
+            raise RuntimeError("legal_moves() needs GameSocket(..., moves=True)")
+        while True:
+            current = self.legal
+            if current is not None:
+                return current
+            self._check_usable()
+            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._moves_waiters.append(future)
+            await future
+
     def changes(self) -> AsyncIterator[StateChange]:
-        """Every change of the local state from now on, in order, until the socket
-        closes (then the iteration ends, or raises why the socket gave up)."""
+        """Every change of the local state from now on (from this call, not from the
+        first ``anext``; never an earlier one), in order, until the socket closes (then
+        the iteration ends, or raises why the socket gave up). ``async for change in
+        sock`` calls it when the loop starts: a diff applied before, say that of a
+        ``send`` already awaited, is in :attr:`state` but not in the loop."""
         queue: asyncio.Queue[StateChange | None] = asyncio.Queue()
         if self._finished:
             queue.put_nowait(None)
@@ -377,7 +414,8 @@ class GameSocket:
             timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=2.0),
         )
         try:
-            await ws.send_str(encode(Hello(token=self.token, since=since)).decode())
+            hello = Hello(token=self.token, since=since, moves=self.want_moves)
+            await ws.send_str(encode(hello).decode())
             while True:
                 msg = await ws.receive(timeout=self.hello_timeout_s)
                 if msg.type in _CLOSING_TYPES:
@@ -388,7 +426,12 @@ class GameSocket:
                     continue
                 message = decode_server_message(msg.data)
                 if isinstance(message, ErrorMessage):
-                    raise ApiError.from_info(message.error)
+                    error = message.error
+                    if error.code == "bad_request" and "since" in error.details:
+                        # The local state is ahead of the game's log (the log lost its
+                        # end: a failover): only a snapshot can bring it back in line.
+                        raise _Resync(f"since {since} is beyond the game: {error.message}", True)
+                    raise ApiError.from_info(error)
                 if isinstance(message, Synced):
                     if self._state is None or self._state.seq != message.seq:
                         raise _Resync(
@@ -508,6 +551,7 @@ class GameSocket:
             await self._on_diff(message)
         elif isinstance(message, Snapshot):
             self._hashes.clear()
+            self._moves = None  # of a history the snapshot may have replaced
             await self._set_state(message.state, None)
         elif isinstance(message, Ack):
             self.stats.acks += 1
@@ -519,6 +563,12 @@ class GameSocket:
                 raise _Resync(f"ack of seq {message.seq} at seq {self._state.seq}", False)
         elif isinstance(message, ErrorMessage):
             self._on_error(message)
+        elif isinstance(message, MovesMessage):
+            self._moves = message
+            waiters, self._moves_waiters = self._moves_waiters, []
+            for future in waiters:
+                if not future.done():
+                    future.set_result(None)
         elif isinstance(message, (Synced, Pong)):
             pass
 
@@ -547,7 +597,7 @@ class GameSocket:
         await self._set_state(new, diff)
 
     def _on_error(self, message: ErrorMessage) -> None:
-        err = ApiError.from_info(message.error)
+        err = ApiError.from_info(message.error, command_id=message.command_id)
         self.stats.last_error = err
         pending = self._pending.get(message.command_id) if message.command_id else None
         if pending is None:
@@ -636,6 +686,10 @@ class GameSocket:
                 p.future.set_exception(exc)
         waiters, self._waiters = self._waiters, []
         for _, future in waiters:
+            if not future.done():
+                future.set_exception(exc)
+        moves_waiters, self._moves_waiters = self._moves_waiters, []
+        for future in moves_waiters:
             if not future.done():
                 future.set_exception(exc)
         for queue in self._subscribers:

@@ -26,7 +26,8 @@ Piles: t0 t1 ... tableau, f0 f1 ... foundations, r0 r1 reserves, w waste, s stoc
   w t5, w f   the waste's top card
   r0 f        a reserve's top card;  f1 t2  a foundation's top card back into play
   s t4        (Gate) a card from the stock into an empty space
-  d  draw     u  undo     q / resign  give up     m  legal moves     h  this help
+  d  draw     u  undo     m  legal moves     h  this help
+  q, quit, resign   give up: the game ends resigned (Ctrl-D leaves it as it stands)
   hint        the solver suggests a command (counted in the game's stats)
 Long pile ids work too: tableau/3 foundation/1."""
 

@@ -36,7 +36,7 @@ from protocol.rest import (
 from protocol.solver import Hint, Solution
 from protocol.variants import VariantInfo, Variants
 
-from .commands import CommandLike, as_command
+from .commands import CommandLike, as_command, new_command_id
 from .errors import ApiError
 from .gamesocket import GameSocket
 
@@ -56,12 +56,15 @@ class Client:
     """An async client of the service's REST API.
 
     ``base_url`` is the service's root (``http://127.0.0.1:8080``); ``token`` the
-    bearer token of a player (``create_player`` sets it when the client has none).
+    bearer token of a player (``create_player`` replaces it with the new player's).
     Use it as an async context manager, or call :meth:`close`. A ``session`` passed
     in is used and left open; otherwise the client owns one.
 
-    Answers ``rate_limited`` and ``unavailable`` (nothing was written) are retried
-    up to ``retries`` times, after the wait the service asks for (else 0.2 s).
+    Answers ``rate_limited`` and ``unavailable`` are retried up to ``retries`` times,
+    after the wait the service asks for (else 0.2 s), but for an ``unavailable`` whose
+    outcome is unknown (the write may have been done) to a write that has no
+    ``command_id``: a new player or game, a daily attempt, a hint (see
+    :attr:`ApiError.retryable`).
     """
 
     def __init__(
@@ -107,11 +110,15 @@ class Client:
 
     # --- players ---------------------------------------------------------------------
     async def create_player(self, name: str) -> PlayerCreated:
-        """``POST /v1/players``. The client acts as the new player from then on if it
-        had no token yet."""
-        player = await self._call("POST", "/v1/players", PlayerCreated, CreatePlayer(name=name))
-        if self.token is None:
-            self.token = player.token
+        """``POST /v1/players``: a new player; the client acts as it from then on.
+
+        No token is sent: the service checks any token it is sent (an expired one
+        gets 401 even here), and a new player needs none. The client's previous
+        token, if any, is replaced by the new player's."""
+        player = await self._call(
+            "POST", "/v1/players", PlayerCreated, CreatePlayer(name=name), authorize=False
+        )
+        self.token = player.token
         return player
 
     async def rename(self, name: str) -> Player:
@@ -153,11 +160,17 @@ class Client:
     ) -> CommandResult:
         """``POST /v1/games/{id}/commands``. ``expected_seq``: refused with 409
         ``conflict`` unless the game is at that seq. ``command_id``: sending the same
-        id again returns the first result and applies nothing."""
+        id again returns the first result and applies nothing; without one the client
+        makes a fresh one, so that its own retries never apply the command twice. An
+        :class:`ApiError` carries the id in ``command_id``: after a 503 whose outcome
+        is unknown (``unknown_outcome``), send the command again with it."""
+        cid = command_id or new_command_id()
         body = CommandRequest(
-            command=as_command(command), expected_seq=expected_seq, command_id=command_id
+            command=as_command(command), expected_seq=expected_seq, command_id=cid
         )
-        return await self._call("POST", f"/v1/games/{game_id}/commands", CommandResult, body)
+        return await self._call(
+            "POST", f"/v1/games/{game_id}/commands", CommandResult, body, command_id=cid
+        )
 
     async def moves(self, game_id: str) -> LegalMoves:
         """``GET /v1/games/{id}/moves``: every legal move and draw now, and ``can_undo``."""
@@ -231,12 +244,14 @@ class Client:
         type_: type[T],
         body: msgspec.Struct | None = None,
         params: Mapping[str, str] | None = None,
+        authorize: bool = True,
+        command_id: str | None = None,
     ) -> T:
         data = encode(body) if body is not None else None
         headers = {"Accept": "application/json"}
         if data is not None:
             headers["Content-Type"] = "application/json"
-        if self.token is not None:
+        if authorize and self.token is not None:
             headers["Authorization"] = f"Bearer {self.token}"
         attempt = 0
         while True:
@@ -247,6 +262,7 @@ class Client:
                 if response.status < 400:
                     return decode(raw, type_)
                 error = ApiError.from_response(response.status, raw)
+                error.command_id = command_id
                 retry_after = response.headers.get("Retry-After")
             if not error.retryable or attempt >= self.retries:
                 raise error

@@ -102,3 +102,11 @@ async def test_a_bot_run_plays_games_to_their_end(service_url: str, variant: str
     for result in summary.results:
         assert result.commands <= 151  # the step cap, and the resign after it
     assert summary.as_dict()["games"] == 2 and "2 games" in summary.format()
+
+
+async def test_a_run_whose_players_are_refused_reports_failed_games(service_url: str) -> None:
+    """The docstring's promise: a failure is counted, the run goes on and ends with a
+    summary, even when no worker can create its player (here: a wrong base URL, 404)."""
+    summary = await run_bot(service_url + "/not-the-api", "gilbert", 3, concurrency=2)
+    assert (summary.games, summary.failed) == (0, 3)
+    assert any("no player" in f and "not_found" in f for f in summary.failures)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import msgspec
 import pytest
 
 from clients.python.errors import ApiError, ConnectionLost
@@ -88,6 +89,22 @@ async def test_hello_with_since_replays_the_missed_diffs_instead_of_a_snapshot(
     async with sock:
         assert [c.diff.seq if c.diff else None for c in changes] == [1, 2, 3]
         assert_same_state(sock.state, await client.game(game.game_id))
+
+
+async def test_a_local_state_ahead_of_the_game_is_replaced_by_a_snapshot(client: Client) -> None:
+    """A state whose seq the game's log does not reach (the log lost its end in a
+    failover) gets 400 with details.since on hello: the socket starts again from a
+    snapshot instead of failing for ever."""
+    game = await client.create_game("gate", seed=6)
+    await client.command(game.game_id, Draw())
+    ahead = msgspec.structs.replace(game.state, seq=5)
+    sock = client.socket(game.game_id, state=ahead)
+    changes = _record(sock)
+    async with sock:
+        assert sock.seq == 1
+        assert_same_state(sock.state, await client.game(game.game_id))
+        assert [c.diff for c in changes] == [None]  # one snapshot, no diff
+        assert await sock.send(Draw()) == 2
 
 
 # --- reconnecting -------------------------------------------------------------------------
@@ -291,3 +308,29 @@ async def test_a_different_event_at_a_held_seq_makes_the_socket_start_from_a_sna
         with pytest.raises(_Resync) as caught:
             await sock._on_diff(other)
         assert caught.value.snapshot
+
+
+# --- legal moves on the socket ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+async def test_a_socket_asked_for_moves_knows_the_legal_moves_after_every_diff(
+    client: Client, variant: str
+) -> None:
+    game = await client.create_game(variant, seed=9)
+    async with client.socket(game.game_id, moves=True) as sock:
+        for _ in range(4):
+            legal = await sock.legal_moves()
+            assert legal == await client.moves(game.game_id)  # what GET would answer
+            if not legal.moves:
+                break
+            await sock.send(_pick(legal.moves))
+        assert (await sock.legal_moves()).seq == sock.seq
+
+
+async def test_a_socket_not_asked_for_moves_says_so(client: Client) -> None:
+    game = await client.create_game("gate", seed=9)
+    async with client.socket(game.game_id) as sock:
+        assert sock.legal is None
+        with pytest.raises(RuntimeError, match="moves=True"):
+            await sock.legal_moves()

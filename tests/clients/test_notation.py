@@ -7,7 +7,14 @@ from typing import Any
 import pytest
 
 from clients.python.commands import as_command
-from clients.python.notation import Action, ParseError, format_command, parse, pile_label
+from clients.python.notation import (
+    HELP,
+    Action,
+    ParseError,
+    format_command,
+    parse,
+    pile_label,
+)
 from protocol import Draw, Move, Resign, Undo
 
 
@@ -119,3 +126,12 @@ def test_hint_is_the_clients_own_word() -> None:
     from clients.python.notation import parse
 
     assert parse("hint").kind == "hint"
+
+
+@pytest.mark.parametrize("word", ["q", "quit", "resign"])
+def test_every_word_that_resigns_the_game_is_named_in_the_help(word: str) -> None:
+    """Resigning cannot be taken back: a player typing 'quit' to leave must have been
+    told that it resigns, and how to leave instead."""
+    assert parse(word) == Action("command", {"type": "resign"})
+    help_words = HELP.replace(",", " ").split()
+    assert word in help_words and "Ctrl-D" in HELP

@@ -247,3 +247,14 @@ async def test_the_whole_log_comes_back_however_long(
     assert [e.seq for e in await client.events(long_game.game_id, after=EVENTS_PAGE)] == [
         EVENTS_PAGE + i for i in range(1, 6)
     ]
+
+
+async def test_a_client_with_an_expired_or_forged_token_registers_anew(service_url: str) -> None:
+    """The service checks every token it is sent, even on POST /v1/players (401): a
+    client whose token went stale must not send it when it creates a player, and acts
+    as the new player afterwards."""
+    async with Client(service_url, token="v1.forged.token") as stale:
+        player = await stale.create_player("fresh")
+        assert stale.token == player.token
+        game = await stale.create_game("gate", seed=2)  # the new token is the one sent
+        assert (await stale.game(game.game_id)).seq == 0

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from clients.python.sdk import ApiError, Client, Draw, GameSocket, Move
@@ -47,3 +51,20 @@ async def test_a_hint_and_a_solution_through_the_sdk(client: Client) -> None:
     for command in solution.commands:
         status = (await client.command(fresh.game_id, command)).diff.status
     assert status == "won"
+
+
+async def test_the_readme_example_itself_runs_to_its_end(
+    service_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's code block, as a reader copies it (but for the service's address):
+    it ends. It used to wait for ever, for a diff applied before its loop began."""
+    text = (Path(__file__).parents[2] / "clients/python/README.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    assert "asyncio.run(main())" in code
+    code = code.replace("http://127.0.0.1:8080", service_url).replace("asyncio.run(main())", "")
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    # The bound only turns a hang into a failure; nothing here measures time.
+    await asyncio.wait_for(namespace["main"](), timeout=60)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "1 1" and "illegal_move" in lines[1] and lines[2].startswith("1 ")
