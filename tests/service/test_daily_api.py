@@ -593,6 +593,17 @@ async def test_a_ranked_attempt_refuses_hints(api: Api) -> None:
     assert (await api.call("GET", f"/v1/games/{game}", token))["stats"]["hints"] == 0
 
 
+async def assert_wins_a_new_game(api: Api, token: str, commands: list[Any]) -> None:
+    """``commands`` sent one by one to a new game of the day's deal win it."""
+    fresh = (
+        await api.call("POST", "/v1/games", token, 201, json={"variant": VARIANT, "seed": SEED})
+    )["game_id"]
+    status = "playing"
+    for command in commands:
+        status = (await api.command(token, fresh, command))["diff"]["status"]
+    assert status == "won"
+
+
 async def test_an_attempts_solution_is_shown_once_the_day_is_over(
     api: Api, clock: FakeClock
 ) -> None:
@@ -605,13 +616,7 @@ async def test_an_attempts_solution_is_shown_once_the_day_is_over(
     clock.set(NEXT_DAY)
     solution = await api.call("GET", f"/v1/games/{game}/solution", token)
     assert solution["result"] == "won"
-    fresh = (
-        await api.call("POST", "/v1/games", token, 201, json={"variant": VARIANT, "seed": SEED})
-    )["game_id"]
-    status = "playing"
-    for command in solution["commands"]:
-        status = (await api.command(token, fresh, command))["diff"]["status"]
-    assert status == "won"
+    await assert_wins_a_new_game(api, token, solution["commands"])
 
 
 async def test_an_attempt_left_open_at_its_days_end_shows_its_solution_too(
@@ -630,13 +635,7 @@ async def test_an_attempt_left_open_at_its_days_end_shows_its_solution_too(
     await api.command(token, game, {"type": "resign"}, expect=403)
     solution = await api.call("GET", f"/v1/games/{game}/solution")  # anyone may read it now
     assert solution["result"] == "won"
-    fresh = (
-        await api.call("POST", "/v1/games", token, 201, json={"variant": VARIANT, "seed": SEED})
-    )["game_id"]
-    status = "playing"
-    for command in solution["commands"]:
-        status = (await api.command(token, fresh, command))["diff"]["status"]
-    assert status == "won"
+    await assert_wins_a_new_game(api, token, solution["commands"])
 
 
 async def test_the_leaderboard_of_a_past_day_never_chosen_is_empty_not_a_503(
