@@ -27,19 +27,21 @@ Piles: t0 t1 ... tableau, f0 f1 ... foundations, r0 r1 reserves, w waste, s stoc
   r0 f        a reserve's top card;  f1 t2  a foundation's top card back into play
   s t4        (Gate) a card from the stock into an empty space
   d  draw     u  undo     m  legal moves     h  this help
-  q, quit, resign   give up: the game ends resigned (Ctrl-D leaves it as it stands)
+  q, quit     leave: the game stays where it is (Ctrl-D too)
+  resign      give up: the game ends resigned, for good
   hint        the solver suggests a command (counted in the game's stats)
 Long pile ids work too: tableau/3 foundation/1."""
 
 _SHORT: Final = {"t": "tableau", "f": "foundation", "r": "reserve"}
 _LONG_TO_SHORT: Final = {long: short for short, long in _SHORT.items()}
-_WORDS: Final[dict[str, Literal["draw", "undo", "resign", "help", "moves", "hint"]]] = {
+Word = Literal["draw", "undo", "resign", "help", "moves", "hint", "leave"]
+_WORDS: Final[dict[str, Word]] = {
     "d": "draw",
     "draw": "draw",
     "u": "undo",
     "undo": "undo",
-    "q": "resign",
-    "quit": "resign",
+    "q": "leave",
+    "quit": "leave",
     "resign": "resign",
     "h": "help",
     "help": "help",
@@ -63,9 +65,10 @@ class ParseError(ValueError):
 @dataclass(frozen=True, slots=True)
 class Action:
     """What a line asks for: a command to send (``command`` its JSON form), or the
-    client's own ``help``, ``moves`` (list the legal moves) or ``hint`` (ask the solver)."""
+    client's own ``help``, ``moves`` (list the legal moves), ``hint`` (ask the solver) or
+    ``leave`` (stop playing; the game stays where it is)."""
 
-    kind: Literal["command", "help", "moves", "hint"]
+    kind: Literal["command", "help", "moves", "hint", "leave"]
     command: dict[str, Any] | None = None
 
 
@@ -79,7 +82,7 @@ def parse(text: str) -> Action:
     if word is not None:
         if rest:
             raise ParseError(text, f"{head!r} takes nothing after it")
-        if word in ("help", "moves", "hint"):
+        if word in ("help", "moves", "hint", "leave"):
             return Action(word)
         return Action("command", {"type": word})
     if len(words) == 1:

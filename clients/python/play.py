@@ -17,7 +17,7 @@ import aiohttp
 from protocol.fields import OptionValue
 
 from .errors import ApiError, ConnectionLost
-from .notation import HELP, ParseError, parse
+from .notation import HELP, Action, ParseError, parse
 from .render import render, render_hint, render_moves
 from .rest import Client
 
@@ -102,16 +102,16 @@ async def play(
             write("Type h for help.")
             while True:
                 line = await read_line("> ")
-                if line is None:
-                    write(f"Bye. The game {created.game_id} stays where it is.")
-                    return 0
-                if not line.strip():
+                if line is not None and not line.strip():
                     continue
                 try:
-                    action = parse(line)
+                    action = Action("leave") if line is None else parse(line)
                 except ParseError as err:
                     write(str(err))
                     continue
+                if action.kind == "leave":
+                    write(f"Bye. The game {created.game_id} stays where it is.")
+                    return 0
                 if action.kind == "help":
                     write(HELP)
                     continue

@@ -119,7 +119,7 @@ def _outcome(state: GameState) -> str:
     if state.status == "won":
         return "You won: every card is on the foundations."
     if state.status == "lost":
-        return "No move is left: the game is lost (u to undo, q to resign)."
+        return "No move is left: the game is lost (u to undo, resign to give up, q to leave)."
     if state.status == "resigned":
         return "Resigned."
     return ""

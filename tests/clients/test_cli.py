@@ -105,7 +105,7 @@ async def test_the_bot_prints_a_json_summary(service_url: str) -> None:
 
 
 async def test_playing_in_the_terminal(service_url: str) -> None:
-    script = b"h\nm\nt9\nt0 t6\nd\nu\nq\n"
+    script = b"h\nm\nt9\nt0 t6\nd\nu\nresign\n"
     code, out, err = await _run(
         "play",
         "gilbert",
@@ -125,6 +125,15 @@ async def test_playing_in_the_terminal(service_url: str) -> None:
     assert "'t9': where to?" in out
     assert "seq 3" in out and out.rstrip().endswith("Resigned.")
     assert "##x6" in out and "\x1b[" not in out
+
+
+async def test_quitting_the_terminal_leaves_the_game_where_it_is(service_url: str) -> None:
+    code, out, err = await _run(
+        "play", "gilbert", "--seed", "1", "--url", service_url, "--name", "leaver", "--no-color",
+        stdin=b"d\nq\n",
+    )
+    assert code == 0, err
+    assert "stays where it is" in out and "Resigned." not in out
 
 
 async def test_the_terminal_client_asks_for_a_hint(service_url: str) -> None:
@@ -162,7 +171,7 @@ async def test_the_service_address_comes_from_solitaire_url(service_url: str) ->
 async def test_url_wins_over_solitaire_url(service_url: str, closed_url: str) -> None:
     code, out, err = await _run(
         "play", "gate", "--seed", "5", "--url", service_url, "--no-color",
-        stdin=b"q\n", env={"SOLITAIRE_URL": closed_url},
+        stdin=b"resign\n", env={"SOLITAIRE_URL": closed_url},
     )
     assert code == 0, err
     assert out.rstrip().endswith("Resigned.")

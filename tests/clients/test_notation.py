@@ -41,7 +41,6 @@ from protocol import Draw, Move, Resign, Undo
         ("draw", {"type": "draw"}),
         ("u", {"type": "undo"}),
         ("undo", {"type": "undo"}),
-        ("q", {"type": "resign"}),
         ("resign", {"type": "resign"}),
     ],
 )
@@ -128,10 +127,14 @@ def test_hint_is_the_clients_own_word() -> None:
     assert parse("hint").kind == "hint"
 
 
-@pytest.mark.parametrize("word", ["q", "quit", "resign"])
-def test_every_word_that_resigns_the_game_is_named_in_the_help(word: str) -> None:
-    """Resigning cannot be taken back: a player typing 'quit' to leave must have been
-    told that it resigns, and how to leave instead."""
-    assert parse(word) == Action("command", {"type": "resign"})
+@pytest.mark.parametrize("word", ["q", "quit"])
+def test_quitting_leaves_the_game_as_it_stands(word: str) -> None:
+    """A player typing 'quit' to leave the terminal must not lose the game: resigning
+    cannot be taken back, so only 'resign' resigns."""
+    assert parse(word) == Action("leave")
+
+
+def test_resign_is_the_one_word_that_resigns_and_the_help_says_which_leaves() -> None:
+    assert parse("resign") == Action("command", {"type": "resign"})
     help_words = HELP.replace(",", " ").split()
-    assert word in help_words and "Ctrl-D" in HELP
+    assert {"q", "quit", "resign"} <= set(help_words) and "Ctrl-D" in HELP
