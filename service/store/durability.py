@@ -91,7 +91,7 @@ class Durability:
     callers: int = 0  # callers served by them
     _fsyncs_before_reply: bool = False
     _checked_at: float | None = None
-    _answers: int = 0  # answers had (the first is logged whatever it says, later ones on change)
+    _heard: bool = False  # an answer was had (the first is logged, later ones on change)
     _asking: asyncio.Future[bool] | None = None  # the one question in flight
     _closed: bool = False
     generation: int = 0  # counts :meth:`forget`: a write compares it across its call
@@ -127,7 +127,7 @@ class Durability:
         if not asking.cancelled():
             self._fsyncs_before_reply = asking.result()
             self._checked_at = asyncio.get_running_loop().time()
-            self._answers += 1
+            self._heard = True
 
     async def _store_fsyncs_before_reply(self) -> bool:
         """``appendonly yes``, ``appendfsync always`` and no append-only file rewrite in
@@ -137,13 +137,13 @@ class Durability:
                 ("CONFIG", "GET", "appendonly"), ("CONFIG", "GET", "appendfsync"),
                 ("INFO", "persistence")])
         except Exception as exc:  # noqa: BLE001 - not an error: the WAITAOF path is safe
-            if self._answers == 0:
+            if not self._heard:
                 logger.info("durability local: the store did not say how it fsyncs (%s: %s); "
                             "each acknowledgement waits for WAITAOF", type(exc).__name__, exc)
             return False
         answer = (_config_value(aof) == "yes" and _config_value(fsync) == "always"
                   and _info_field(info, "aof_rewrite_in_progress") == "0")
-        if answer != self._fsyncs_before_reply or self._answers == 0:
+        if answer != self._fsyncs_before_reply or not self._heard:
             logger.info("durability local: %s", "the store fsyncs before it replies "
                         "(appendfsync always): no WAITAOF" if answer else
                         "the store does not fsync before it replies now: each "
