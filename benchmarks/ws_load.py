@@ -52,6 +52,7 @@ from typing import Any
 
 import aiohttp
 import msgspec
+import redis
 from _harness import (
     bare_server,
     load_average,
@@ -90,6 +91,8 @@ class Stats:
     # seconds late: how much later than asked the load generator's own loop woke a probe
     # (LAG_PROBE_S apart); what it adds to every latency above, as the service does not
     lag: list[float] = field(default_factory=list)
+    ack_sent: list[float] = field(default_factory=list)  # when each of ``acks`` was sent
+    store_latency: str = ""  # the store's own latency events in the window (LATENCY LATEST)
 
     def error(self, code: str) -> None:
         self.errors[code] = self.errors.get(code, 0) + 1
@@ -260,6 +263,7 @@ class Player:
                 self.stats.fanout_after_ack.append(diff_at - now)
         if self.stats.recording:
             self.stats.acks.append(now - started)
+            self.stats.ack_sent.append(started)
             self.stats.commands += 1
         self.seq += 1
         if self.seq == len(self.plan):  # the game is over (won or resigned)
@@ -543,8 +547,58 @@ def report(label: str, stats: Stats) -> dict[str, float]:
             )
     if stats.errors:
         line += f"; errors {stats.errors}"
+    line += "; " + slow_acks(stats)
+    if stats.store_latency:
+        line += f"; store latency events: {stats.store_latency}"
     print(line, flush=True)
     return row
+
+
+STORE_LATENCY_THRESHOLD_MS = 10
+
+
+def watch_store_latency(url: str, cluster: bool) -> None:
+    """Have a single store record its own events over STORE_LATENCY_THRESHOLD_MS (an fsync,
+    a slow command) from now on (Redis's latency monitor)."""
+    if cluster:
+        return
+    with redis.Redis.from_url(url) as r:
+        r.config_set("latency-monitor-threshold", STORE_LATENCY_THRESHOLD_MS)
+        r.execute_command("LATENCY", "RESET")
+
+
+def store_latency(url: str, cluster: bool) -> str:
+    """The store's latency events since :func:`watch_store_latency` (the warm-up
+    included): each event's name, worst ms and how many times it was recorded."""
+    if cluster:
+        return ""
+    with redis.Redis.from_url(url) as r:
+        latest = r.execute_command("LATENCY", "LATEST")
+        out = []
+        for entry in latest:
+            name = entry[0].decode() if isinstance(entry[0], bytes) else str(entry[0])
+            history = r.execute_command("LATENCY", "HISTORY", name)
+            out.append(f"{name} worst {entry[3]} ms, {len(history)} times")
+    return ", ".join(out) if out else f"none over {STORE_LATENCY_THRESHOLD_MS} ms"
+
+
+SLOW_ACK_S = 0.05  # the issue's p99 goal
+STALL_WINDOW_S = 0.1
+
+
+def slow_acks(stats: Stats) -> str:
+    """How many acks took longer than SLOW_ACK_S, and whether they were sent in a few short
+    windows (one stall of the service, the store or the machine) or spread out (a queue)."""
+    slow = [t for t, a in zip(stats.ack_sent, stats.acks, strict=True) if a > SLOW_ACK_S]
+    if not slow:
+        return f"no ack over {SLOW_ACK_S * 1000:.0f} ms"
+    windows: dict[int, int] = {}
+    for t in slow:
+        windows[int(t / STALL_WINDOW_S)] = windows.get(int(t / STALL_WINDOW_S), 0) + 1
+    worst = max(stats.acks) * 1000
+    return (f"{len(slow)} acks over {SLOW_ACK_S * 1000:.0f} ms (worst {worst:.0f} ms), sent in "
+            f"{len(windows)} windows of {STALL_WINDOW_S * 1000:.0f} ms "
+            f"(the fullest held {max(windows.values())})")
 
 
 def run_loop(coro: Any) -> Any:
@@ -723,6 +777,7 @@ def main(argv: list[str] | None = None) -> None:
                             }
 
                         run_loop(wait_daily(urls[0]))  # the daily chooser idle before measuring
+                        watch_store_latency(redis_url, args.cluster)
                         if args.load == "saturation":
                             stats = run_loop(
                                 run_saturation(
@@ -748,6 +803,7 @@ def main(argv: list[str] | None = None) -> None:
                                     args.hints,
                                 )
                             )
+                        stats.store_latency = store_latency(redis_url, args.cluster)
                         rows[label].append(
                             report(
                                 f"{label} on {store_kind}, {clients} clients, run {run + 1} "
