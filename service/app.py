@@ -33,6 +33,7 @@ from service.deadline import deadline_middleware
 from service.errors import Handler, error_middleware, json_protocol_errors
 from service.games import GameService, Loaded
 from service.hints import Hints
+from service.looplag import LoopLag
 from service.metrics import Metrics
 from service.players import Players
 from service.ratelimit import Limiter
@@ -165,12 +166,15 @@ async def _running(app: web.Application) -> AsyncIterator[None]:
     """The background tasks run while the app does; every resource is closed after it."""
     ctx = app[CONTEXT]
     daily = ctx.daily
+    lag = LoopLag(ctx.metrics.loop_lag)
     try:
+        lag.start()
         daily.deals.start()  # choosing the deals ahead
         daily.start()  # ranking the days that end
         yield
     finally:
         # The tasks stop before the store they use closes.
+        await lag.stop()
         await daily.deals.stop()
         await daily.stop()
         await ctx.pool.aclose()

@@ -39,6 +39,11 @@ COMMAND_ACK_BUCKETS = (0.001, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.025, 0
                        0.075, 0.1, 0.25, 0.5, 1.0, 2.5)
 
 
+# Seconds the event loop ran late (service/looplag.py): a few milliseconds is a busy loop;
+# beyond the ack goal (50 ms) every reply of the process is late.
+LOOP_LAG_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
 class LabelledCounter:
     """A counter with labels, counted as ``inc("klondike", "move")`` (label values in order).
 
@@ -96,6 +101,11 @@ class Metrics:
             "(websocket) or the response returned by the handler (rest); refused commands are "
             "not counted",
             ("transport",), registry=registry, buckets=COMMAND_ACK_BUCKETS)
+        self.loop_lag = Histogram(
+            "solitaire_event_loop_lag_seconds",
+            "How much later than asked a probe sleeping 0.1 s at a time woke up: the event "
+            "loop was busy or blocked (or the process short of CPU) for as long",
+            registry=registry, buckets=LOOP_LAG_BUCKETS)
         # Bound once: a command pays one observe, not a labels() lookup.
         self.websocket_ack = command_ack.labels("websocket")
         self.rest_ack = command_ack.labels("rest")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,11 +20,13 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
+from service.looplag import PROBE_S
 from service.metrics import COMMAND_ACK_BUCKETS, CONTENT_TYPE
 from tests.live import daily_chosen, running_service, settings_for_test
 from tests.service.helpers import Api, connect
 
 ACK = "solitaire_command_ack_seconds"
+LAG = "solitaire_event_loop_lag_seconds"
 
 
 @contextlib.asynccontextmanager
@@ -102,6 +105,7 @@ async def test_the_service_metrics_keep_their_names_and_kinds(api: Api) -> None:
         "solitaire_solver_jobs": "gauge",
         "solitaire_daily_deals_ready": "gauge",
         ACK: "histogram",
+        LAG: "histogram",
     }
     assert 'solitaire_games_created_total{variant="gilbert"} 1.0' in text
 
@@ -151,6 +155,27 @@ async def test_the_ack_histogram_counts_a_command_over_rest_and_one_over_the_web
         (total,) = [s.value for s in after_ws[ACK]
                     if s.name == ACK + "_sum" and s.labels == {"transport": transport}]
         assert total > 0
+
+
+def lag_over(families: dict[str, list[Sample]], seconds: str) -> float:
+    """How many probes of the loop-lag histogram woke up later than ``seconds`` (a bound)."""
+    (count,) = [s.value for s in families[LAG] if s.name == LAG + "_count"]
+    (within,) = [s.value for s in families[LAG]
+                 if s.name == LAG + "_bucket" and s.labels == {"le": seconds}]
+    return count - within
+
+
+async def test_a_blocked_event_loop_shows_in_the_loop_lag_histogram(api: Api) -> None:
+    # The app runs in this test's event loop: blocking the test blocks the service. The
+    # probe's 0.1 s sleep falls due during the block, so it wakes at least 0.2 s late.
+    before = lag_over(await scrape(api), "0.1")
+    time.sleep(PROBE_S + 0.3)
+    for _ in range(50):  # the probe's next wake-up records it
+        after = lag_over(await scrape(api), "0.1")
+        if after > before:
+            break
+        await asyncio.sleep(PROBE_S)
+    assert after == before + 1
 
 
 async def test_a_refused_command_is_not_an_ack(api: Api) -> None:
