@@ -63,6 +63,7 @@ from _harness import (
     store,
     tree_cpu_s,
 )
+from prometheus_client.parser import text_string_to_metric_families
 
 from service.engine import DRAW, MAX_SEED, RESIGN, UNDO, Game, Move, Status
 from service.settings import DURABILITY_LEVELS
@@ -91,6 +92,8 @@ class Stats:
     # seconds late: how much later than asked the load generator's own loop woke a probe
     # (LAG_PROBE_S apart); what it adds to every latency above, as the service does not
     lag: list[float] = field(default_factory=list)
+    # the service's own loop-lag probes in the window, and how many were over SLOW_ACK_S late
+    service_lag: tuple[float, float] | None = None
     ack_sent: list[float] = field(default_factory=list)  # when each of ``acks`` was sent
     store_latency: str = ""  # the store's own latency events in the window (LATENCY LATEST)
 
@@ -285,6 +288,7 @@ class Player:
 
 
 LAG_PROBE_S = 0.01
+SERVICE_LAG = "solitaire_event_loop_lag_seconds"  # the service's metric (service/looplag.py)
 Sampler = Callable[[], dict[str, float]]  # CPU seconds used so far, per group of processes
 
 
@@ -300,11 +304,14 @@ def spread(bases: list[str], i: int) -> tuple[str, str]:
 class Window:
     """The measured window: records, and the CPU each group of processes used in it."""
 
-    def __init__(self, stats: Stats, sample: Sampler) -> None:
+    def __init__(self, stats: Stats, sample: Sampler, session: aiohttp.ClientSession,
+                 base: str) -> None:
         self.stats, self.sample = stats, sample
+        self.session, self.base = session, base
 
     async def measure(self, warmup: float, duration: float) -> None:
         await asyncio.sleep(warmup)
+        lag_before = await self._service_lag()
         before = self.sample()
         self.stats.recording = True
         started = time.perf_counter()
@@ -315,6 +322,30 @@ class Window:
         self.stats.elapsed = time.perf_counter() - started
         after = self.sample()
         self.stats.cores = {k: (after[k] - before[k]) / self.stats.elapsed for k in after}
+        lag_after = await self._service_lag()
+        if lag_before is not None and lag_after is not None:
+            self.stats.service_lag = (lag_after[0] - lag_before[0], lag_after[1] - lag_before[1])
+
+    async def _service_lag(self) -> tuple[float, float] | None:
+        """The service's loop-lag probes so far (from ``base``'s /metrics: with several
+        workers, one worker's), and how many of them woke over SLOW_ACK_S late; None
+        for a server without them (the bare one)."""
+        async with self.session.get(self.base + "/metrics") as reply:
+            if reply.status != 200:
+                return None
+            text = await reply.text()
+        count = within = None
+        for family in text_string_to_metric_families(text):
+            if family.name != SERVICE_LAG:
+                continue
+            for sample in family.samples:
+                if sample.name == SERVICE_LAG + "_count":
+                    count = sample.value
+                elif sample.labels.get("le") == repr(SLOW_ACK_S):
+                    within = sample.value
+        if count is None or within is None:
+            return None
+        return count, count - within
 
     async def _probe_lag(self) -> None:
         """Sleep LAG_PROBE_S at a time and record how late each wake-up came: when the
@@ -364,7 +395,7 @@ async def run_saturation(
                 await p.step()
 
         tasks = [asyncio.create_task(loop(p)) for p in players]
-        await Window(stats, sample).measure(warmup, duration)
+        await Window(stats, sample, session, bases[0]).measure(warmup, duration)
         stop.set()
         await asyncio.gather(*tasks, return_exceptions=True)
         for p in players:
@@ -482,7 +513,7 @@ async def run_players(
                 )
             )
         asyncio.get_running_loop().call_later(warmup, measuring.set)
-        await Window(stats, sample).measure(warmup, duration)
+        await Window(stats, sample, session, bases[0]).measure(warmup, duration)
         stop.set()
         await asyncio.gather(*tasks, return_exceptions=True)
         for p in players:
@@ -548,6 +579,10 @@ def report(label: str, stats: Stats) -> dict[str, float]:
     if stats.errors:
         line += f"; errors {stats.errors}"
     line += "; " + slow_acks(stats)
+    if stats.service_lag is not None:
+        probes, late = stats.service_lag
+        line += (f"; the service's own loop late by over {SLOW_ACK_S * 1000:.0f} ms in "
+                 f"{late:.0f} of {probes:.0f} probes")
     if stats.store_latency:
         line += f"; store latency events: {stats.store_latency}"
     print(line, flush=True)
