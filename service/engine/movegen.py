@@ -151,6 +151,11 @@ def check_move(variant: Variant, piles: Mapping[str, Pile], move: Move) -> Move:
 # --- why a move is refused ------------------------------------------------------------
 
 
+# Refusals by _destination_refusal that do not depend on which foundation is the destination.
+_SAME_FOR_EVERY_FOUNDATION = frozenset(
+    {"foundation_returns", "stock_fills_spaces_only", "one_card_to_foundation"})
+
+
 def _why_refused(variant: Variant, piles: Mapping[str, Pile], src: PileSpec,
                  move: Move) -> tuple[str, str] | None:
     """The first rule ``move`` (between known piles) breaks: its ``rule`` and a sentence.
@@ -162,6 +167,12 @@ def _why_refused(variant: Variant, piles: Mapping[str, Pile], src: PileSpec,
         return reason
     card = "" if src.kind == "stock" else piles[src.id].up[-move.count]  # "": unseen
     if move.to == "foundation":
+        # A reason that holds for every foundation alike is given as for a named one;
+        # otherwise each foundation refuses the card for a reason of its own.
+        stand_in = next(f for f in variant.foundations if f.id != src.id)
+        reason = _destination_refusal(variant, piles, src, stand_in, card, move.count)
+        if reason is not None and reason[0] in _SAME_FOR_EVERY_FOUNDATION:
+            return reason
         what = f"the {name(card)}" if card else "that card"
         return ("no_foundation_accepts", f"no foundation accepts {what}")
     return _destination_refusal(variant, piles, src, variant.spec[move.to], card, move.count)

@@ -200,6 +200,21 @@ def test_to_foundation_is_refused_when_no_foundation_accepts_the_card():
     )
 
 
+def test_to_foundation_takes_one_card_at_a_time():
+    # The 3D would go onto the diamonds showing 2D, but not with the 2C on it: the refusal
+    # says why ("no foundation accepts the Three of diamonds" would be untrue).
+    game = make_game(
+        "gilbert", {"foundation/0": "AC", "foundation/1": "AD 2D", "tableau/0": "9S | 3D 2C"}
+    )
+    after = accepted(game, {"type": "move", "from": "tableau/0", "to": "foundation"})
+    accepted(after, {"type": "move", "from": "tableau/0", "to": "foundation"})
+    refused(
+        game,
+        {"type": "move", "from": "tableau/0", "to": "foundation", "count": 2},
+        "one_card_to_foundation",
+    )
+
+
 # --- won --------------------------------------------------------------------------------
 
 
