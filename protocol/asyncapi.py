@@ -56,15 +56,17 @@ CLOSE_MEANINGS: Final[dict[CloseCode, str]] = {
     CloseCode.PROTOCOL_ERROR: "a frame that breaks the WebSocket protocol (fix the client)",
     CloseCode.INVALID_PAYLOAD: "a close frame whose reason is not UTF-8 (fix the client)",
     CloseCode.POLICY_VIOLATION: "a refused hello (unknown or private game, bad token, no hello "
-    "in time; do not retry as is)",
+    "in time, not JSON text), or a token that expired while the socket was open (do not retry "
+    "as is)",
     CloseCode.MESSAGE_TOO_BIG: "a message over the size limit",
-    CloseCode.INTERNAL_ERROR: "an internal error",
-    CloseCode.TRY_AGAIN_LATER: "too slow to read, or the store is unreachable (reconnect with "
-    "`since`)",
+    CloseCode.INTERNAL_ERROR: "an internal error (reconnect with `since`)",
+    CloseCode.TRY_AGAIN_LATER: "too slow to read, the store is unreachable, or a limit was hit "
+    "(reconnect after a moment, with `since`)",
 }
 
 _REFUSED = (
-    f"{CloseCode.POLICY_VIOLATION:d} ({CloseCode.TRY_AGAIN_LATER:d} when the store is unreachable)"
+    f"{CloseCode.POLICY_VIOLATION:d} ({CloseCode.TRY_AGAIN_LATER:d} when the store is unreachable "
+    "or a limit was hit)"
 )
 _CLOSE_CODES = textwrap.fill(
     "Close codes: " + "; ".join(f"{code:d} {meaning}" for code, meaning in CLOSE_MEANINGS.items())

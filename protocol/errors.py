@@ -128,7 +128,7 @@ def _details_schema() -> dict[str, Any]:
 
 class ErrorInfo(msgspec.Struct):
     """What went wrong: a stable `code`, a `message` a person can read, and `details`
-    (see `ErrorDetails`: `seq` on 409, `rule` on 422, `retry_after_s` on 429...)."""
+    (its members below: `seq` on 409, `rule` on 422, `retry_after_s` on 429...)."""
 
     code: ErrorCode
     message: str

@@ -90,7 +90,7 @@ class Synced(BaseServerMessage, tag="synced"):
 
 class DiffMessage(BaseServerMessage, tag="diff"):
     """One applied command, sent to every connected client of the game in seq order;
-    `at` is the server time of the command, `hash` the event's identity (see EventHash)."""
+    `at` is the server time of the command, `hash` the event's identity, as the log has it."""
 
     seq: Seq
     command: Command

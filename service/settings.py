@@ -12,9 +12,11 @@ import dataclasses
 import difflib
 import math
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 from service.addresses import trusted_networks
 
@@ -152,7 +154,7 @@ class Settings:
         try:
             base = cls.from_env(environ)
         except ValueError as exc:
-            argparse.ArgumentParser(prog=_PROG).error(str(exc))
+            refuse(str(exc))
         parser = argparse.ArgumentParser(
             prog=_PROG,
             description="Run the solitaire game service (REST + WebSocket).",
@@ -171,7 +173,7 @@ class Settings:
                 try:
                     overrides[f.name] = _convert(f, raw, "--" + f.name.replace("_", "-"))
                 except ValueError as exc:
-                    parser.error(str(exc))
+                    refuse(str(exc))
         return dataclasses.replace(base, **overrides)  # type: ignore[arg-type]
 
     def to_env(self) -> dict[str, str]:
@@ -187,6 +189,13 @@ class Settings:
 
 
 _PROG = "python -m service"
+
+
+def refuse(reason: str) -> NoReturn:
+    """Stop the start over a value a setting cannot take: one line naming the setting and
+    why, exit status 2 (argparse's ``error`` would print the usage of every flag first)."""
+    print(f"{_PROG}: error: {reason}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def unknown_variables(environ: Mapping[str, str]) -> list[str]:

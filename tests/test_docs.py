@@ -51,6 +51,20 @@ def test_every_link_of_a_document_stays_inside_the_repository(doc: Path) -> None
         assert resolved.exists(), f"{doc.name} links to a missing file: {target}"
 
 
+WEB_ADDRESS = re.compile(r"\b(?:https?|wss?)://([^/\s:)`\"'<>,]+)")
+THIS_MACHINE = {"127.0.0.1", "localhost", "0.0.0.0", "[::1]"}
+
+
+@pytest.mark.parametrize("doc", _files({".md", ".yaml", ".yml"}),
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_document_sends_its_reader_to_a_web_page(doc: Path) -> None:
+    """The repository says everything a client author needs in its own words: a web
+    address in a document is the service's own (on this machine), never a page
+    elsewhere that may change or vanish (cite a paper by its title instead)."""
+    hosts = set(WEB_ADDRESS.findall(doc.read_text(encoding="utf-8")))
+    assert hosts - THIS_MACHINE == set(), f"{doc.name} sends its reader to {hosts}"
+
+
 # Written in two pieces so that this file does not match itself.
 MACHINE_PATH = re.compile("/" + r"(work|home|Users|root)/[\w.-]+|\.\./" + "shared")
 
