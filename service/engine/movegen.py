@@ -161,10 +161,12 @@ def _why_refused(variant: Variant, piles: Mapping[str, Pile], src: PileSpec,
     if reason is not None:
         return reason
     card = "" if src.kind == "stock" else piles[src.id].up[-move.count]  # "": unseen
-    if move.to == "foundation":
-        what = f"the {name(card)}" if card else "that card"
-        return ("no_foundation_accepts", f"no foundation accepts {what}")
-    return _destination_refusal(variant, piles, src, variant.spec[move.to], card, move.count)
+    if move.to == "foundation" and card:
+        return ("no_foundation_accepts", f"no foundation accepts the {name(card)}")
+    # The stock's unseen card is refused by the rule, as by any one foundation: no
+    # foundation looked at it, and saying one did would tell the player what it is not.
+    dest = variant.foundations[0] if move.to == "foundation" else variant.spec[move.to]
+    return _destination_refusal(variant, piles, src, dest, card, move.count)
 
 
 def _source_refusal(variant: Variant, piles: Mapping[str, Pile], src: PileSpec,
