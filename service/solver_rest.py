@@ -9,7 +9,7 @@ from protocol.solver import Hint
 from service import wire
 from service.errors import ApiError, json_response
 from service.games import Loaded
-from service.rest import ctx_of, no_body, player_of
+from service.rest import count_read, ctx_of, no_body, player_of
 from service.store.solver import SolverStore
 
 routes = web.RouteTableDef()
@@ -29,6 +29,7 @@ async def get_solution(request: web.Request) -> web.Response:
     """The solver's line from the deal, once the game is over (it would show face-down cards)."""
     ctx = ctx_of(request)
     player = player_of(request, required=False)
+    await count_read(request)  # a read of the game, by anyone who may read it: limited alike
     loaded = await ctx.games.load(request.match_info["game_id"])
     ctx.games.check_read(loaded, player)
     game = loaded.game
