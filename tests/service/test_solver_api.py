@@ -277,6 +277,21 @@ async def test_a_hint_counts_against_the_rate_limit(redis_url: str, tmp_path: Pa
         assert (await api.state(game, token))["stats"]["hints"] == 2
 
 
+async def test_a_strangers_hints_count_against_the_rate_limit_too(
+        redis_url: str, tmp_path: Path) -> None:
+    """A hint refused to a stranger (403 on a public game) is limited like a refused
+    command: each one loads the game, and a flood of them must not go unbounded."""
+    settings = settings_for_test(redis_url, tmp_path, rate_limit_per_s=0.001, rate_limit_burst=3)
+    async with running_app(settings) as (base, _), aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        _, owner = await api.player("ann")
+        _, stranger = await api.player("bob")
+        game = (await api.create(owner, "gate", 3, public=True))["game_id"]
+        statuses = [(await api.request("POST", f"/v1/games/{game}/hint", stranger)).status
+                    for _ in range(5)]
+        assert statuses == [403, 403, 403, 429, 429], statuses
+
+
 def wait_for_file(path: str) -> None:
     """A job that holds a worker until ``path`` exists (runs in a worker process)."""
     deadline = time.monotonic() + 120
