@@ -38,7 +38,12 @@ class Hints:
                       max_seconds=self.settings.hint_sample_s)
 
     async def suggest(self, game: Game) -> HintResult:
-        """The hint for ``game``'s public view (503 when the pool is busy)."""
+        """The hint for ``game``'s public view (503 when the pool is busy); none when no
+        move or draw is legal. The view alone cannot say so: a lost Gilbert game still
+        shows a stock to turn over, but accepts only undo and resign, which are never
+        suggested."""
+        if not game.legal_moves():
+            return HintResult(None, 0, 0)
         variant, options = game.variant.id, dict(game.variant.options)
         piles = game.public_piles()
         s = self.settings

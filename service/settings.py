@@ -102,7 +102,7 @@ class Settings:
     # data_dir/daily_secret. Separate from token_secret: rotating one must not move
     # the other, and a leaked token secret must not reveal future deals.
     daily_secret: str | None = None
-    # Reads per client address (GET of a game, its moves or events, a socket's hello),
+    # Reads per client address (GET of a game, its moves, events or solution, a socket's hello),
     # held in the store like the command limit.
     read_rate_per_s: float = 50.0
     read_burst: int = 200

@@ -9,7 +9,7 @@ from protocol.solver import Hint
 from service import wire
 from service.errors import ApiError, json_response
 from service.games import Loaded
-from service.rest import ctx_of, no_body, player_of
+from service.rest import count_read, ctx_of, no_body, player_of
 from service.store.solver import SolverStore
 
 routes = web.RouteTableDef()
@@ -29,6 +29,7 @@ async def get_solution(request: web.Request) -> web.Response:
     """The solver's line from the deal, once the game is over (it would show face-down cards)."""
     ctx = ctx_of(request)
     player = player_of(request, required=False)
+    await count_read(request)  # a read of the game, by anyone who may read it: limited alike
     loaded = await ctx.games.load(request.match_info["game_id"])
     ctx.games.check_read(loaded, player)
     game = loaded.game
@@ -55,6 +56,9 @@ async def post_hint(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
     player = player_of(request, required=True)
     await no_body(request)
+    assert player is not None
+    # Before anything is read, as for a command: a refused hint (a stranger's 403) counts too.
+    await ctx.limiter.check(player)
     loaded = await ctx.games.load(request.match_info["game_id"])
     ctx.games.check_command(loaded, player)  # the owner only; a closed daily attempt is 403
     if loaded.meta.daily is not None:
@@ -65,8 +69,6 @@ async def post_hint(request: web.Request) -> web.Response:
     if status.is_final:
         raise ApiError("conflict", f"the game is {status.value}: there is no command to suggest",
                        {"status": status.value})
-    assert player is not None
-    await ctx.limiter.check(player)
     hint = await ctx.hints.suggest(loaded.game)
     count = await SolverStore(ctx.redis).count_hint(loaded.game_id)
     if count is None:

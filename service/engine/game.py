@@ -131,6 +131,9 @@ class Game:
         out: list[Command] = []
         position: Position | None = self.position
         while position is not None and position.command is not None:
+            if position.effective is not None:  # restored from a snapshot: no replay
+                out.reverse()
+                return [*position.effective, *out]
             out.append(position.command)
             position = position.parent
         out.reverse()
@@ -221,5 +224,5 @@ class Game:
 
         command = effective[-1] if effective else None
         position = Position(piles, command, None, bool(data["only_draws_since_turnover"]),
-                            rebuild if command is not None else None)
+                            rebuild if command is not None else None, tuple(effective))
         return cls(variant, seed, position, int(data["moves"]), Status(data["status"]))

@@ -168,10 +168,12 @@ def _why_refused(variant: Variant, piles: Mapping[str, Pile], src: PileSpec,
     card = "" if src.kind == "stock" else piles[src.id].up[-move.count]  # "": unseen
     if move.to == "foundation":
         # A reason that holds for every foundation alike is given as for a named one;
-        # otherwise each foundation refuses the card for a reason of its own.
+        # otherwise each foundation refuses the card for a reason of its own. The stock's
+        # unseen card is always refused by the rule: no foundation looked at it, and saying
+        # none accepts it would tell the player what it is not.
         stand_in = next(f for f in variant.foundations if f.id != src.id)
         reason = _destination_refusal(variant, piles, src, stand_in, card, move.count)
-        if reason is not None and reason[0] in _SAME_FOR_EVERY_FOUNDATION:
+        if reason is not None and (not card or reason[0] in _SAME_FOR_EVERY_FOUNDATION):
             return reason
         what = f"the {name(card)}" if card else "that card"
         return ("no_foundation_accepts", f"no foundation accepts {what}")

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 class Position:
     """The piles after the deal and the commands in effect so far."""
 
-    __slots__ = ("piles", "command", "_parent", "_rebuild", "only_draws_since_turnover")
+    __slots__ = ("piles", "command", "_parent", "_rebuild", "only_draws_since_turnover",
+                 "effective")
 
     def __init__(
         self,
@@ -26,6 +27,7 @@ class Position:
         parent: Position | None,
         only_draws_since_turnover: bool,
         rebuild: Callable[[], Position | None] | None = None,
+        effective: tuple[Command, ...] | None = None,
     ) -> None:
         self.piles = piles
         self.command = command  # the command that led here (None for the deal)
@@ -34,6 +36,10 @@ class Position:
         # Gilbert's "lost" test (c): every command in effect since the waste was
         # last turned over (or since the deal) is a draw.
         self.only_draws_since_turnover = only_draws_since_turnover
+        # The commands in effect up to here, oldest first, when known without walking the
+        # chain: a position restored from a snapshot, whose parents are rebuilt by a replay
+        # of the whole log only if undo reaches them.
+        self.effective = effective
 
     @property
     def parent(self) -> Position | None:

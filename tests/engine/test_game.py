@@ -515,6 +515,23 @@ def test_undo_reaches_back_past_a_snapshot(variant_id):
     refused(restored, UNDO, "nothing_to_undo")
 
 
+def test_the_next_snapshot_of_a_restored_game_replays_nothing(monkeypatch):
+    # The service writes a snapshot every few commands, often of a game it has just loaded
+    # from the previous one: the commands in effect come from that snapshot, not from a
+    # replay of the whole log (which undo alone needs, and which takes seconds in a long
+    # Gilbert game of draws).
+    game = _played("gilbert", 42, 6)
+    restored = Game.from_snapshot(json.loads(json.dumps(game.snapshot())))
+
+    def replay(cls, *args):
+        raise AssertionError("the log was replayed from the deal")
+
+    monkeypatch.setattr(Game, "replay", classmethod(replay))
+    for _ in range(2):
+        game, restored = accepted(game, DRAW), accepted(restored, DRAW)
+        assert restored.snapshot() == game.snapshot()
+
+
 def test_a_snapshot_keeps_a_final_status():
     resigned = accepted(_played("gate", 3, 3), RESIGN)
     restored = Game.from_snapshot(json.loads(json.dumps(resigned.snapshot())))

@@ -260,6 +260,16 @@ def test_gate_from_stock_only_into_a_space():
     refused(game, move("stock", "tableau/2", 2), "one_card_from_stock")
 
 
+def test_gate_a_stock_card_refused_by_the_foundations_is_refused_by_the_rule_not_by_the_card():
+    # The stock's top is the Ace of hearts, which foundation/2 would take face up. The
+    # move is refused because the stock fills only spaces, whatever its card: a refusal
+    # saying no foundation accepts "that card" would tell the player it is no Ace.
+    game = make_game("gate", {"stock": "3C AH |", "tableau/0": "9S"})
+    err = refused(game, {"type": "move", "from": "stock", "to": "foundation"},
+                  "stock_fills_spaces_only")
+    assert "foundation" not in err.message
+
+
 def test_gate_from_stock_needs_a_card_in_the_stock():
     game = make_game("gate", {"tableau/0": "9S", "tableau/1": "8H"})
     refused(game, move("stock", "tableau/2"), "stock_empty")

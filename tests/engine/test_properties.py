@@ -35,6 +35,8 @@ from service.engine import (
     Game,
     IllegalCommand,
     Move,
+    Pile,
+    Position,
     Status,
     command_from_dict,
     command_to_dict,
@@ -220,6 +222,66 @@ def test_no_legal_move_names_a_card(games):
             assert set(command_to_dict(command)) <= {"type", "from", "to", "count"}, played.where(
                 step
             )
+
+
+def _twin(played: Played, rng: random.Random) -> tuple[Game, bool]:
+    """The deal of ``played`` with the cards it never shows face up, in any of its steps,
+    dealt into one another's places: the same game as far as the player can ever tell.
+    True when the twin really differs."""
+    start = played.start()
+    shown = {c for g in (start, *(s.after for s in played.steps)) for p in g.piles.values()
+             for c in p.up}
+    places = [(k, i) for k, p in start.piles.items() for i, c in enumerate(p.down)
+              if c not in shown]
+    cards = [start.piles[k].down[i] for k, i in places]
+    rng.shuffle(cards)
+    down = {k: list(p.down) for k, p in start.piles.items()}
+    for (k, i), card in zip(places, cards, strict=True):
+        down[k][i] = card
+    piles = {k: Pile(tuple(down[k]), p.up) for k, p in start.piles.items()}
+    twin = Game(start.variant, start.seed, Position(piles, None, None, True), 0, start.status)
+    return twin, piles != start.piles
+
+
+def _answer(game: Game, command: Command) -> tuple[Any, ...]:
+    """What the player learns from sending ``command``, less the cards it turns up."""
+    try:
+        after, diff = game.apply(command)
+    except IllegalCommand as err:
+        return ("refused", err.rule, err.message)
+    return ("applied", after.status, after.can_undo, after.public_piles().keys(),
+            [{k: v for k, v in op.items() if k not in ("card", "cards")} for op in diff.ops])
+
+
+def test_nothing_depends_on_a_card_never_seen(games):
+    """Two games that differ only in cards the player never sees show the same thing at
+    every step: the view, the diff, the status (Gilbert's "lost" test (c) exists for this),
+    the legal moves; and every command over the layout gets the same refusal, or is
+    applied the same way but for the cards it turns up."""
+    rng = random.Random(f"twins:{config_id(games[0].config)}")
+    long_games = [p for p in games if "long" in p.walk]
+    differed = lost = 0
+    for played in long_games:
+        twin, differs = _twin(played, rng)
+        differed += differs
+        game = played.start()
+        for index, step in enumerate([None, *played.steps]):
+            if step is not None:
+                twin, diff = twin.apply(step.command)
+                game = step.after
+                assert diff.ops == step.diff.ops, played.where(step)
+            where = played.where(step) if step is not None else played.where()
+            assert twin.public_piles() == game.public_piles(), where
+            assert twin.status is game.status, where
+            assert twin.legal_commands() == game.legal_commands(), where
+            lost += game.status is Status.LOST and differs
+            if differs and (index % EXHAUSTIVE_EVERY == 0 or game.status is Status.LOST):
+                for command in layout_commands(game):
+                    assert _answer(twin, command) == _answer(game, command), (where, command)
+    # Shamrocks is dealt face up: it has no card to hide.
+    assert differed or games[0].variant_id == "shamrocks"
+    # A Gilbert game lost with cards it never showed: the pinned games have some.
+    assert lost or games[0].variant_id != "gilbert"
 
 
 # --- diffs ------------------------------------------------------------------------------

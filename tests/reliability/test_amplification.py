@@ -83,6 +83,24 @@ async def test_reads_are_limited_per_address_across_two_instances(
             assert messages[0]["error"]["code"] == "rate_limited" and code == Close.TRY_AGAIN_LATER
 
 
+async def test_a_solution_is_a_read_of_its_game_and_counts_against_the_address(
+        redis_url: str, tmp_path: Path) -> None:
+    # Anyone may read a finished public game's solution, without a token: each read loads
+    # the game and the kept line, as a GET of the game does, and is limited the same way.
+    settings = settings_for_test(redis_url, tmp_path, read_rate_per_s=SLOW, read_burst=6)
+    async with running_app(settings) as (base, _), aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        _, token = await api.player()
+        game_id = (await api.create(token, "gate", seed=13, public=True))["game_id"]
+        await api.command(token, game_id, {"type": "resign"})
+        statuses = [(await api.request("GET", f"/v1/games/{game_id}/solution")).status
+                    for _ in range(12)]
+        assert statuses.count(429) >= 12 - 6 - 3, statuses  # the burst, and one lease
+        reply = await api.request("GET", f"/v1/games/{game_id}/solution")
+        assert reply.status == 429 and reply.error["details"]["limit"] == "read_rate_per_s"
+        assert int(reply.headers["Retry-After"]) >= 1
+
+
 async def test_a_resync_further_behind_than_a_snapshot_is_worth_gets_a_snapshot(
         redis_url: str, tmp_path: Path) -> None:
     settings = settings_for_test(redis_url, tmp_path, replay_max_diffs=20)

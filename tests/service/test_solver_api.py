@@ -23,12 +23,14 @@ import pytest
 
 from protocol.solver import Hint, Solution
 from service.app import Context
+from service.engine import Game, Status
 from service.store import keys
 from tests.live import alive, settings_for_test, wait_until_dead
 from tests.service.helpers import CONFIGS, Api, running_app, wait_for
 
 # Deals whose solutions the tests replay: fixed, so a run never depends on a drawn deal.
 SEEDS = {"gilbert": 6, "shamrocks": 4, "gate": 13, "caprice": 7}
+ENGINE_DATA = Path(__file__).parents[1] / "engine" / "data"
 
 
 @pytest.fixture
@@ -222,6 +224,36 @@ async def test_a_hint_takes_no_body_and_an_empty_object_like_any_json_client_sen
     assert (await api.state(game, token))["stats"]["hints"] == 4
 
 
+def lost_gilbert_line() -> tuple[int, list[dict[str, Any]]]:
+    """A deal and the commands in effect of a Gilbert game of it that is lost, with
+    face-down cards still on the tableau: from the engine's pinned perft games."""
+    games = json.loads((ENGINE_DATA / "perft_gilbert.json").read_text())["games"]
+    record = next(g for g in games if g["seed"] == 52 and g["policy"] == "random")
+    game = Game.deal("gilbert", record["seed"])
+    for command in record["commands"]:
+        game = game.apply(command)[0]
+        if game.status is Status.LOST:
+            return record["seed"], [c.to_dict() for c in game.effective_commands()]
+    raise AssertionError("the pinned game is never lost")
+
+
+async def test_a_hint_in_a_lost_game_suggests_nothing(service: tuple[Api, Context]) -> None:
+    """A lost game accepts only undo and resign, which a hint never suggests: no move or
+    draw is legal, so the hint is null (a draw would be refused: "the game is lost")."""
+    api, _ = service
+    _, token = await api.player()
+    seed, line = lost_gilbert_line()
+    game = (await api.create(token, "gilbert", seed))["game_id"]
+    for command in line:
+        await api.command(token, game, command)
+    state = await api.state(game, token)
+    assert state["status"] == "lost" and state["piles"]["tableau/6"]["down"] > 0
+    assert (await api.moves(game, token))["moves"] == []
+    body = await hint(api, token, game)
+    assert body == {"seq": len(line), "command": None, "samples": 0, "wins": 0}
+    assert (await api.state(game, token))["stats"]["hints"] == 1
+
+
 async def test_no_hint_for_a_finished_game(service: tuple[Api, Context]) -> None:
     api, _ = service
     _, token = await api.player()
@@ -243,6 +275,21 @@ async def test_a_hint_counts_against_the_rate_limit(redis_url: str, tmp_path: Pa
         assert reply.error["code"] == "rate_limited" and reply.headers["Retry-After"]
         assert reply.error["details"]["limit"] == "rate_limit_per_s"  # the setting's name
         assert (await api.state(game, token))["stats"]["hints"] == 2
+
+
+async def test_a_strangers_hints_count_against_the_rate_limit_too(
+        redis_url: str, tmp_path: Path) -> None:
+    """A hint refused to a stranger (403 on a public game) is limited like a refused
+    command: each one loads the game, and a flood of them must not go unbounded."""
+    settings = settings_for_test(redis_url, tmp_path, rate_limit_per_s=0.001, rate_limit_burst=3)
+    async with running_app(settings) as (base, _), aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        _, owner = await api.player("ann")
+        _, stranger = await api.player("bob")
+        game = (await api.create(owner, "gate", 3, public=True))["game_id"]
+        statuses = [(await api.request("POST", f"/v1/games/{game}/hint", stranger)).status
+                    for _ in range(5)]
+        assert statuses == [403, 403, 403, 429, 429], statuses
 
 
 def wait_for_file(path: str) -> None:
