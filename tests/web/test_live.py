@@ -154,3 +154,36 @@ def test_a_command_unanswered_when_the_socket_drops_is_sent_again_and_applied_on
     page.page.wait_for_timeout(300)
     state = assert_same_board(page, server)
     assert state["seq"] == 1 and state["stats"]["moves"] == 1
+
+
+# The page's kept state claims seq 4 of a game the server has at 1: as after a failover
+# that lost acknowledged commands (durability "memory"), or a state kept from another store.
+_CLAIM_A_FUTURE = """([gameId, seq]) => {
+  const key = 'solitaire.state.' + gameId;
+  const state = JSON.parse(sessionStorage.getItem(key));
+  state.seq = seq;
+  sessionStorage.setItem(key, JSON.stringify(state));
+}"""
+
+
+def test_a_kept_state_beyond_the_games_seq_is_thrown_away_for_a_snapshot(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    """The server refuses a hello whose since it never reached (bad_request, details.since)
+    and keeps the socket open for a correct hello: the page asks for a snapshot."""
+    page = GamePage(context.new_page(), service.url).open()
+    page.create_player()
+    game_id = page.start_game("gilbert", 6)
+    server = Service(service.url, game_id, page.token)
+    page.click_pile("stock")
+    page.wait_live(1)
+    page.page.evaluate(_CLAIM_A_FUTURE, [game_id, 4])
+    page.page.reload()
+    page.wait_live(1)
+    assert_same_board(page, server)
+    expect(page.page.locator("#message")).to_have_text("")  # nothing for the player to fix
+    move = choose(server.moves()["moves"], "move", None)
+    assert move is not None
+    page.perform(move)
+    page.wait_live(2)
+    assert_same_board(page, server)
+    assert page.errors == []
