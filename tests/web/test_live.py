@@ -3,9 +3,12 @@ seq gap, commands over REST while the socket is down, and watching someone's gam
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
-from tests.live import ServiceProcess
+from service.auth import Tokens
+from service.clock import Clock
+from tests.live import TOKEN_SECRET, ServiceProcess
 from tests.web.helpers import DESKTOP, GamePage, Service, assert_same_board, choose, expect, http
 
 if TYPE_CHECKING:
@@ -186,4 +189,40 @@ def test_a_kept_state_beyond_the_games_seq_is_thrown_away_for_a_snapshot(
     page.perform(move)
     page.wait_live(2)
     assert_same_board(page, server)
+    assert page.errors == []
+
+
+# The player's kept token replaced by another of the same player, signed as the server
+# signs them, that expires within seconds: the socket opens with it, then it expires.
+SHORT_TOKEN_S = 8
+_USE_TOKEN = """token => {
+  const me = JSON.parse(localStorage.getItem('solitaire.player'));
+  me.token = token;
+  localStorage.setItem('solitaire.player', JSON.stringify(me));
+  return me.player_id;
+}"""
+
+
+def test_a_token_that_expires_during_a_game_starts_again_from_the_welcome_then_the_lobby(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    """A command sent on the socket after its token expired gets an error unauthorized and
+    the socket is closed with 1008: the page starts again, as a 401 over REST makes it; the
+    new player lands in the lobby, not in a game it may not open."""
+    page = GamePage(context.new_page(), service.url).open()
+    page.create_player("Brief")
+    game_id = page.start_game("gilbert", 6)
+    player_id = page.page.evaluate(_USE_TOKEN, "")
+    short = Tokens(TOKEN_SECRET.encode(), SHORT_TOKEN_S, Clock()).issue(player_id)
+    page.page.evaluate(_USE_TOKEN, short)
+    page.page.reload()
+    page.wait_live(0)
+    assert page.game_id == game_id
+    while http("GET", f"{service.url}/v1/variants", short)[0] != 401:
+        time.sleep(0.25)  # until the server's clock says the token has expired
+    page.click_pile("stock")
+    expect(page.page.locator("#welcome")).to_be_visible()
+    expect(page.page.locator("#welcome-message")).to_contain_text("expired")
+    page.create_player("Brief again")
+    expect(page.page.locator("#new-game")).to_be_visible()
+    assert page.page.evaluate("location.hash") in ("", "#")
     assert page.errors == []
