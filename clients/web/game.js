@@ -18,6 +18,8 @@ const CONNECTION_LABELS = {
   idle: '', connecting: 'connecting…', syncing: 'syncing…', live: 'live', offline: 'reconnecting…',
   refused: 'disconnected', closed: '',
 };
+// The codes of the messages that only said the server could not be reached in time.
+const STALE_ONCE_LIVE = new Set(['network', 'timeout']);
 const STATUS_BANNERS = {
   won: 'You won! Every card is on the foundations.',
   lost: 'No moves left. Undo to try another way, or resign.',
@@ -137,6 +139,8 @@ export class GameView {
   onConnection(status) {
     this.el.conn.dataset.conn = status;
     this.el.conn.textContent = CONNECTION_LABELS[status] ?? status;
+    // "cannot be reached", "has not answered": not true any more once the server is back.
+    if (status === 'live' && STALE_ONCE_LIVE.has(this.el.message.dataset.code)) this.say('');
   }
 
   onSessionError(body) {

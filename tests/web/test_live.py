@@ -62,6 +62,32 @@ def test_the_page_reconnects_after_the_service_restarts_and_resumes_with_since(
     assert page.errors == []
 
 
+def test_a_move_tried_while_the_service_is_down_is_refused_in_words_until_it_is_back(
+        service_on_redis: ServiceProcess, context: BrowserContext) -> None:
+    page = GamePage(context.new_page(), service_on_redis.url).open()
+    page.create_player()
+    game_id = page.start_game("gilbert", 6)
+    server = Service(service_on_redis.url, game_id, page.token)
+    move = choose(server.moves()["moves"], "move", None)
+    assert move is not None
+
+    service_on_redis.stop()
+    expect(page.page.locator("#conn")).to_have_attribute("data-conn", "offline")
+    expect(page.page.locator("#conn")).to_have_text("reconnecting…")
+    page.perform(move)  # over REST, as the socket is down: it cannot be sent
+    message = page.page.locator("#message")
+    expect(message).to_have_attribute("data-code", "network")
+    expect(message).to_contain_text("cannot be reached")
+
+    service_on_redis.start()
+    page.wait_live(0)
+    expect(message).to_have_text("")  # no longer true: the page does not say it any more
+    page.perform(move)
+    page.wait_live(1)
+    assert_same_board(page, server)
+    assert page.errors == []
+
+
 def test_a_gap_in_seq_makes_the_page_resynchronise(
         service: ServiceProcess, context: BrowserContext) -> None:
     page = GamePage(context.new_page(), service.url).open()
