@@ -20,6 +20,7 @@ const CONNECTION_LABELS = {
 };
 // The codes of the messages that only said the server could not be reached in time.
 const STALE_ONCE_LIVE = new Set(['network', 'timeout']);
+const MISSED_TOLD = 3; // moves replayed after a reconnection told one by one; more are counted
 const STATUS_BANNERS = {
   won: 'You won! Every card is on the foundations.',
   lost: 'No moves left. Undo to try another way, or resign.',
@@ -37,6 +38,9 @@ export class GameView {
     this.selection = null;
     this.confirmTimer = null;
     this.hinted = null; // {seq, command}: the suggestion shown on the board
+    this.wasLive = false; // the socket was live once: later replays are news to tell
+    this.lostConnection = false; // it was lost since (and that was said)
+    this.missed = []; // the words for the diffs replayed since the socket was last live
     this.replay = readReplay(gameId); // stepping through a solution in this game
     this.session = new GameSession({
       api, gameId, identity,
@@ -141,6 +145,21 @@ export class GameView {
     this.el.conn.textContent = CONNECTION_LABELS[status] ?? status;
     // "cannot be reached", "has not answered": not true any more once the server is back.
     if (status === 'live' && STALE_ONCE_LIVE.has(this.el.message.dataset.code)) this.say('');
+    // Told in words too: the connection lost, back, and what happened meanwhile (the
+    // diffs replayed before `synced`, which is when the socket turns live).
+    if (status === 'offline' && this.wasLive && !this.lostConnection) {
+      this.lostConnection = true;
+      this.announcer.say('The connection to the server is lost: reconnecting…');
+    } else if (status === 'live') {
+      const missed = this.missed;
+      const words = [this.lostConnection ? 'Reconnected.' : '',
+        ...(missed.length > MISSED_TOLD ? [`${missed.length} moves were made meanwhile; the last: `
+          + missed[missed.length - 1]] : missed)].filter(Boolean);
+      if (this.wasLive && words.length) this.announcer.say(words.join(' '));
+      this.wasLive = true;
+      this.lostConnection = false;
+      this.missed = [];
+    }
   }
 
   onSessionError(body) {
@@ -160,6 +179,7 @@ export class GameView {
     this.renderCounters();
     this.renderHighlights();
     if (diff && live) this.announcer.say(describeDiff(diff, before));
+    else if (diff && this.wasLive) this.missed.push(describeDiff(diff, before));
   }
 
   onMoves(legal) {

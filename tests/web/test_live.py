@@ -104,6 +104,33 @@ def test_a_gap_in_seq_makes_the_page_resynchronise(
     assert_same_board(page, server)
 
 
+def test_a_screen_reader_hears_the_connection_lost_and_back_and_the_moves_it_missed(
+        service_on_redis: ServiceProcess, context: BrowserContext) -> None:
+    page = GamePage(context.new_page(), service_on_redis.url).open()
+    page.create_player()
+    game_id = page.start_game("gilbert", 6)
+    server = Service(service_on_redis.url, game_id, page.token)
+    announced = expect(page.page.locator("#announce"))
+
+    service_on_redis.stop()
+    announced.to_contain_text("The connection to the server is lost: reconnecting")
+    service_on_redis.start()
+    page.wait_live(0)
+    announced.to_contain_text("Reconnected.")
+
+    # Moves that reach the page only in a replay (here after a gap) are told too.
+    page.page.evaluate(_DROP_NEXT_DIFF)
+    move = choose(server.moves()["moves"], "move", None)
+    assert move is not None
+    assert server.command(move)[0] == 200  # its diff is lost ...
+    assert server.command({"type": "draw"})[0] == 200  # ... and this one shows the gap
+    page.wait_live(2)
+    announced.to_contain_text(f"moved from {move['from'].replace('/', ' ')}")
+    announced.to_contain_text("Drew")
+    assert_same_board(page, server)
+    assert page.errors == []
+
+
 def test_commands_go_over_rest_while_the_socket_is_down_and_the_socket_resumes_after(
         service: ServiceProcess, context: BrowserContext) -> None:
     page = GamePage(context.new_page(), service.url).open()
