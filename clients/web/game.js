@@ -3,7 +3,7 @@
 // commands are the session's (session.js); the client judges nothing itself: an
 // illegal attempt goes to the server, whose reason is shown and announced.
 
-import { Announcer, cardList, describeDiff, pileName } from './announce.js';
+import { Announcer, cardList, describeDiff, pileName, statusWords } from './announce.js';
 import { ApiError } from './api.js';
 import { createBoard, layoutOf, renderPiles, setHighlights } from './board.js';
 import { enableDrag } from './drag.js';
@@ -21,11 +21,6 @@ const CONNECTION_LABELS = {
 // The codes of the messages that only said the server could not be reached in time.
 const STALE_ONCE_LIVE = new Set(['network', 'timeout']);
 const MISSED_TOLD = 3; // moves replayed after a reconnection told one by one; more are counted
-const STATUS_BANNERS = {
-  won: 'You won! Every card is on the foundations.',
-  lost: 'No moves left. Undo to try another way, or resign.',
-  resigned: 'Game resigned.',
-};
 
 export class GameView {
   constructor({ api, gameId, identity, variants, onLeave }) {
@@ -178,8 +173,8 @@ export class GameView {
     }
     this.renderCounters();
     this.renderHighlights();
-    if (diff && live) this.announcer.say(describeDiff(diff, before));
-    else if (diff && this.wasLive) this.missed.push(describeDiff(diff, before));
+    if (diff && live) this.announcer.say(describeDiff(diff, before, this.watching));
+    else if (diff && this.wasLive) this.missed.push(describeDiff(diff, before, this.watching));
   }
 
   onMoves(legal) {
@@ -216,7 +211,7 @@ export class GameView {
     e.hint.hidden = this.passive;
     e.resign.disabled = final;
     e.hint.disabled = final;
-    const banner = this.replay ? null : STATUS_BANNERS[s.status];
+    const banner = this.replay ? null : statusWords(s.status, this.watching);
     const solvable = (s.status === 'won' || s.status === 'resigned') && !this.replay;
     e.banner.hidden = !banner && !this.watching;
     e.banner.dataset.status = s.status;

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from service.auth import Tokens
 from service.clock import Clock
+from service.solver import Budget, solve_deal
 from tests.live import TOKEN_SECRET, ServiceProcess
 from tests.web.helpers import DESKTOP, GamePage, Service, assert_same_board, choose, expect, http
 
@@ -181,6 +182,37 @@ def test_another_player_watches_a_public_game_but_cannot_see_a_private_one(
         expect(watcher.page.locator("#conn")).to_have_attribute("data-conn", "refused")
     finally:
         other_context.close()
+
+
+def test_a_watcher_is_told_the_end_of_someone_elses_game_in_words_that_fit(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    """The owner's page says "You won!"; a watcher did not win, and cannot undo a loss."""
+    # A winning line of deal 2, decided by the node budget (the time cap is a backstop).
+    solved = solve_deal("gilbert", {}, seed=2, budget=Budget(max_nodes=300_000, max_seconds=600))
+    assert solved.result == "won"
+    line = solved.commands
+    status, owner = http("POST", f"{service.url}/v1/players", body={"name": "Owner"})
+    assert status == 201, owner
+    status, created = http("POST", f"{service.url}/v1/games", owner["token"],
+                           {"variant": "gilbert", "seed": 2, "public": True})
+    assert status == 201, created
+    server = Service(service.url, created["game_id"], owner["token"])
+    for command in line[:-1]:
+        assert server.command(command)[0] == 200
+
+    watcher = GamePage(context.new_page(), service.url).open()
+    watcher.create_player("Watcher")
+    watcher.open(f"#g={created['game_id']}")
+    watcher.wait_live(len(line) - 1)
+    assert server.command(line[-1])[0] == 200
+    watcher.wait_live(len(line))
+    banner = watcher.page.locator("#banner")
+    expect(banner).to_contain_text("The game is won")
+    expect(banner).to_contain_text("You are watching this game.")
+    expect(banner).not_to_contain_text("You won")
+    expect(watcher.page.locator("#announce")).to_contain_text("The game is won")
+    expect(watcher.page.locator("#announce")).not_to_contain_text("You won")
+    assert watcher.errors == []
 
 
 # Sends the next command, then drops the connection before any answer can come back.
