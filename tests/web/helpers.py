@@ -149,6 +149,20 @@ class GamePage:
         return path
 
 
+RANKS = {"A": "Ace", "T": "Ten", "J": "Jack", "Q": "Queen", "K": "King"}
+SUITS = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
+
+
+def card_name(card: str) -> str:
+    """A card as the page says it: "Ten of hearts", "7 of spades"."""
+    return f"{RANKS.get(card[0], card[0])} of {SUITS[card[1]]}"
+
+
+def pile_name(pile_id: str) -> str:
+    """A pile as the page says it: "tableau 6", "the waste"."""
+    return f"the {pile_id}" if pile_id in ("stock", "waste") else pile_id.replace("/", " ")
+
+
 def _has(cls: str) -> re.Pattern[str]:
     return re.compile(rf"(^|\s){re.escape(cls)}(\s|$)")
 
