@@ -21,7 +21,7 @@ _DROP_NEXT_DIFF = """() => {
   const deliver = socket.onMessage;
   let dropped = false;
   socket.onMessage = (msg) => {
-    if (!dropped && msg.type === 'diff') { dropped = true; return; }
+    if (!dropped && msg.type === 'diff') { dropped = true; window.droppedDiff = msg.seq; return; }
     deliver(msg);
   };
 }"""
@@ -97,7 +97,7 @@ def test_a_gap_in_seq_makes_the_page_resynchronise(
     server = Service(service.url, game_id, page.token)
     page.page.evaluate(_DROP_NEXT_DIFF)
     play_over_http(server, 1)  # its diff is lost: the page stays at 0 ...
-    page.page.wait_for_timeout(300)
+    page.page.wait_for_function("window.droppedDiff === 1")
     expect(page.page.locator("#seq")).to_have_text("0")
     play_over_http(server, 1)  # ... until diff 2 shows the gap: reconnect with since=0
     page.wait_live(2)
@@ -239,7 +239,8 @@ def test_a_command_unanswered_when_the_socket_drops_is_sent_again_and_applied_on
     page.wait_live(1)
     expect(page.page.locator("#message")).to_have_text("")
     assert page.page.evaluate("window.solitaire.game.socket.connections") == 2
-    page.page.wait_for_timeout(300)
+    # the command was sent again on the new socket: wait until that is answered too
+    page.page.wait_for_function("window.solitaire.game.session.commands.pending.size === 0")
     state = assert_same_board(page, server)
     assert state["seq"] == 1 and state["stats"]["moves"] == 1
 
