@@ -79,9 +79,11 @@ export class GameView {
       seq: counter('Seq', 'seq', '–'),
       status: h('span', { id: 'status', class: 'status', 'data-status': '' }),
       conn: h('span', { id: 'conn', class: 'conn', 'data-conn': 'idle' }),
-      hint: h('button', { id: 'hint', type: 'button', onclick: () => this.askHint() }, 'Hint'),
-      undo: h('button', { id: 'undo', type: 'button', disabled: true, onclick: () => this.undo() }, 'Undo'),
-      resign: h('button', { id: 'resign', type: 'button', onclick: () => this.resign() }, 'Resign'),
+      // hidden until there is a game to act on (renderCounters)
+      hint: h('button', { id: 'hint', type: 'button', hidden: true, onclick: () => this.askHint() }, 'Hint'),
+      undo: h('button', { id: 'undo', type: 'button', hidden: true, disabled: true, onclick: () => this.undo() },
+        'Undo'),
+      resign: h('button', { id: 'resign', type: 'button', hidden: true, onclick: () => this.resign() }, 'Resign'),
       message: h('div', { id: 'message', class: 'message', role: 'status', 'aria-live': 'polite' }),
       announce: h('div', { id: 'announce', class: 'sr-only', 'aria-live': 'polite', 'aria-atomic': 'true' }),
       banner: h('div', { id: 'banner', class: 'banner', hidden: true }),
@@ -138,6 +140,8 @@ export class GameView {
   onConnection(status) {
     this.el.conn.dataset.conn = status;
     this.el.conn.textContent = CONNECTION_LABELS[status] ?? status;
+    // Refused before any state came (no such game, or not ours to see): #message says why.
+    if (status === 'refused' && !this.state) this.el.title.textContent = 'No game to show';
     // "cannot be reached", "has not answered": not true any more once the server is back.
     if (status === 'live' && STALE_ONCE_LIVE.has(this.el.message.dataset.code)) this.say('');
     // Told in words too: the connection lost, back, and what happened meanwhile (the

@@ -184,6 +184,22 @@ def test_another_player_watches_a_public_game_but_cannot_see_a_private_one(
         other_context.close()
 
 
+def test_a_link_to_a_game_that_is_gone_says_so_and_offers_nothing_to_press(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    """A recent game that has expired (404), or a mistyped link: the socket is refused."""
+    page = GamePage(context.new_page(), service.url).open()
+    page.create_player()
+    page.open("#g=g_neverdealt")
+    expect(page.page.locator("#conn")).to_have_attribute("data-conn", "refused")
+    expect(page.page.locator("#message")).to_have_attribute("data-code", "not_found")
+    expect(page.page.locator("#title")).to_have_text("No game to show")
+    for control in ("#hint", "#undo", "#resign"):  # they act on a game there is not
+        expect(page.page.locator(control)).to_be_hidden()
+    page.page.click("#back")
+    expect(page.page.locator("#new-game")).to_be_visible()
+    assert page.errors == []
+
+
 def test_a_watcher_is_told_the_end_of_someone_elses_game_in_words_that_fit(
         service: ServiceProcess, context: BrowserContext) -> None:
     """The owner's page says "You won!"; a watcher did not win, and cannot undo a loss."""
