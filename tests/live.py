@@ -28,6 +28,8 @@ from service.clock import Clock
 from service.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
+# The token secret of every test instance: a test may sign a token of its own with it.
+TOKEN_SECRET = "test-secret-0123456789abcdef"
 
 
 def free_port() -> int:
@@ -75,7 +77,7 @@ def settings_for_test(redis_url: str, data_dir: Path, **overrides: Any) -> Setti
     base = Settings(
         redis_url=redis_url,
         data_dir=data_dir,
-        token_secret="test-secret-0123456789abcdef",
+        token_secret=TOKEN_SECRET,
         daily_secret="test-daily-secret-0123456789abcdef",
         rate_limit_per_s=10_000.0,
         rate_limit_burst=10_000,
@@ -125,7 +127,7 @@ class ServiceProcess:
             **os.environ,
             "SOLITAIRE_PORT": str(self.port),
             "SOLITAIRE_DATA_DIR": str(data_dir),
-            "SOLITAIRE_TOKEN_SECRET": "test-secret-0123456789abcdef",
+            "SOLITAIRE_TOKEN_SECRET": TOKEN_SECRET,
             "SOLITAIRE_DAILY_SECRET": "test-daily-secret-0123456789abcdef",
             "SOLITAIRE_RATE_LIMIT_PER_S": "10000",
             "SOLITAIRE_RATE_LIMIT_BURST": "10000",

@@ -8,6 +8,18 @@ const STATUS_WORDS = {
   lost: 'No moves left: the game is lost. Undo to try another way, or resign.',
   resigned: 'Game resigned.',
 };
+// To someone watching another player's game: not theirs to win, undo or resign.
+const STATUS_WORDS_WATCHING = {
+  won: 'The game is won: every card is on the foundations.',
+  lost: 'No moves left: the game is lost, unless its player undoes.',
+  resigned: 'The game was resigned.',
+};
+
+/** The words for a game that is won, lost or resigned (else undefined), said to its
+ *  player or to a watcher. */
+export function statusWords(status, watching = false) {
+  return (watching ? STATUS_WORDS_WATCHING : STATUS_WORDS)[status];
+}
 
 /** "tableau 3", "foundation 1", "the stock", "the waste". */
 export function pileName(pileId) {
@@ -32,8 +44,9 @@ export function describePile(pileId, pile) {
   return `${pileName(pileId)}: ${parts.length ? parts.join(', then ') : 'empty'}`;
 }
 
-/** The words for one diff (as the socket or REST sends it), from `before`'s status. */
-export function describeDiff(diff, before) {
+/** The words for one diff (as the socket or REST sends it), from `before`'s status;
+ *  `watching`: said to a watcher of someone else's game. */
+export function describeDiff(diff, before, watching = false) {
   const command = diff.command || {};
   const pushes = diff.ops.filter((op) => op.op === 'push');
   const flips = diff.ops.filter((op) => op.op === 'flip');
@@ -52,8 +65,8 @@ export function describeDiff(diff, before) {
     sentences.push('Undid the last move.');
   }
   for (const op of flips) sentences.push(`${cardName(op.card)} turned up on ${pileName(op.pile)}.`);
-  if (diff.status !== (before && before.status) && STATUS_WORDS[diff.status]) {
-    sentences.push(STATUS_WORDS[diff.status]);
+  if (diff.status !== (before && before.status) && statusWords(diff.status)) {
+    sentences.push(statusWords(diff.status, watching));
   }
   return sentences.join(' ');
 }

@@ -1,5 +1,8 @@
 // The REST half of the contract (PROTOCOL.md, openapi.yaml): one method per endpoint.
 
+const RETRY_DEFAULT_S = 5; // a 429 or 503 without retry_after_s
+const RETRY_MAX_S = 30;
+
 /** An error as the contract shapes it: {"error": {"code", "message", "details"}}. */
 export class ApiError extends Error {
   constructor(status, code, message, details = {}) {
@@ -8,6 +11,18 @@ export class ApiError extends Error {
     this.status = status; // HTTP status; 0 when the server could not be reached
     this.code = code;
     this.details = details;
+  }
+
+  /** How long to wait before asking again when that may work, in ms: what a 429 or a 503
+   *  says (`retry_after_s`), or a growing wait while the server cannot be reached (the
+   *  `attempt`-th in a row); null when asking again would get the same answer. */
+  retryDelayMs(attempt = 0) {
+    if (this.status === 429 || this.status === 503) {
+      const seconds = Number(this.details?.retry_after_s) || RETRY_DEFAULT_S;
+      return 1000 * Math.min(RETRY_MAX_S, Math.max(1, seconds));
+    }
+    if (this.status === 0 && this.code === 'network') return 1000 * Math.min(RETRY_MAX_S, 2 ** attempt);
+    return null;
   }
 
   /** An ApiError from the `error` object of a WebSocket message. */

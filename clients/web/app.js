@@ -40,6 +40,13 @@ function setIdentity(identity) {
   fill(document.getElementById('who'), identity ? identity.name : '');
 }
 
+/** The token is refused: forget the player, and the game on the route, which was the
+ *  player's (a new player may not open a private game of another): start in the lobby. */
+function forgetPlayer() {
+  setIdentity(null);
+  if (route().game) history.replaceState(null, '', location.pathname + location.search);
+}
+
 function recentGames() {
   if (!app.identity) return [];
   try {
@@ -134,7 +141,7 @@ async function main() {
       // The server checks every token it is sent: one it refuses (expired, or another
       // server's) is forgotten here, before the lobby, and the list asked for again.
       if (err.status !== 401 || !app.identity) throw err;
-      setIdentity(null);
+      forgetPlayer();
       return api.variants();
     });
     app.variants = variants;
@@ -147,7 +154,7 @@ async function main() {
   window.addEventListener('hashchange', show);
   // A token the server no longer accepts (expired, or signed by another server): start again.
   api.onUnauthorized = () => {
-    setIdentity(null);
+    forgetPlayer();
     showWelcome('Your player session has expired or is unknown to this server: choose a name to go on.');
   };
   show();

@@ -3,7 +3,7 @@
 // commands are the session's (session.js); the client judges nothing itself: an
 // illegal attempt goes to the server, whose reason is shown and announced.
 
-import { Announcer, cardList, describeDiff, pileName } from './announce.js';
+import { Announcer, cardList, describeDiff, pileName, statusWords } from './announce.js';
 import { ApiError } from './api.js';
 import { createBoard, layoutOf, renderPiles, setHighlights } from './board.js';
 import { enableDrag } from './drag.js';
@@ -18,11 +18,9 @@ const CONNECTION_LABELS = {
   idle: '', connecting: 'connecting…', syncing: 'syncing…', live: 'live', offline: 'reconnecting…',
   refused: 'disconnected', closed: '',
 };
-const STATUS_BANNERS = {
-  won: 'You won! Every card is on the foundations.',
-  lost: 'No moves left. Undo to try another way, or resign.',
-  resigned: 'Game resigned.',
-};
+// The codes of the messages that only said the server could not be reached in time.
+const STALE_ONCE_LIVE = new Set(['network', 'timeout']);
+const MISSED_TOLD = 3; // moves replayed after a reconnection told one by one; more are counted
 
 export class GameView {
   constructor({ api, gameId, identity, variants, onLeave }) {
@@ -35,6 +33,9 @@ export class GameView {
     this.selection = null;
     this.confirmTimer = null;
     this.hinted = null; // {seq, command}: the suggestion shown on the board
+    this.wasLive = false; // the socket was live once: later replays are news to tell
+    this.lostConnection = false; // it was lost since (and that was said)
+    this.missed = []; // the words for the diffs replayed since the socket was last live
     this.replay = readReplay(gameId); // stepping through a solution in this game
     this.session = new GameSession({
       api, gameId, identity,
@@ -78,9 +79,11 @@ export class GameView {
       seq: counter('Seq', 'seq', '–'),
       status: h('span', { id: 'status', class: 'status', 'data-status': '' }),
       conn: h('span', { id: 'conn', class: 'conn', 'data-conn': 'idle' }),
-      hint: h('button', { id: 'hint', type: 'button', onclick: () => this.askHint() }, 'Hint'),
-      undo: h('button', { id: 'undo', type: 'button', disabled: true, onclick: () => this.undo() }, 'Undo'),
-      resign: h('button', { id: 'resign', type: 'button', onclick: () => this.resign() }, 'Resign'),
+      // hidden until there is a game to act on (renderCounters)
+      hint: h('button', { id: 'hint', type: 'button', hidden: true, onclick: () => this.askHint() }, 'Hint'),
+      undo: h('button', { id: 'undo', type: 'button', hidden: true, disabled: true, onclick: () => this.undo() },
+        'Undo'),
+      resign: h('button', { id: 'resign', type: 'button', hidden: true, onclick: () => this.resign() }, 'Resign'),
       message: h('div', { id: 'message', class: 'message', role: 'status', 'aria-live': 'polite' }),
       announce: h('div', { id: 'announce', class: 'sr-only', 'aria-live': 'polite', 'aria-atomic': 'true' }),
       banner: h('div', { id: 'banner', class: 'banner', hidden: true }),
@@ -137,6 +140,25 @@ export class GameView {
   onConnection(status) {
     this.el.conn.dataset.conn = status;
     this.el.conn.textContent = CONNECTION_LABELS[status] ?? status;
+    // Refused before any state came (no such game, or not ours to see): #message says why.
+    if (status === 'refused' && !this.state) this.el.title.textContent = 'No game to show';
+    // "cannot be reached", "has not answered": not true any more once the server is back.
+    if (status === 'live' && STALE_ONCE_LIVE.has(this.el.message.dataset.code)) this.say('');
+    // Told in words too: the connection lost, back, and what happened meanwhile (the
+    // diffs replayed before `synced`, which is when the socket turns live).
+    if (status === 'offline' && this.wasLive && !this.lostConnection) {
+      this.lostConnection = true;
+      this.announcer.say('The connection to the server is lost: reconnecting…');
+    } else if (status === 'live') {
+      const missed = this.missed;
+      const words = [this.lostConnection ? 'Reconnected.' : '',
+        ...(missed.length > MISSED_TOLD ? [`${missed.length} moves were made meanwhile; the last: `
+          + missed[missed.length - 1]] : missed)].filter(Boolean);
+      if (this.wasLive && words.length) this.announcer.say(words.join(' '));
+      this.wasLive = true;
+      this.lostConnection = false;
+      this.missed = [];
+    }
   }
 
   onSessionError(body) {
@@ -155,7 +177,8 @@ export class GameView {
     }
     this.renderCounters();
     this.renderHighlights();
-    if (diff && live) this.announcer.say(describeDiff(diff, before));
+    if (diff && live) this.announcer.say(describeDiff(diff, before, this.watching));
+    else if (diff && this.wasLive) this.missed.push(describeDiff(diff, before, this.watching));
   }
 
   onMoves(legal) {
@@ -192,7 +215,7 @@ export class GameView {
     e.hint.hidden = this.passive;
     e.resign.disabled = final;
     e.hint.disabled = final;
-    const banner = this.replay ? null : STATUS_BANNERS[s.status];
+    const banner = this.replay ? null : statusWords(s.status, this.watching);
     const solvable = (s.status === 'won' || s.status === 'resigned') && !this.replay;
     e.banner.hidden = !banner && !this.watching;
     e.banner.dataset.status = s.status;

@@ -103,7 +103,7 @@ export function renderLobby(root, ctx) {
   loadDaily(daily, ctx);
 }
 
-async function loadDaily(section, ctx) {
+async function loadDaily(section, ctx, attempt = 0) {
   const heading = section.querySelector('h2');
   let day;
   try {
@@ -111,6 +111,14 @@ async function loadDaily(section, ctx) {
   } catch (err) {
     const text = err.status === 404 ? 'No daily challenge today.' : `No daily challenge: ${err.message}`;
     fill(section, heading, h('p', { id: 'no-daily', class: 'muted', 'data-code': err.code || '' }, text));
+    // The day's deals still being chosen (503), a limit (429), the server restarting:
+    // ask again when it says, for as long as this lobby is on screen.
+    const wait = err.retryDelayMs ? err.retryDelayMs(attempt) : null;
+    if (wait != null) {
+      setTimeout(() => {
+        if (section.isConnected) loadDaily(section, ctx, attempt + 1);
+      }, wait);
+    }
     return;
   }
   if (!day || !day.challenges || !day.challenges.length) {

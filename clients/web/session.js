@@ -118,7 +118,19 @@ export class GameSession {
         this.commands.answer(msg);
         break;
       case 'error':
-        if (!this.commands.answer(msg)) this.handlers.onError(msg.error); // about the connection
+        if (this.commands.answer(msg)) {
+          // The token expired while the socket was open (it is closed with 1008 next):
+          // the view starts again, as after a 401 over REST.
+          if (msg.error?.code === 'unauthorized') this.handlers.onError(msg.error);
+          break;
+        }
+        if (msg.error?.code === 'bad_request' && msg.error.details?.since != null) {
+          // Our `since` is beyond the game's seq: the state we kept is not the server's
+          // (a failover lost what we saw). Throw it away: a snapshot.
+          this.resynchronise(true);
+          break;
+        }
+        this.handlers.onError(msg.error); // about the connection
         break;
       default:
         break; // messages added to the protocol later

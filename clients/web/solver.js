@@ -2,6 +2,7 @@
 // opened as a new game of the same deal, and stepping through that line (the replay,
 // kept in sessionStorage so a reload goes on where it was).
 
+import { cardList, pileName } from './announce.js';
 import { fill, h } from './dom.js';
 import { FINAL_STATUSES } from './state.js';
 
@@ -25,11 +26,16 @@ function writeReplay(gameId, replay) {
   }
 }
 
-function describe(command) {
+/** A command in the words the board's piles and cards are named by, on `piles`. */
+function describe(command, piles) {
   if (command.type === 'draw') return 'draw from the stock';
   if (command.type !== 'move') return command.type;
-  const n = command.count && command.count > 1 ? `${command.count} cards` : 'the top card';
-  return `move ${n} of ${command.from} to ${command.to}`;
+  const count = command.count ?? 1;
+  const up = piles?.[command.from]?.up ?? [];
+  const what = command.from === 'stock' ? 'the stock\'s top card'
+    : up.length >= count ? cardList(up.slice(up.length - count))
+      : count > 1 ? `${count} cards` : 'the top card';
+  return `move ${what} from ${pileName(command.from)} to ${pileName(command.to)}`;
 }
 
 /** Ask the server for a hint; highlight its card and target until the game moves on. */
@@ -47,7 +53,7 @@ export async function askHint(view) {
     view.hinted = { seq: hint.seq, command: hint.command };
     view.renderHighlights();
     if (!hint.command) view.say('No command to suggest here.', 'hint');
-    else view.say(`Hint: ${describe(hint.command)} (won ${hint.wins} of ${hint.samples} sampled deals of the face-down cards).`, 'hint');
+    else view.say(`Hint: ${describe(hint.command, view.state.piles)} (won ${hint.wins} of ${hint.samples} sampled deals of the face-down cards).`, 'hint');
   } catch (err) {
     view.sayError(err);
   } finally {
@@ -87,7 +93,7 @@ export function renderReplay(view) {
       onclick: () => stepReplay(view, -1) }, '◀ Back'),
     h('button', { type: 'button', id: 'replay-next', disabled: !next || view.replayBusy,
       onclick: () => stepReplay(view, 1) }, 'Next ▶'),
-    h('span', { class: 'muted' }, next ? `next: ${describe(next)}` : 'won'));
+    h('span', { class: 'muted' }, next ? `next: ${describe(next, view.state?.piles)}` : 'won'));
 }
 
 /** One step forward (the line's next command) or back (undo) in the replay game. */

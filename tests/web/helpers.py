@@ -26,6 +26,9 @@ DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 TIMEOUT_MS = 10_000
 
+# How Chromium's console starts its lines about failed requests and sockets.
+_NETWORK_LINES = ("Failed to load resource:", "WebSocket connection to")
+
 # Returns every pile as the page shows it, from the pile elements' data attributes.
 _PILES_JS = """els => Object.fromEntries(els.map(e => [e.dataset.pile,
     {down: Number(e.dataset.down), up: e.dataset.up ? e.dataset.up.split(' ') : []}]))"""
@@ -62,9 +65,12 @@ class GamePage:
         self.base = base
         self.errors: list[str] = []
         page.on("pageerror", lambda exc: self.errors.append(str(exc)))
-        # A Content-Security-Policy violation is only a console error: count it as one.
+        # Whatever the console shows as an error or a warning counts (a Content-Security-Policy
+        # violation is only that), but the browser's own line about a request that failed
+        # (an error status, a refused connection): the page says those in its own words.
         page.on("console", lambda msg: self.errors.append(msg.text)
-                if msg.type == "error" and "Content Security Policy" in msg.text else None)
+                if msg.type in ("error", "warning") and not msg.text.startswith(_NETWORK_LINES)
+                else None)
 
     # --- lobby ------------------------------------------------------------------
     def open(self, fragment: str = "") -> GamePage:
@@ -147,6 +153,20 @@ class GamePage:
         path = SCREENSHOTS / f"{name}.png"
         self.page.screenshot(path=str(path), full_page=True)
         return path
+
+
+RANKS = {"A": "Ace", "T": "Ten", "J": "Jack", "Q": "Queen", "K": "King"}
+SUITS = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
+
+
+def card_name(card: str) -> str:
+    """A card as the page says it: "Ten of hearts", "7 of spades"."""
+    return f"{RANKS.get(card[0], card[0])} of {SUITS[card[1]]}"
+
+
+def pile_name(pile_id: str) -> str:
+    """A pile as the page says it: "tableau 6", "the waste"."""
+    return f"the {pile_id}" if pile_id in ("stock", "waste") else pile_id.replace("/", " ")
 
 
 def _has(cls: str) -> re.Pattern[str]:

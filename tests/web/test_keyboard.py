@@ -9,7 +9,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from tests.live import ServiceProcess
-from tests.web.helpers import GamePage, Service, assert_same_board, expect, http
+from tests.web.helpers import GamePage, Service, assert_same_board, card_name, expect, http
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page
@@ -27,14 +27,6 @@ _BEFORE_FOCUS = """selector => {
 }"""
 
 TARGET = re.compile(r"(^|\s)target(\s|$)")
-RANKS = {"A": "Ace", "T": "Ten", "J": "Jack", "Q": "Queen", "K": "King"}
-SUITS = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
-
-
-def card_name(card: str) -> str:
-    return f"{RANKS.get(card[0], card[0])} of {SUITS[card[1]]}"
-
-
 def tab_to(page: Page, selector: str, limit: int = 120) -> None:
     """Move the focus to ``selector`` with Tab (or Shift+Tab when it lies behind)."""
     key = "Shift+Tab" if page.evaluate(_BEFORE_FOCUS, selector) else "Tab"

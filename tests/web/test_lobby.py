@@ -3,11 +3,12 @@ and the client's diff applier (state.js)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from protocol.fields import PLAYER_NAME_MAX
 from service.engine.game import MAX_SEED
-from tests.live import ServiceProcess
+from tests.live import DAILY_SOLVE_NODES, ServiceProcess
 from tests.web.helpers import GamePage, Service, expect, http, wait_daily
 
 if TYPE_CHECKING:
@@ -114,6 +115,28 @@ def test_the_daily_challenge_is_played_once_and_ranked(
     expect(table).to_contain_text("Daily Dan")
     expect(page.page.locator("#my-rank")).to_contain_text("Your rank: 1")
     page.screenshot("leaderboard-desktop")
+
+
+def test_the_daily_challenge_shows_once_the_days_deals_are_chosen_without_a_reload(
+        tmp_path: Path, context: BrowserContext) -> None:
+    """While the day's deals are being chosen, GET /v1/daily answers 503 with Retry-After:
+    the lobby says so and asks again by itself, through a restart of the service too."""
+    # A budget of one position proves no deal: this instance never finishes choosing.
+    service = ServiceProcess(None, tmp_path / "service", SOLITAIRE_DAILY_SOLVE_NODES="1")
+    with service:
+        page = GamePage(context.new_page(), service.url).open()
+        page.create_player()
+        waiting = page.page.locator("#no-daily")
+        expect(waiting).to_have_attribute("data-code", "unavailable")
+        expect(waiting).to_contain_text("being chosen")
+        service.stop()
+        service.env["SOLITAIRE_DAILY_SOLVE_NODES"] = str(DAILY_SOLVE_NODES)  # one that proves
+        service.start()
+        day = wait_daily(service.url)
+        for c in day["challenges"]:
+            expect(page.page.locator(f'[data-daily="{c["variant"]}"] .par')).to_have_text(
+                f'winnable · par {c["par"]}', timeout=30_000)
+        assert page.errors == []
 
 
 # Runs state.js in the page: one diff with every op, then diffs that must be refused.

@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from tests.live import ServiceProcess
-from tests.web.helpers import GamePage, Service, expect, http
+from tests.web.helpers import GamePage, Service, card_name, expect, http, pile_name
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext
@@ -33,8 +33,14 @@ def test_the_hint_button_highlights_the_suggested_card_and_target(
     if command["type"] == "move":
         expect(page.pile(command["from"])).to_have_class(_has("hint-source"))
         expect(page.pile(command["to"])).to_have_class(_has("hint-target"))
+        # in the words the board's piles are named by, the card named
+        up = server.state()["piles"][command["from"]]["up"]
+        expect(message).to_contain_text(
+            f"Hint: move {card_name(up[-1])} from {pile_name(command['from'])} "
+            f"to {pile_name(command['to'])}")
     else:
         expect(page.pile("stock")).to_have_class(_has("hint-source"))
+        expect(message).to_contain_text("Hint: draw from the stock")
     assert server.state()["stats"]["hints"] == 2
     page.perform(command)  # playing on clears the highlight
     page.wait_live(1)
