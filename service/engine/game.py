@@ -161,23 +161,10 @@ class Game:
             return self._next(command, parent, None)
         if self.status is Status.LOST:
             raise IllegalCommand("game_lost", "the game is lost: only undo or resign are accepted")
-        variant = self.variant
-        before = self.position.piles
-        piles = dict(before)
         if isinstance(command, Draw):
-            turned_over = variant.draw(piles)
-            only_draws = True if turned_over else self.position.only_draws_since_turnover
-            return self._next(command, Position(piles, command, self.position, only_draws), None)
-        move = check_move(variant, before, command)
-        src, dst = before[move.from_], before[move.to]
-        if variant.kind[move.from_] == "stock":
-            piles[move.from_] = Pile(src.down[:-1], src.up)
-            piles[move.to] = Pile(dst.down, dst.up + src.down[-1:])
-        else:
-            piles[move.from_] = Pile(src.down, src.up[: len(src.up) - move.count])
-            piles[move.to] = Pile(dst.down, dst.up + src.up[len(src.up) - move.count:])
-        variant.after_move(piles, move.from_)
-        return self._next(move, Position(piles, move, self.position, False), (move.from_, move.to))
+            return self._next(command, _after(self.variant, self.position, command), None)
+        move = check_move(self.variant, self.position.piles, command)
+        return self._next(move, _after(self.variant, self.position, move), (move.from_, move.to))
 
     def _next(self, command: Command, position: Position,
               order: tuple[str, ...] | None) -> tuple[Game, Diff]:
@@ -220,9 +207,36 @@ class Game:
         piles = {k: Pile(tuple(d), tuple(u)) for k, (d, u) in data["piles"].items()}
 
         def rebuild() -> Position | None:
-            return Game.replay(variant.id, seed, variant.options, effective[:-1]).position
+            # The commands in effect were all accepted: their positions are rebuilt without
+            # checking them again, nor the diffs and status that only a new command needs.
+            position = Position(variant.deal(seed), None, None, True)
+            for command in effective[:-1]:
+                position = _after(variant, position, command)
+            return position
 
         command = effective[-1] if effective else None
         position = Position(piles, command, None, bool(data["only_draws_since_turnover"]),
                             rebuild if command is not None else None, tuple(effective))
         return cls(variant, seed, position, int(data["moves"]), Status(data["status"]))
+
+
+def _after(variant: Variant, position: Position, command: Command) -> Position:
+    """The position after ``command``, a draw or a move already checked (foundations
+    named by index)."""
+    before = position.piles
+    piles = dict(before)
+    if isinstance(command, Draw):
+        turned_over = variant.draw(piles)
+        only_draws = True if turned_over else position.only_draws_since_turnover
+        return Position(piles, command, position, only_draws)
+    assert isinstance(command, Move), command
+    src, dst = before[command.from_], before[command.to]
+    if variant.kind[command.from_] == "stock":
+        piles[command.from_] = Pile(src.down[:-1], src.up)
+        piles[command.to] = Pile(dst.down, dst.up + src.down[-1:])
+    else:
+        count = command.count
+        piles[command.from_] = Pile(src.down, src.up[: len(src.up) - count])
+        piles[command.to] = Pile(dst.down, dst.up + src.up[len(src.up) - count:])
+    variant.after_move(piles, command.from_)
+    return Position(piles, command, position, False)
