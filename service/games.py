@@ -34,6 +34,7 @@ from service.engine import (
     Game,
     IllegalCommand,
     Move,
+    Resign,
     Status,
     command_from_dict,
 )
@@ -203,6 +204,12 @@ class GameService:
         if closes_at is not None and self.day_is_over(loaded.meta):
             raise ApiError("forbidden", "the challenge is over", {"closes_at": rfc3339(closes_at)})
 
+    def takes_no_moves(self, meta: GameMeta, seq: int) -> bool:
+        """Whether the game at ``seq`` refuses every command but resign (and so lists no
+        legal move): a daily attempt whose day is over, or a game that has had the most
+        commands a game may have (``settings.max_commands_per_game``)."""
+        return seq >= self.settings.max_commands_per_game or self.day_is_over(meta)
+
     def day_is_over(self, meta: GameMeta) -> bool:
         """The game is a daily attempt whose day is over: fixed, it takes no more commands
         (403 "the challenge is over") and so has no legal moves. False for any other game."""
@@ -336,6 +343,12 @@ class GameService:
 
     async def _append(self, loaded: Loaded, command: Command,
                       command_id: str | None) -> tuple[int, bytes]:
+        limit = self.settings.max_commands_per_game
+        if loaded.seq >= limit and not isinstance(command, Resign):
+            raise ApiError("illegal_move",
+                           f"this game has had {limit} commands, the most one game may have "
+                           f"(SOLITAIRE_MAX_COMMANDS_PER_GAME): only resign is accepted now",
+                           {"rule": "command_limit", "limit": limit, "seq": loaded.seq})
         try:
             game, diff = loaded.game.apply(command)
         except IllegalCommand as exc:

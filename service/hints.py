@@ -37,12 +37,13 @@ class Hints:
         return Budget(max_nodes=self.settings.hint_sample_nodes,
                       max_seconds=self.settings.hint_sample_s)
 
-    async def suggest(self, game: Game) -> HintResult:
+    async def suggest(self, game: Game, no_moves: bool = False) -> HintResult:
         """The hint for ``game``'s public view (503 when the pool is busy); none when no
-        move or draw is legal. The view alone cannot say so: a lost Gilbert game still
+        move or draw is legal, or the game takes none (``no_moves``: at the most commands a
+        game may have). The view alone cannot say so: a lost Gilbert game still
         shows a stock to turn over, but accepts only undo and resign, which are never
         suggested."""
-        if not game.legal_moves():
+        if no_moves or not game.legal_moves():
             return HintResult(None, 0, 0)
         variant, options = game.variant.id, dict(game.variant.options)
         piles = game.public_piles()

@@ -4,8 +4,9 @@
 One function makes the body for both (:func:`legal_moves`). A socket keeps its own
 game at the seq it has sent (:class:`MovesFeed`): each diff it sends is applied to it,
 in memory, so the moves after a diff cost one engine step, not a read of the log.
-A daily attempt whose day is over takes no command (GameService.day_is_over): it has
-no legal moves, whatever its state.
+A daily attempt whose day is over, and a game that has had the most commands a game may
+have, take no command but resign (GameService.takes_no_moves): they have no legal moves,
+whatever their state.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from service.engine import Game
 from service.games import GameService, Loaded, decode_event
 
 
-def legal_moves(seq: int, game: Game, day_is_over: bool) -> LegalMoves:
+def legal_moves(seq: int, game: Game, no_moves: bool) -> LegalMoves:
     """The legal moves of ``game`` at ``seq``: every legal move (foundations named by
-    index) and draw, and whether an undo would be accepted; none of them once the day of
-    a daily attempt is over (``day_is_over``: its commands are refused)."""
-    if day_is_over:
+    index) and draw, and whether an undo would be accepted; none of them when the game
+    takes no command but resign (``no_moves``: GameService.takes_no_moves)."""
+    if no_moves:
         return LegalMoves(seq=seq, moves=[], can_undo=False)
     return LegalMoves(seq=seq, moves=[wire.command(m) for m in game.legal_moves()],
                       can_undo=game.can_undo)
@@ -30,7 +31,7 @@ def legal_moves(seq: int, game: Game, day_is_over: bool) -> LegalMoves:
 
 def moves_of(games: GameService, loaded: Loaded) -> LegalMoves:
     """The body of ``GET /v1/games/{id}/moves`` for ``loaded``, now."""
-    return legal_moves(loaded.seq, loaded.game, games.day_is_over(loaded.meta))
+    return legal_moves(loaded.seq, loaded.game, games.takes_no_moves(loaded.meta, loaded.seq))
 
 
 class MovesFeed:
@@ -55,5 +56,5 @@ class MovesFeed:
 
     def message(self) -> bytes:
         """The ``moves`` message at this feed's seq."""
-        body = legal_moves(self.seq, self.game, self.games.day_is_over(self.meta))
+        body = legal_moves(self.seq, self.game, self.games.takes_no_moves(self.meta, self.seq))
         return encode(MovesMessage(seq=body.seq, moves=body.moves, can_undo=body.can_undo))

@@ -42,6 +42,10 @@ class Settings:
     # A game with no command for this long expires; won/resigned games are kept.
     game_ttl_s: int = 14 * 24 * 3600
     snapshot_every: int = 50
+    # The most commands (moves, draws, undos) one game takes; then only resign. Bounds what
+    # one game costs: its log, its snapshot (the commands in effect), and rebuilding its
+    # positions for an undo after a load. No real game comes near it.
+    max_commands_per_game: int = 5000
     max_body_bytes: int = 16 * 1024
     max_ws_message_bytes: int = 8 * 1024
     # Token bucket per player, held in Redis so it holds across instances.

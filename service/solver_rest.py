@@ -69,7 +69,7 @@ async def post_hint(request: web.Request) -> web.Response:
     if status.is_final:
         raise ApiError("conflict", f"the game is {status.value}: there is no command to suggest",
                        {"status": status.value})
-    hint = await ctx.hints.suggest(loaded.game)
+    hint = await ctx.hints.suggest(loaded.game, ctx.games.takes_no_moves(loaded.meta, loaded.seq))
     count = await SolverStore(ctx.redis).count_hint(loaded.game_id)
     if count is None:
         raise ApiError("not_found", f"no game {loaded.game_id!r}")

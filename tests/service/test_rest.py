@@ -677,3 +677,27 @@ async def test_a_js_front_end_on_another_origin_may_call_the_api(api: Api,
     assert "Access-Control-Allow-Credentials" not in created.headers
     # An OPTIONS that is not a preflight is still an unknown method.
     assert (await api.request("OPTIONS", "/v1/games")).status == 405
+
+
+async def test_a_game_takes_at_most_the_most_commands_a_game_may_have_then_only_resign(
+        redis_url: str, tmp_path: Path) -> None:
+    # A bound on what one game costs (its log, its snapshot, an undo after a load): Gilbert's
+    # unlimited redeals would otherwise let one game grow without end.
+    async with running_service(settings_for_test(redis_url, tmp_path,
+                                                 max_commands_per_game=3)) as base, \
+            aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        _, token = await api.player()
+        game_id = (await api.create(token, "gilbert", seed=1))["game_id"]
+        for command in ({"type": "draw"}, {"type": "draw"}, {"type": "undo"}):
+            await api.command(token, game_id, command)
+        assert await api.moves(game_id, token) == {"seq": 3, "moves": [], "can_undo": False}
+        for command in ({"type": "draw"}, {"type": "undo"}):
+            refused = (await api.command(token, game_id, command, expect=422)).body["error"]
+            assert refused["code"] == "illegal_move"
+            assert refused["details"]["rule"] == "command_limit"
+            assert "3 commands" in refused["message"] and "only resign" in refused["message"]
+        hint = (await api.request("POST", f"/v1/games/{game_id}/hint", token, 200)).body
+        assert hint["command"] is None
+        await api.command(token, game_id, {"type": "resign"})
+        assert (await api.state(game_id, token))["status"] == "resigned"
