@@ -179,9 +179,11 @@ def bad_request_from(exc: msgspec.DecodeError, what: str = "request") -> ErrorBo
 
 
 # msgspec says where the input is wrong: "... - at `$.command.to`"; and names the field
-# itself when it is unknown or missing: "Object missing required field `to`".
+# itself when it is unknown or missing: "Object missing required field `to`" (and
+# protocol.duplicates in its words when it is given twice).
 _AT = re.compile(r" - at `\$(?P<path>[^`]*)`$")
-_NAMED = re.compile(r"^Object (?:contains unknown|missing required) field `(?P<name>[^`]*)`")
+_NAMED = re.compile(
+    r"^Object (?:contains (?:unknown|duplicate)|missing required) field `(?P<name>[^`]*)`")
 
 
 def field_of(exc: msgspec.DecodeError) -> str | None:

@@ -12,7 +12,7 @@ from typing import Any, cast
 import msgspec
 from aiohttp import web
 
-from protocol.codec import decode, decode_query, encode
+from protocol.codec import decode_query, decode_request, encode
 from protocol.diffs import Diff
 from protocol.rest import (
     CommandRequest,
@@ -60,7 +60,7 @@ async def count_read(request: web.Request) -> None:
 
 
 async def body_of(request: web.Request, type_: type[Any]) -> Any:
-    return decode(await request.read(), type_)
+    return decode_request(await request.read(), type_)
 
 
 class _NoBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -72,7 +72,7 @@ async def no_body(request: web.Request) -> None:
     empty JSON object passes, however spaced; a field (a score...) is a 400 naming it."""
     body = await request.read()
     if body.strip():
-        decode(body, _NoBody)
+        decode_request(body, _NoBody)
 
 
 # --- variants and players -----------------------------------------------------------

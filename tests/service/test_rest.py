@@ -269,6 +269,24 @@ async def test_a_bad_create_game_body_is_400(api: Api, owner: tuple[str, str], b
     assert len(err["message"]) > 10
 
 
+@pytest.mark.parametrize(("path", "body", "field"), [
+    ("/v1/players", b'{"name": "ann", "name": "bob"}', "name"),
+    ("/v1/games", b'{"variant": "gilbert", "seed": 1, "seed": 2}', "seed"),
+    ("/v1/games/{game_id}/commands", b'{"command": {"type": "move", "type": "draw"}}',
+     "command.type"),
+])
+async def test_a_key_given_twice_in_a_body_is_400_naming_it(
+        api: Api, owner: tuple[str, str], path: str, body: bytes, field: str) -> None:
+    """Which of two values a client meant is a guess (the JSON RFC leaves it open): neither
+    is taken, and nothing is done."""
+    game_id = (await api.create(owner[1], "gilbert", seed=3))["game_id"]
+    reply = await api.request("POST", path.format(game_id=game_id), owner[1], data=body,
+                              headers={"Content-Type": "application/json"})
+    err = check_error(reply, 400, "bad_request")
+    assert err["details"] == {"field": field} and "duplicate" in err["message"], err
+    assert (await api.state(game_id, owner[1]))["seq"] == 0
+
+
 async def test_a_seed_of_2_to_the_53_is_refused_in_the_words_of_the_protocol(
         api: Api, owner: tuple[str, str]) -> None:
     body = b'{"variant": "gilbert", "seed": 9007199254740992}'  # 2**53

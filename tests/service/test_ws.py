@@ -455,6 +455,11 @@ MOVE_FROM_NOWHERE = {"type": "move", "from": "x", "to": "tableau/0"}
     ({"type": "command", "command_id": "c1", "command": {"type": "fly"}}, "command.type"),
     ({"type": "command", "command_id": "c1"}, "command"),
     ({"type": "fly"}, "type"),
+    # A key given twice: which one was meant is a guess, so neither is taken.
+    ('{"type": "command", "command_id": "c1", "command": {"type": "move", "type": "draw"}}',
+     "command.type"),
+    ('{"type": "command", "command_id": "c1", "expected_seq": 0, "expected_seq": 1, '
+     '"command": {"type": "draw"}}', "expected_seq"),
 ])
 async def test_a_message_refused_for_one_field_names_it_as_a_dotted_path(
         api: Api, session: aiohttp.ClientSession, base: str, message: Any, field: str) -> None:
@@ -469,6 +474,7 @@ async def test_a_message_refused_for_one_field_names_it_as_a_dotted_path(
     ({"type": "hello", "colour": "red"}, "colour"),
     ({"type": "ping"}, "type"),  # the first message must be a hello
     ("{not json", None),  # no one field to blame
+    ('{"type": "hello", "token": null, "token": "t"}', "token"),  # a key given twice
 ])
 async def test_a_first_message_refused_for_one_field_names_it(
         api: Api, session: aiohttp.ClientSession, base: str, hello: Any,
