@@ -113,7 +113,7 @@ class ErrorDetails(TypedDict, total=False):
     ]
     closes_at: Annotated[Timestamp, Meta(description="403: when the daily attempt closed.")]
     date: Annotated[
-        Date, Meta(description="403, 409 and 503 on a daily challenge: its date.")
+        Date, Meta(description="403, 404, 409 and 503 on a daily challenge: its date.")
     ]
     today: Annotated[Date, Meta(description="403: today's date (UTC).")]
     variant: Annotated[

@@ -66,4 +66,7 @@ async def get_leaderboard(request: web.Request) -> web.Response:
     query: LeaderboardQuery = decode_query(request.query, LeaderboardQuery)
     after = decode_cursor(query.cursor) if query.cursor is not None else None
     player = player_of(request, required=False)
+    # A day with no challenge has no board: 404 as GET /v1/daily says for it (503 while
+    # its deals are being chosen). A day's deal is kept longer than its board.
+    await daily.deals.require(day, variant)
     return json_response(await daily.leaderboard(day, variant, after, query.limit, player))
