@@ -14,6 +14,7 @@ from .codec import (
     decode_diff,
     decode_game_state,
     decode_query,
+    decode_request,
     decode_server_message,
     encode,
 )
@@ -161,6 +162,7 @@ __all__ = [
     "decode_diff",
     "decode_game_state",
     "decode_query",
+    "decode_request",
     "decode_server_message",
     "diff_message",
     "diff_of",

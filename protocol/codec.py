@@ -3,7 +3,8 @@
 Every decode function raises ``msgspec.DecodeError`` (``msgspec.ValidationError``
 is a subclass) on malformed JSON, an unknown field in a request, a wrong type or
 a value out of bounds; :func:`protocol.errors.bad_request_from` turns it into
-the 400 body.
+the 400 body. What a client sends (a socket's message, a request body) is also
+refused when an object of it gives a key twice (:mod:`protocol.duplicates`).
 """
 
 from __future__ import annotations
@@ -15,16 +16,16 @@ import msgspec
 
 from .commands import Command
 from .diffs import Diff, GameState
+from .duplicates import key_limits, may_repeat_a_key, refuse_repeated_keys
 from .fields import CommandId
 from .rest import CommandRequest
-from .ws import ClientMessage, ServerMessage
+from .ws import ClientMessage, CommandMessage, ServerMessage
 
 T = TypeVar("T")
 
 _encoder = msgspec.json.Encoder()
 _client_message = msgspec.json.Decoder(ClientMessage)
 _server_message = msgspec.json.Decoder(ServerMessage)
-_command_request = msgspec.json.Decoder(CommandRequest)
 _command = msgspec.json.Decoder(Command)
 _game_state = msgspec.json.Decoder(GameState)
 _diff = msgspec.json.Decoder(Diff)
@@ -51,7 +52,17 @@ def _shallow(decoder: msgspec.json.Decoder[Any], data: bytes | str) -> Any:
 
 def decode_client_message(data: bytes | str) -> ClientMessage:
     """Decode a WebSocket message from a client: ``hello``, ``command`` or ``ping``."""
-    result: ClientMessage = _shallow(_client_message, data)
+    try:
+        result: ClientMessage = _shallow(_client_message, data)
+    except msgspec.DecodeError:
+        refuse_repeated_keys(data)  # a tag given twice is refused for its second value
+        raise
+    # Decoded: a key given twice is rare, and mostly proved absent by counting bytes (the
+    # exact look parses the message again).
+    structs = ((CommandMessage, type(result.command)) if isinstance(result, CommandMessage)
+               else (type(result),))
+    if not isinstance(data, bytes) or may_repeat_a_key(data, key_limits(structs)):
+        refuse_repeated_keys(data)
     return result
 
 
@@ -83,8 +94,7 @@ def decode_server_message(data: bytes | str) -> ServerMessage:
 
 def decode_command_request(data: bytes | str) -> CommandRequest:
     """Decode the body of ``POST /v1/games/{id}/commands``."""
-    result: CommandRequest = _shallow(_command_request, data)
-    return result
+    return decode_request(data, CommandRequest)
 
 
 def decode_command(data: bytes | str) -> Command:
@@ -113,6 +123,18 @@ def decode(data: bytes | str, type_: type[T]) -> T:
     if decoder is None:
         decoder = _decoders[type_] = msgspec.json.Decoder(type_)
     result: T = _shallow(decoder, data)
+    return result
+
+
+def decode_request(data: bytes | str, type_: type[T]) -> T:
+    """Decode a request body as ``type_``, as :func:`decode` does; a key given twice in an
+    object is refused too (what a client sends: not needed for what the server sends)."""
+    try:
+        result = decode(data, type_)
+    except msgspec.DecodeError:
+        refuse_repeated_keys(data)  # the cause, when it is one (a tag given twice)
+        raise
+    refuse_repeated_keys(data)
     return result
 
 

@@ -68,7 +68,13 @@ class ErrorDetails(TypedDict, total=False):
     ]
     limit: Annotated[
         str,
-        Meta(description="429: the name of the limit that was hit (its setting's name)."),
+        Meta(description="429, and the socket's error before a 1009 close: the name of the "
+             "limit that was hit (its setting's name)."),
+    ]
+    max_bytes: Annotated[
+        int,
+        Meta(ge=1, description="The socket's error before a 1009 close: the most bytes a "
+             "message may have."),
     ]
     outcome: Annotated[
         Literal["unknown"],
@@ -107,7 +113,7 @@ class ErrorDetails(TypedDict, total=False):
     ]
     closes_at: Annotated[Timestamp, Meta(description="403: when the daily attempt closed.")]
     date: Annotated[
-        Date, Meta(description="403, 409 and 503 on a daily challenge: its date.")
+        Date, Meta(description="403, 404, 409 and 503 on a daily challenge: its date.")
     ]
     today: Annotated[Date, Meta(description="403: today's date (UTC).")]
     variant: Annotated[
@@ -179,9 +185,11 @@ def bad_request_from(exc: msgspec.DecodeError, what: str = "request") -> ErrorBo
 
 
 # msgspec says where the input is wrong: "... - at `$.command.to`"; and names the field
-# itself when it is unknown or missing: "Object missing required field `to`".
+# itself when it is unknown or missing: "Object missing required field `to`" (and
+# protocol.duplicates in its words when it is given twice).
 _AT = re.compile(r" - at `\$(?P<path>[^`]*)`$")
-_NAMED = re.compile(r"^Object (?:contains unknown|missing required) field `(?P<name>[^`]*)`")
+_NAMED = re.compile(
+    r"^Object (?:contains (?:unknown|duplicate)|missing required) field `(?P<name>[^`]*)`")
 
 
 def field_of(exc: msgspec.DecodeError) -> str | None:

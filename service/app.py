@@ -21,6 +21,7 @@ from aiohttp import web
 from service import rest, solver_rest, ws
 from service.addresses import trusted_networks
 from service.auth import Tokens, load_secret
+from service.caller import caller_middleware
 from service.clock import Clock
 from service.connections import close_slow_requests
 from service.context import CONTEXT, Context
@@ -73,6 +74,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
 
     app = web.Application(client_max_size=settings.max_body_bytes,
                           middlewares=[metrics_middleware, cors_middleware, error_middleware,
+                                       caller_middleware,
                                        deadline_middleware(settings.request_deadline_s)])
     app[CONTEXT] = build_context(settings, settings.redis_url, clock or Clock())
     app.add_routes(rest.routes)
@@ -104,7 +106,8 @@ def build_context(settings: Settings, redis_url: str, clock: Clock) -> Context:
         players=Players(redis), tokens=Tokens(secret, settings.token_ttl_s, clock),
         limiter=Limiter(rates, settings.rate_limit_per_s, settings.rate_limit_burst),
         read_limiter=Limiter(rates, settings.read_rate_per_s, settings.read_burst,
-                             what="reads from this address", setting="read_rate_per_s"),
+                             what="reads from this address", setting="read_rate_per_s",
+                             reads=True),
         create_limiter=Limiter(rates, settings.create_rate_per_s, settings.create_burst,
                                what="new games by this player", setting="create_rate_per_s"),
         create_address_limiter=Limiter(rates, settings.create_per_address_rate_per_s,

@@ -5,17 +5,26 @@ small lease of requests from it at once and spends it locally for at most a
 second, so a busy player costs one Redis call per few commands; across all
 instances a player still never gets more than the bucket allows, plus at most
 one unspent lease per instance.
+
+A limit on reads (``reads=True``) lets a read through uncounted while the store
+refuses writes (out of memory, a read-only replica: it still serves reads), rather
+than refuse the read for a write it does not need; it says so in the log once, and
+again once the store takes its writes back. Every other limit refuses (503).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from service.errors import ApiError, retry_seconds
 from service.store import keys
-from service.store.ratelimit import RateLimiter
+from service.store.errors import StoreUnavailable
+from service.store.ratelimit import RateDecision, RateLimiter
+
+log = logging.getLogger(__name__)
 
 LEASE_S = 1.0
 
@@ -34,7 +43,9 @@ class Limiter:
     lease_size: int = 8
     what: str = "requests"  # named in the refusal: "too many <what>"
     setting: str = "rate_limit_per_s"  # details.limit: the name of the limit's setting
+    reads: bool = False  # counts reads: let them through while the store refuses writes
     _leases: dict[str, _Lease] = field(default_factory=dict)
+    _refused: str | None = None  # why the store refuses this limit's writes, while it does
 
     async def check(self, who: str) -> None:
         """Count one request by ``who`` (a player id, or ``ip:<address>``); 429 when over the
@@ -43,20 +54,40 @@ class Limiter:
             return
         key = keys.rate_limit(who)
         size = max(1, min(self.lease_size, self.burst // 4))
-        decision = await self.store.allow(key, self.rate_per_s, self.burst, cost=size)
+        decision = await self._allow(key, size)
         # Concurrent requests of one player each ask the store for a lease; one refused
         # may find the lease another one got meanwhile, which is as good as its own.
-        if not decision.allowed and size > 1:
+        if decision is not None and not decision.allowed and size > 1:
             if self._spend(who):
                 return
             size = 1
-            decision = await self.store.allow(key, self.rate_per_s, self.burst, cost=1)
+            decision = await self._allow(key, 1)
+        if decision is None:  # a read while the store refuses writes: let through, uncounted
+            return
         if not decision.allowed:
             if self._spend(who):
                 return
             raise rate_limited(self.what, self.rate_per_s, self.burst, decision.retry_after_s,
                                self.setting)
         self._keep(who, size - 1)
+
+    async def _allow(self, key: str, cost: int) -> RateDecision | None:
+        """The store's decision; None for a read while the store refuses writes."""
+        try:
+            decision = await self.store.allow(key, self.rate_per_s, self.burst, cost=cost)
+        except StoreUnavailable as exc:
+            if not self.reads or exc.reason is None:  # unreachable: the read would fail too
+                raise
+            if self._refused is None:
+                log.warning("the store refuses the rate limit's writes (%s): %s go through "
+                            "uncounted until it takes them again", exc.reason, self.what)
+            self._refused = exc.reason
+            return None
+        if self._refused is not None:
+            self._refused = None
+            log.info("the store takes the rate limit's writes again: %s are counted again",
+                     self.what)
+        return decision
 
     def _spend(self, who: str) -> bool:
         lease = self._leases.get(who)

@@ -12,7 +12,7 @@ from typing import Any, cast
 import msgspec
 from aiohttp import web
 
-from protocol.codec import decode, decode_query, encode
+from protocol.codec import decode_query, decode_request, encode
 from protocol.diffs import Diff
 from protocol.rest import (
     CommandRequest,
@@ -29,7 +29,7 @@ from protocol.rest import (
     UpdatePlayer,
 )
 from service import addresses, wire
-from service.auth import bearer_token
+from service.caller import player_of
 from service.context import READY_PING_S, Context, context
 from service.errors import COMMANDS_ROUTE, ApiError, json_response
 from service.games import engine_command, new_game_id
@@ -46,17 +46,6 @@ def ctx_of(request: web.Request) -> Context:
     return context(request.app)
 
 
-def player_of(request: web.Request, required: bool) -> str | None:
-    """The caller's player id from the bearer token (401 if required and absent, or bad)."""
-    token = bearer_token(request.headers.get("Authorization"))
-    if token is None:
-        if required:
-            raise ApiError("unauthorized", "this needs a token: Authorization: Bearer <token> "
-                           "(get one from POST /v1/players)")
-        return None
-    return ctx_of(request).tokens.verify(token)
-
-
 def client_address(request: web.Request) -> str:
     """The client's address: behind a trusted proxy, the last untrusted X-Forwarded-For hop."""
     return addresses.client_address(request.remote, request.headers.get("X-Forwarded-For", ""),
@@ -71,7 +60,7 @@ async def count_read(request: web.Request) -> None:
 
 
 async def body_of(request: web.Request, type_: type[Any]) -> Any:
-    return decode(await request.read(), type_)
+    return decode_request(await request.read(), type_)
 
 
 class _NoBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -83,7 +72,7 @@ async def no_body(request: web.Request) -> None:
     empty JSON object passes, however spaced; a field (a score...) is a 400 naming it."""
     body = await request.read()
     if body.strip():
-        decode(body, _NoBody)
+        decode_request(body, _NoBody)
 
 
 # --- variants and players -----------------------------------------------------------
@@ -93,14 +82,12 @@ _VARIANTS_BODY = encode(wire.variants())
 
 @routes.get("/v1/variants")
 async def variants(request: web.Request) -> web.Response:
-    player_of(request, required=False)  # a token that is sent is always checked
     return web.Response(body=_VARIANTS_BODY, content_type="application/json")
 
 
 @routes.post("/v1/players")
 async def create_player(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
-    player_of(request, required=False)  # a token that is sent is always checked, here too
     body: CreatePlayer = await body_of(request, CreatePlayer)
     await ctx.limiter.check("ip:" + client_address(request))
     player_id = "p_" + secrets.token_urlsafe(12)

@@ -7,9 +7,10 @@ from aiohttp import web
 from protocol.fields import rfc3339
 from protocol.solver import Hint
 from service import wire
+from service.caller import player_of
 from service.errors import ApiError, json_response
 from service.games import Loaded
-from service.rest import count_read, ctx_of, no_body, player_of
+from service.rest import count_read, ctx_of, no_body
 from service.store.solver import SolverStore
 
 routes = web.RouteTableDef()

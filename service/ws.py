@@ -72,6 +72,34 @@ _FRAMES_PER_WRITE = 64  # messages ready at once sent in one write, at most
 _RESYNC_REQUEST = -2  # outbox marker: a hello on a live socket
 
 
+def too_big(max_bytes: int) -> ApiError:
+    """What a client is told of a message over the size limit, before the 1009 close."""
+    return ApiError("bad_request", f"the message is larger than {max_bytes} bytes, the most "
+                    "a message may be (the max_ws_message_bytes setting): the socket closes "
+                    "with 1009; reconnect, with since, and send smaller messages",
+                    {"limit": "max_ws_message_bytes", "max_bytes": max_bytes})
+
+
+class GameSocket(web.WebSocketResponse):
+    """aiohttp's server socket, which says why before it closes with 1009. aiohttp closes
+    it itself on reading a message over ``max_msg_size`` (and only then hands the service
+    the error): the ``error`` message goes out first, from :meth:`close`."""
+
+    def __init__(self, *, max_msg_size: int, heartbeat: float) -> None:
+        super().__init__(compress=False, max_msg_size=max_msg_size, heartbeat=heartbeat,
+                         decode_text=False)
+        self.max_msg_size = max_msg_size
+
+    async def close(self, *, code: int = Close.NORMAL, message: bytes = b"",
+                    drain: bool = True) -> bool:
+        if code == Close.MESSAGE_TOO_BIG and not self.closed:
+            err = too_big(self.max_msg_size)
+            with contextlib.suppress(Exception):  # the client may be gone already
+                await self.send_frame(error_message(err), WSMsgType.TEXT)
+            message = message or close_reason(err.message)
+        return await super().close(code=code, message=message, drain=drain)
+
+
 def error_message(err: ApiError, command_id: str | None = None) -> bytes:
     """The ``error`` message of ``err``; ``command_id`` when it answers a command."""
     return encode(ErrorMessage(command_id=command_id,
@@ -581,8 +609,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     # Counted before the upgrade's first await, so concurrent upgrades cannot overshoot.
     ctx.sockets_by_address[address] = open_here + 1
     try:
-        ws = web.WebSocketResponse(compress=False, max_msg_size=ctx.settings.max_ws_message_bytes,
-                                   heartbeat=30.0, decode_text=False)
+        ws = GameSocket(max_msg_size=ctx.settings.max_ws_message_bytes, heartbeat=30.0)
         if not ws.can_prepare(request).ok:
             raise ApiError("bad_request", "this is a game's WebSocket: open it with a WebSocket "
                            "client (a GET with Upgrade: websocket), then send a hello")

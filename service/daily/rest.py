@@ -7,11 +7,12 @@ from aiohttp import web
 from protocol.codec import decode_query
 from protocol.daily import DailyDay, DailyQuery, LeaderboardQuery
 from protocol.rest import GameCreated
+from service.caller import player_of
 from service.daily.challenge import Day, challenge_body, parse_date, today
 from service.daily.service import DailyService, decode_cursor
 from service.engine import VARIANTS
 from service.errors import ApiError, json_response
-from service.rest import ctx_of, no_body, player_of
+from service.rest import ctx_of, no_body
 
 routes = web.RouteTableDef()
 
@@ -32,7 +33,6 @@ def _variant(request: web.Request) -> str:
 @routes.get("/v1/daily")
 async def get_daily(request: web.Request) -> web.Response:
     daily = daily_of(request)
-    player_of(request, required=False)  # a token that is sent is always checked
     query: DailyQuery = decode_query(request.query, DailyQuery)
     now = daily.clock.now()
     day = Day(parse_date(query.date) if query.date is not None else today(now))
@@ -66,4 +66,7 @@ async def get_leaderboard(request: web.Request) -> web.Response:
     query: LeaderboardQuery = decode_query(request.query, LeaderboardQuery)
     after = decode_cursor(query.cursor) if query.cursor is not None else None
     player = player_of(request, required=False)
+    # A day with no challenge has no board: 404 as GET /v1/daily says for it (503 while
+    # its deals are being chosen). A day's deal is kept longer than its board.
+    await daily.deals.require(day, variant)
     return json_response(await daily.leaderboard(day, variant, after, query.limit, player))

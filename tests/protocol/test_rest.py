@@ -50,6 +50,24 @@ def test_unknown_fields_in_requests_are_refused(type_: type, body: object) -> No
 
 
 @pytest.mark.parametrize(
+    ("type_", "wire", "field"),
+    [
+        (p.CreatePlayer, b'{"name": "Ada", "name": "Eve"}', "name"),
+        (p.CreateGame, b'{"variant": "gate", "options": {"single_card_moves": true, '
+         b'"single_card_moves": false}}', "options.single_card_moves"),
+        (p.CommandRequest, b'{"command": {"type": "draw"}, "command": {"type": "undo"}}',
+         "command"),
+        (p.CommandRequest, b'{"command": {"type": "move", "type": "draw"}}', "command.type"),
+    ],
+)
+def test_a_key_repeated_in_a_request_is_refused_naming_it(
+        type_: type, wire: bytes, field: str) -> None:
+    with pytest.raises(msgspec.ValidationError, match="duplicate field") as caught:
+        p.decode_request(wire, type_)
+    assert p.bad_request_from(caught.value).error.details == {"field": field}
+
+
+@pytest.mark.parametrize(
     ("type_", "body"),
     [
         (p.CreatePlayer, {}),

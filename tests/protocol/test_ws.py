@@ -39,6 +39,43 @@ def test_unknown_fields_from_clients_are_refused(wire: bytes) -> None:
 
 
 @pytest.mark.parametrize(
+    ("wire", "field"),
+    [
+        (b'{"type": "hello", "token": "a", "token": "b"}', "token"),
+        (b'{"type": "hello", "since": 1, "since" : 2}', "since"),
+        (b'{"type": "hello", "t\\u006fken": "a", "token": "b"}', "token"),  # spelled otherwise
+        (b'{"type": "hello", "type": "hello"}', "type"),
+        (b'{"type": "hello", "type": "ping"}', "type"),
+        (b'{"type": "command", "command_id": "c1", "command_id": "c2", '
+         b'"command": {"type": "draw"}}', "command_id"),
+        (b'{"type": "command", "command_id": "c1", "command": {"type": "move", "type": "draw"}}',
+         "command.type"),
+        (b'{"type": "command", "command_id": "c1", "command": '
+         b'{"type": "move", "from": "waste", "to": "foundation", "to": "tableau/0"}}',
+         "command.to"),
+    ],
+)
+def test_a_key_repeated_in_a_client_message_is_refused_naming_it(wire: bytes, field: str) -> None:
+    """Which of two values a client meant is anyone's guess: neither is taken."""
+    with pytest.raises(msgspec.ValidationError, match="duplicate field") as caught:
+        p.decode_client_message(wire)
+    assert p.bad_request_from(caught.value, "message").error.details == {"field": field}
+
+
+@pytest.mark.parametrize(
+    "wire",
+    [
+        b'{"type": "hello", "token": "token"}',
+        b'{"type": "hello", "token": "\\"token\\": \\"token\\""}',
+        b'{"type": "command", "command_id": "type", "command": {"type": "move", '
+        b'"from": "waste", "to": "foundation"}}',  # "type": once in each object
+    ],
+)
+def test_a_value_spelled_like_a_key_is_no_repeat(wire: bytes) -> None:
+    assert p.decode_client_message(wire)
+
+
+@pytest.mark.parametrize(
     "wire",
     [
         b'{"type": "command", "command": {"type": "draw"}}',  # no command_id

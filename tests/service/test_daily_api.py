@@ -638,22 +638,24 @@ async def test_an_attempt_left_open_at_its_days_end_shows_its_solution_too(
     await assert_wins_a_new_game(api, token, solution["commands"])
 
 
-async def test_the_leaderboard_of_a_past_day_never_chosen_is_empty_not_a_503(
+async def test_the_leaderboard_of_a_day_with_no_challenge_is_404_as_the_day_is(
         redis_url: str, tmp_path: Path, clock: FakeClock) -> None:
-    """A fresh instance never chose yesterday's deals (nor those of a day it was down): that
-    day has no attempt, so its board is empty at once. Ranking it must not need the deal,
-    which the service cannot give (/v1/daily answers 404), nor hold the day's ranking lock
-    for minutes while every read of the board waits for it and times out."""
+    """A day with no challenge has no leaderboard: the board says so as /v1/daily does for
+    that date (404), not an empty board that a client would show as a challenge nobody
+    played (a date beyond tomorrow, mistyped or not). A fresh instance never chose
+    yesterday's deals (nor those of a day it was down): it answers at once, neither
+    needing the deal nor waiting on the day's ranking lock until the deadline (503)."""
     settings = settings_for_test(redis_url, tmp_path, request_deadline_s=2.0)
     async with running_service(settings, clock) as base, aiohttp.ClientSession() as session:
         api = Api(session, base)
         _, token = await api.player("Ann")
-        for past in (DAY - timedelta(days=1), DAY - timedelta(days=20)):
-            await api.call("GET", "/v1/daily", params={"date": past.isoformat()}, expect=404)
+        for day in (DAY - timedelta(days=1), DAY - timedelta(days=20), DAY + timedelta(days=5)):
+            daily = await api.call("GET", "/v1/daily", params={"date": day.isoformat()},
+                                   expect=404)
             for who in (None, token):
-                body = await api.call("GET", f"/v1/daily/{past.isoformat()}/{VARIANT}/leaderboard",
-                                      who)
-                assert check_board(body) == Leaderboard(entries=[], next_cursor=None, me=None)
+                board = await api.board(who, day=day, expect=404)
+                assert board == daily, (board, daily)
+                assert board["error"]["details"]["date"] == day.isoformat()
 
 
 async def test_a_board_being_ranked_elsewhere_is_a_503_that_says_so_within_the_deadline(
@@ -667,6 +669,7 @@ async def test_a_board_being_ranked_elsewhere_is_a_503_that_says_so_within_the_d
     redis = RedisConn(settings, redis_url)
     store = DailyStore(redis)
     try:
+        await SolverStore(redis).keep_chosen(past, VARIANT, ChosenDeal(k=0, par=1), 86400)
         async with running_service(settings, clock) as base, aiohttp.ClientSession() as session:
             assert (await store.begin_close(past, VARIANT, "another-instance", 60_000,
                                             86400)).state == "mine"

@@ -13,24 +13,28 @@ from typing import Any
 import aiohttp
 import msgspec
 import pytest
+from aiohttp import web
 
 from protocol.codec import decode
 from protocol.errors import bad_request_from
 from protocol.rest import CommandResult, CreateGame, Events, LegalMoves
+from service.app import create_app
 from service.auth import Tokens
 from service.clock import FakeClock
 from service.engine import DRAW, UNDO, BadCommand, Game, Move, Status
 from service.store import keys
-from tests.live import running_service, settings_for_test
+from tests.live import free_port, running_service, settings_for_test
 from tests.redis_servers import sync_client
 from tests.service.helpers import (
     CONFIGS,
+    WAIT_S,
     Api,
     apply,
     game_state,
     new_command_id,
     running_app,
     same_state,
+    ws_url,
 )
 
 WON_SHAMROCKS = 49  # a Shamrocks deal that greedy_line wins (in 61 commands)
@@ -265,6 +269,24 @@ async def test_a_bad_create_game_body_is_400(api: Api, owner: tuple[str, str], b
     assert len(err["message"]) > 10
 
 
+@pytest.mark.parametrize(("path", "body", "field"), [
+    ("/v1/players", b'{"name": "ann", "name": "bob"}', "name"),
+    ("/v1/games", b'{"variant": "gilbert", "seed": 1, "seed": 2}', "seed"),
+    ("/v1/games/{game_id}/commands", b'{"command": {"type": "move", "type": "draw"}}',
+     "command.type"),
+])
+async def test_a_key_given_twice_in_a_body_is_400_naming_it(
+        api: Api, owner: tuple[str, str], path: str, body: bytes, field: str) -> None:
+    """Which of two values a client meant is a guess (the JSON RFC leaves it open): neither
+    is taken, and nothing is done."""
+    game_id = (await api.create(owner[1], "gilbert", seed=3))["game_id"]
+    reply = await api.request("POST", path.format(game_id=game_id), owner[1], data=body,
+                              headers={"Content-Type": "application/json"})
+    err = check_error(reply, 400, "bad_request")
+    assert err["details"] == {"field": field} and "duplicate" in err["message"], err
+    assert (await api.state(game_id, owner[1]))["seq"] == 0
+
+
 async def test_a_seed_of_2_to_the_53_is_refused_in_the_words_of_the_protocol(
         api: Api, owner: tuple[str, str]) -> None:
     body = b'{"variant": "gilbert", "seed": 9007199254740992}'  # 2**53
@@ -458,6 +480,49 @@ async def test_an_expired_token_is_401(redis_url: str, tmp_path: Path) -> None:
         )
         assert "expired" in err["message"]
         check_error(await api.request("GET", f"/v1/games/{game_id}", token), 401, "unauthorized")
+
+
+async def test_a_sent_token_is_checked_first_on_every_v1_endpoint_even_one_added_later(
+        redis_url: str, tmp_path: Path) -> None:
+    """PROTOCOL.md: a malformed, forged or expired token gets 401, even where no token is
+    needed. The app checks it, not each handler: a request wrong in other ways too is told
+    of its token first, and an endpoint that never asks who calls is covered as well. A
+    socket's token is its hello's (a browser cannot set the header on a socket)."""
+    clock = FakeClock(datetime(2026, 5, 1, 12, tzinfo=UTC))
+    app = create_app(settings_for_test(redis_url, tmp_path, token_ttl_s=60), clock=clock)
+
+    async def added_later(request: web.Request) -> web.Response:
+        return web.json_response({"ok": True})
+
+    app.router.add_get("/v1/added-later", added_later)
+    runner = web.AppRunner(app, shutdown_timeout=2.0)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            api = Api(session, f"http://127.0.0.1:{port}")
+            _, token = await api.player("owner")
+            game_id = (await api.create(token, "gilbert", seed=3, public=True))["game_id"]
+            expired = Tokens(b"test-secret-0123456789abcdef", 60, FakeClock(
+                datetime(2026, 5, 1, 11, tzinfo=UTC))).issue("p_gone")
+            assert (await api.request("GET", "/v1/added-later", token)).status == 200
+            for bad in ("abc", token[:-4] + ("AAAA" if not token.endswith("AAAA") else "BBBB"),
+                        expired):
+                for method, path in [
+                    ("GET", "/v1/added-later"),
+                    ("GET", "/v1/daily/2026-13-01/gilbert/leaderboard"),  # a bad date too
+                    ("GET", "/v1/daily/2026-05-01/gilbert/leaderboard?cursor=x"),
+                    ("GET", "/v1/daily/2026-05-01/nothing/leaderboard"),
+                    ("GET", f"/v1/games/{game_id}/events?after=x"),
+                ]:
+                    check_error(await api.request(method, path, bad), 401, "unauthorized")
+            with_header = {"Authorization": "Bearer abc"}
+            async with session.ws_connect(ws_url(api.base, game_id), headers=with_header) as ws:
+                await ws.send_json({"type": "hello", "token": token})
+                assert (await ws.receive_json(timeout=WAIT_S))["type"] == "snapshot"
+    finally:
+        await runner.cleanup()
 
 
 async def test_another_players_command_on_a_public_game_is_403(

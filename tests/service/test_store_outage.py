@@ -311,6 +311,43 @@ async def test_a_store_that_refuses_writes_gets_503_saying_why_and_play_resumes_
         await owner.ws.close()
 
 
+@pytest.mark.parametrize("refusal", sorted(REFUSALS))
+async def test_a_store_that_refuses_writes_still_answers_reads(
+        refusal: str, restartable_server: EmbeddedServer, live: tuple[Api, Context],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A store that refuses writes still serves reads, and so does the service: a read's
+    rate limit (counted in the store) lets it through rather than refuse it for a write it
+    does not need, saying so in the log once, not once per read; writes keep their 503."""
+    api, _ = live
+    refuse, accept = REFUSALS[refusal]
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", seed=5, public=True))["game_id"]
+    await api.command(token, game_id, {"type": "draw"})
+    caplog.set_level(logging.INFO, logger="service")
+    with sync_client(restartable_server.url) as r:
+        r.execute_command(*refuse)
+    try:
+        for _ in range(3):
+            for who in (None, token):
+                assert (await api.state(game_id, who))["seq"] == 1
+                assert (await api.moves(game_id, who))["seq"] == 1
+                assert [e["seq"] for e in await api.events(game_id, who)] == [1]
+        watcher, hello = await connect(api.session, api.base, game_id)
+        await watcher.ws.close()
+        assert [m["type"] for m in hello][-1] == "synced"
+        reply = await api.command(token, game_id, {"type": "draw"}, expect=None)
+        check_unavailable(reply)
+        assert refusal in reply.error["message"]
+        warnings = [rec for rec in caplog.records
+                    if rec.name == "service.ratelimit" and rec.levelno == logging.WARNING]
+        assert len(warnings) == 1, [rec.getMessage() for rec in caplog.records]
+        assert refusal in warnings[0].getMessage()
+    finally:
+        with sync_client(restartable_server.url) as r:
+            r.execute_command(*accept)
+    await api.command(token, game_id, {"type": "draw"})
+
+
 async def test_a_hello_whose_subscription_fails_gets_unavailable_and_1013(
         restartable_server: EmbeddedServer, live: tuple[Api, Context]) -> None:
     """The store goes away between the hello's read and its subscription."""

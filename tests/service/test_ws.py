@@ -299,6 +299,29 @@ async def test_pings_do_not_stretch_the_time_for_the_hello(
             assert ws.close_code == 1008
 
 
+@pytest.mark.parametrize("live_first", [False, True], ids=["as_the_hello", "on_a_live_socket"])
+async def test_a_message_over_the_size_limit_gets_an_error_saying_the_limit_then_1009(
+        api: Api, session: aiohttp.ClientSession, base: str, live: tuple[str, Context],
+        live_first: bool) -> None:
+    """A client told only 1009 cannot tell what the limit is: the error says it, in bytes,
+    and which setting sets it."""
+    limit = live[1].settings.max_ws_message_bytes
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", public=True))["game_id"]
+    too_big = '{"type": "hello", "token": "' + "x" * limit + '"}'
+    async with socket(session, base, game_id) as sock:
+        if live_first:
+            await sock.hello(token)
+        await sock.send(too_big)
+        messages, close = await sock.closed()
+    assert close == 1009, (close, messages)
+    assert [m["type"] for m in messages] == ["error"], messages
+    error = messages[0]["error"]
+    assert error["code"] == "bad_request"
+    assert f"{limit} bytes" in error["message"] and "max_ws_message_bytes" in error["message"]
+    assert error["details"] == {"limit": "max_ws_message_bytes", "max_bytes": limit}
+
+
 async def test_a_refused_hello_gets_an_error_then_close_1008(
     api: Api, session: aiohttp.ClientSession, base: str
 ) -> None:
@@ -455,6 +478,11 @@ MOVE_FROM_NOWHERE = {"type": "move", "from": "x", "to": "tableau/0"}
     ({"type": "command", "command_id": "c1", "command": {"type": "fly"}}, "command.type"),
     ({"type": "command", "command_id": "c1"}, "command"),
     ({"type": "fly"}, "type"),
+    # A key given twice: which one was meant is a guess, so neither is taken.
+    ('{"type": "command", "command_id": "c1", "command": {"type": "move", "type": "draw"}}',
+     "command.type"),
+    ('{"type": "command", "command_id": "c1", "expected_seq": 0, "expected_seq": 1, '
+     '"command": {"type": "draw"}}', "expected_seq"),
 ])
 async def test_a_message_refused_for_one_field_names_it_as_a_dotted_path(
         api: Api, session: aiohttp.ClientSession, base: str, message: Any, field: str) -> None:
@@ -469,6 +497,7 @@ async def test_a_message_refused_for_one_field_names_it_as_a_dotted_path(
     ({"type": "hello", "colour": "red"}, "colour"),
     ({"type": "ping"}, "type"),  # the first message must be a hello
     ("{not json", None),  # no one field to blame
+    ('{"type": "hello", "token": null, "token": "t"}', "token"),  # a key given twice
 ])
 async def test_a_first_message_refused_for_one_field_names_it(
         api: Api, session: aiohttp.ClientSession, base: str, hello: Any,
