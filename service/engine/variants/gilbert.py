@@ -87,7 +87,7 @@ class Gilbert(Variant):
             return False  # (a)
         # (b) the waste tops repeated draws would show: after the turn-over, every
         # third card of the waste (bottom first) and the last one.
-        reachable = {waste[i] for i in range(2, len(waste), 3)} 
+        reachable = {waste[i] for i in range(2, len(waste), 3)} | set(waste[-1:])
         for card in reachable:
             trial = dict(piles)
             trial["waste"] = Pile((), (card,))
