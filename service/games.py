@@ -43,7 +43,7 @@ from service.eventhash import START, event_hash
 from service.metrics import Metrics
 from service.settings import Settings
 from service.store import meta as fields
-from service.store.errors import Conflict, Duplicate, NotFound
+from service.store.errors import Conflict, Duplicate, HintsChanged, NotFound
 from service.store.games import GameMeta, Games
 from service.store.meta import DailyTag
 
@@ -384,8 +384,17 @@ class GameService:
         if every and seq % every == 0:
             snapshot = encode(game.snapshot())
         ttl_s = self.final_ttl_s(loaded) if final else self.settings.game_ttl_s
-        await self.store.append(loaded.game_id, loaded.seq, command_id, event,
-                                fields.to_texts(updates), ttl_s, snapshot)
+        try:
+            await self.store.append(loaded.game_id, loaded.seq, command_id, event,
+                                    fields.to_texts(updates), ttl_s, snapshot, loaded.hints)
+        except HintsChanged as changed:
+            # A hint was taken through another instance since this one read the game: the
+            # event's stats, kept in the log for good, must count it. Nothing was written.
+            loaded.hints = changed.hints
+            cached = self._cache.get(loaded.game_id)
+            if cached is not None:
+                cached.hints = changed.hints
+            return await self._append(loaded, command, command_id)
         self.metrics.commands.inc(game.variant.id, type(command).__name__.lower())
         self._remember(nxt)
         if final or game.status is Status.LOST:

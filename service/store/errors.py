@@ -66,6 +66,16 @@ class Conflict(StoreError):
         self.current_seq = current_seq
 
 
+class HintsChanged(StoreError):
+    """The command's event counted another number of hints than the game has taken (one
+    was taken through another instance); nothing was written."""
+
+    def __init__(self, game_id: str, hints: int) -> None:
+        super().__init__(f"game {game_id!r} has had {hints} hints: the event said otherwise")
+        self.game_id = game_id
+        self.hints = hints
+
+
 class Duplicate(StoreError):
     """The command_id was applied before, at ``seq``; nothing was written now."""
 

@@ -45,6 +45,7 @@ from service.store.errors import (
     Conflict,
     Duplicate,
     GameExists,
+    HintsChanged,
     Inconsistent,
     NotFound,
     StoreError,
@@ -167,12 +168,14 @@ return {meta, from, snap[2], redis.call('LRANGE', KEYS[2], from, -1)}
 # KEYS: meta, events, cmds, snap, channel
 # ARGV: the call (a msgpack list: expected_seq, command_id ('' = none), ttl_s (0 = persist),
 #       publish ('p': PUBLISH, 's': SPUBLISH, '-': none, the caller publishes once durable),
-#       then the meta updates as field, value, ...), the event, and the snapshot when there
-#       is one. The call is one argument rather than one per value: redis-py's cost of a
-#       command grows with its arguments, and this is the service's most frequent command.
+#       expected_hints (-1 = not checked), then the meta updates as field, value, ...), the
+#       event, and the snapshot when there is one. The call is one argument rather than one
+#       per value: redis-py's cost of a command grows with its arguments, and this is the
+#       service's most frequent command.
 #       The event and the snapshot stay arguments of their own: the scripts' cmsgpack
 #       decodes no msgpack bin, and as plain arguments they reach Lua uncopied.
-# Returns {0, new_seq} | {1} not found | {2, seq} duplicate | {3, seq} conflict.
+# Returns {0, new_seq} | {1} not found | {2, seq} duplicate | {3, seq} conflict |
+#         {4, hints} the hints taken are not expected_hints (the event's stats say how many).
 _APPEND = Script(mf.lua("""
 local call = cmsgpack.unpack(ARGV[1])
 local seq = redis.call('HGET', KEYS[1], '$seq')
@@ -184,10 +187,14 @@ if cid ~= '' then
 end
 seq = tonumber(seq)
 if seq ~= call[1] then return {3, seq} end
+if call[5] >= 0 then
+  local hints = tonumber(redis.call('HGET', KEYS[1], '$hints')) or 0
+  if hints ~= call[5] then return {4, hints} end
+end
 local new = seq + 1
 redis.call('RPUSH', KEYS[2], ARGV[2])
-if #call > 4 then
-  redis.call('HSET', KEYS[1], '$seq', new, unpack(call, 5))
+if #call > 5 then
+  redis.call('HSET', KEYS[1], '$seq', new, unpack(call, 6))
 else
   redis.call('HSET', KEYS[1], '$seq', new)
 end
@@ -207,7 +214,7 @@ if publish ~= '-' then
   end
 end
 return {0, new}
-""", seq=mf.SEQ))
+""", seq=mf.SEQ, hints=mf.HINTS))
 
 _pack = msgspec.msgpack.Encoder().encode
 
@@ -263,6 +270,7 @@ class Games:
         meta_updates: Mapping[str, str] | None = None,
         ttl_s: int | None = None,
         snapshot: bytes | None = None,
+        expected_hints: int | None = None,
     ) -> int:
         """Append one event at ``expected_seq + 1``, atomically; return the new seq.
 
@@ -276,7 +284,10 @@ class Games:
         Raises :class:`NotFound`; :class:`Duplicate` (with the seq of the first
         application) when ``command_id`` was applied before, whatever
         ``expected_seq`` says; :class:`Conflict` (with the current seq) when the
-        game is not at ``expected_seq``; :class:`StoreUnavailable`. A command
+        game is not at ``expected_seq``; :class:`HintsChanged` (with the count) when
+        ``expected_hints`` is given and the game's hints taken differ (the event's stats
+        would be stale: a hint taken through another instance); :class:`StoreUnavailable`.
+        A command
         that failed with StoreUnavailable may or may not have been applied:
         sending it again with the same ``command_id`` is safe.
         """
@@ -299,7 +310,8 @@ class Games:
         deferred = await durability.needs_wait()  # published once durable
         asked = durability.generation
         call: list[str | int] = [expected_seq, cid, ttl_s or 0,
-                                 "-" if deferred else "s" if sharded else "p"]
+                                 "-" if deferred else "s" if sharded else "p",
+                                 -1 if expected_hints is None else expected_hints]
         if meta_updates:
             for item in meta_updates.items():
                 call += item
@@ -332,6 +344,8 @@ class Games:
                 # Our own first attempt was applied before its reply was lost.
                 return int(reply[1])
             raise Duplicate(game_id, cid, int(reply[1]))
+        if code == 4:
+            raise HintsChanged(game_id, int(reply[1]))
         raise Conflict(game_id, expected_seq, int(reply[1]))
 
     async def events(self, game_id: str, after: int = 0, limit: int | None = None) -> list[bytes]:

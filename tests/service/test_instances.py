@@ -96,3 +96,17 @@ async def test_a_game_made_on_one_instance_is_played_on_the_other(two: tuple[Api
         state = apply(state, reply.body["diff"])
         for other in (a, b):
             assert same_state(state, game_state(await other.state(game_id, token)))
+
+
+async def test_a_hint_taken_through_one_instance_is_counted_in_the_others_next_diff(
+        two: tuple[Api, Api]) -> None:
+    """a has the game cached when b counts a hint: a's next diff, stored in the log for
+    good, counts it, and so does a's state."""
+    a, b = two
+    _, token = await a.player()
+    game_id = (await a.create(token, "gilbert", seed=7))["game_id"]
+    await a.command(token, game_id, {"type": "draw"})
+    await b.request("POST", f"/v1/games/{game_id}/hint", token, 200)
+    diff = (await a.command(token, game_id, {"type": "draw"})).body["diff"]
+    assert diff["stats"]["hints"] == 1  # the diff is the event as stored
+    assert (await a.state(game_id, token))["stats"]["hints"] == 1
