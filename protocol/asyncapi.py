@@ -56,7 +56,7 @@ CLOSE_MEANINGS: Final[dict[CloseCode, str]] = {
     CloseCode.PROTOCOL_ERROR: "a frame that breaks the WebSocket protocol (fix the client)",
     CloseCode.INVALID_PAYLOAD: "a close frame whose reason is not UTF-8 (fix the client)",
     CloseCode.POLICY_VIOLATION: "a refused hello (unknown or private game, bad token, no hello "
-    "in time, not JSON text), or a token that expired while the socket was open (do not retry "
+    "in time, not JSON text), or a command sent once the socket's token has expired (do not retry "
     "as is)",
     CloseCode.MESSAGE_TOO_BIG: "a message over the size limit",
     CloseCode.INTERNAL_ERROR: "an internal error (reconnect with `since`)",
