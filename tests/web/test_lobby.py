@@ -84,6 +84,19 @@ def test_recent_games_are_listed_and_resume(
     assert page.game_id == game_id
 
 
+def test_an_address_naming_no_leaderboard_says_so_in_words(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    page = GamePage(context.new_page(), service.url).open()
+    page.create_player()
+    for fragment in ("#lb=garbage", "#lb=2026-01-01/nosuchgame", "#lb=2026-13-45/gilbert"):
+        page.open(fragment)
+        expect(page.page.locator("h2")).to_have_text("No such leaderboard")
+        expect(page.page.locator("#view")).not_to_contain_text("undefined")
+        page.page.click("#back")
+        expect(page.page.locator("#new-game")).to_be_visible()
+    assert page.errors == []
+
+
 def test_the_daily_challenge_is_played_once_and_ranked(
         service: ServiceProcess, context: BrowserContext) -> None:
     page = GamePage(context.new_page(), service.url).open()
