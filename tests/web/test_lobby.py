@@ -152,6 +152,29 @@ def test_the_daily_challenge_shows_once_the_days_deals_are_chosen_without_a_relo
         assert page.errors == []
 
 
+def test_a_leaderboard_shows_once_the_days_deals_are_chosen_without_a_reload(
+        tmp_path: Path, context: BrowserContext) -> None:
+    """While the day's deals are being chosen, its leaderboard answers 503 with Retry-After,
+    as GET /v1/daily does: the page says so and asks again by itself, as the lobby does."""
+    service = ServiceProcess(None, tmp_path / "service", SOLITAIRE_DAILY_SOLVE_NODES="1")
+    with service:
+        status, body = http("GET", f"{service.url}/v1/daily")
+        assert status == 503, body
+        date = body["error"]["details"]["date"]
+        page = GamePage(context.new_page(), service.url).open()
+        page.create_player()
+        page.open(f"#lb={date}/gilbert")
+        waiting = page.page.locator("#leaderboard .message")
+        expect(waiting).to_have_attribute("data-code", "unavailable")
+        service.stop()
+        service.env["SOLITAIRE_DAILY_SOLVE_NODES"] = str(DAILY_SOLVE_NODES)  # one that proves
+        service.start()
+        wait_daily(service.url)
+        expect(page.page.locator("#leaderboard")).to_have_text(
+            "No finished attempts yet.", timeout=30_000)
+        assert page.errors == []
+
+
 # Runs state.js in the page: one diff with every op, then diffs that must be refused.
 _STATE_JS_CHECKS = """async () => {
   const { applyDiff, applyOps, DiffError } = await import('/web/state.js');
