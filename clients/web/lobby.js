@@ -190,13 +190,21 @@ export async function renderLeaderboard(root, { api, date, variant, variants, id
     h('h2', {}, `${name}: daily challenge of ${date}`), body));
   const me = identity?.player_id;
   let entries = [];
-  const load = async (cursor) => {
+  const load = async (cursor, attempt = 0) => {
     let page;
     try {
       page = await api.leaderboard(date, variant, { limit: 20, cursor });
     } catch (err) {
       fill(body, h('p', { class: 'message', 'data-kind': 'error', 'data-code': err.code || '' },
         err.status === 404 ? 'No leaderboard for this challenge.' : err.message));
+      // The day's deals still being chosen (503), a limit (429), the server restarting:
+      // ask again when it says, for as long as this leaderboard is on screen (as the lobby).
+      const wait = err.retryDelayMs ? err.retryDelayMs(attempt) : null;
+      if (wait != null) {
+        setTimeout(() => {
+          if (body.isConnected) load(cursor, attempt + 1);
+        }, wait);
+      }
       return;
     }
     entries = entries.concat(page.entries || []);
