@@ -56,8 +56,10 @@ function recentGames() {
   }
 }
 
-function remember(id, variant, label) {
-  const list = [{ id, variant, label, at: Date.now() }, ...recentGames().filter((g) => g.id !== id)];
+/** Keep game `id` among the recent ones; `daily` ("date/variant") when it is a ranked
+ *  daily attempt, which the game's state does not say (the game view offers no hint there). */
+function remember(id, variant, label, daily = null) {
+  const list = [{ id, variant, label, daily, at: Date.now() }, ...recentGames().filter((g) => g.id !== id)];
   localStorage.setItem(RECENT + app.identity.player_id, JSON.stringify(list.slice(0, RECENT_KEEP)));
 }
 
@@ -99,6 +101,22 @@ function showWelcome(note) {
   name.select();
 }
 
+/** `YYYY-MM-DD`, a day of the calendar. */
+function isDate(text) {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text || '')) return false;
+  const day = new Date(`${text}T00:00:00Z`);
+  return !Number.isNaN(day.getTime()) && day.toISOString().startsWith(text);
+}
+
+function showNoLeaderboard(onBack) {
+  document.title = 'Solitaire';
+  fill(app.view, h('section', { class: 'panel wide' },
+    h('button', { type: 'button', class: 'link', id: 'back', onclick: onBack }, '← Lobby'),
+    h('h2', {}, 'No such leaderboard'),
+    h('p', { class: 'muted' }, 'The address names no daily challenge: a leaderboard\'s address is '
+      + '#lb=date/game, as the lobby links to it.')));
+}
+
 function show() {
   const where = route();
   if (!app.identity) {
@@ -110,6 +128,7 @@ function show() {
     leaveGame();
     app.game = new GameView({
       api, gameId: where.game, identity: app.identity, variants: app.variantById,
+      daily: recentGames().find((g) => g.id === where.game)?.daily ?? null,
       onLeave: () => { location.hash = ''; },
     });
     app.game.mount(app.view);
@@ -118,15 +137,19 @@ function show() {
   leaveGame();
   document.title = 'Solitaire';
   if (where.leaderboard) {
-    const [date, variant] = where.leaderboard.split('/');
-    renderLeaderboard(app.view, { api, date, variant, variants: app.variants, identity: app.identity,
-      onBack: () => { location.hash = ''; } });
+    const [date, variant, ...rest] = where.leaderboard.split('/');
+    const onBack = () => { location.hash = ''; };
+    if (rest.length || !isDate(date) || !app.variantById[variant]) {
+      showNoLeaderboard(onBack); // a mistyped or cut address
+      return;
+    }
+    renderLeaderboard(app.view, { api, date, variant, variants: app.variants, identity: app.identity, onBack });
     return;
   }
   renderLobby(app.view, {
     api, identity: app.identity, variants: app.variants, recent: recentGames(),
-    openGame: (id, variant, label) => {
-      remember(id, variant, label);
+    openGame: (id, variant, label, daily) => {
+      remember(id, variant, label, daily);
       location.hash = `g=${encodeURIComponent(id)}`;
     },
   });

@@ -21,18 +21,27 @@ const CONNECTION_LABELS = {
 // The codes of the messages that only said the server could not be reached in time.
 const STALE_ONCE_LIVE = new Set(['network', 'timeout']);
 const MISSED_TOLD = 3; // moves replayed after a reconnection told one by one; more are counted
+// Why the Hint button is off in a ranked daily attempt (the service answers 403 there).
+const NO_HINT_IN_DAILY = 'No hints in a ranked daily attempt: its leaderboard ranks unaided play.';
+// A command refused because another device moved first (409 at a stale seq), in a player's words.
+const CONFLICT_CATCHING_UP = 'The game changed on another device; bringing the board up to date…';
+const CONFLICT_UP_TO_DATE = 'The game changed on another device; the board is up to date.';
 
 export class GameView {
-  constructor({ api, gameId, identity, variants, onLeave }) {
+  constructor({ api, gameId, identity, variants, daily = null, onLeave }) {
     this.api = api;
     this.gameId = gameId;
     this.identity = identity;
     this.variants = variants; // id -> variant description
     this.onLeave = onLeave;
+    // "date/variant" when the game is a ranked daily attempt, as the page knows it (the
+    // state does not say): from how it was opened, or from a hint the service refused.
+    this.daily = daily;
     this.board = null;
     this.selection = null;
     this.confirmTimer = null;
     this.hinted = null; // {seq, command}: the suggestion shown on the board
+    this.conflictSeq = null; // the game's seq when a command of ours found it moved on (409)
     this.wasLive = false; // the socket was live once: later replays are news to tell
     this.lostConnection = false; // it was lost since (and that was said)
     this.missed = []; // the words for the diffs replayed since the socket was last live
@@ -80,7 +89,9 @@ export class GameView {
       status: h('span', { id: 'status', class: 'status', 'data-status': '' }),
       conn: h('span', { id: 'conn', class: 'conn', 'data-conn': 'idle' }),
       // hidden until there is a game to act on (renderCounters)
-      hint: h('button', { id: 'hint', type: 'button', hidden: true, onclick: () => this.askHint() }, 'Hint'),
+      hint: h('button', { id: 'hint', type: 'button', hidden: true, 'aria-describedby': 'hint-why',
+        onclick: () => this.askHint() }, 'Hint'),
+      hintWhy: h('span', { id: 'hint-why', class: 'sr-only' }),
       undo: h('button', { id: 'undo', type: 'button', hidden: true, disabled: true, onclick: () => this.undo() },
         'Undo'),
       resign: h('button', { id: 'resign', type: 'button', hidden: true, onclick: () => this.resign() }, 'Resign'),
@@ -98,7 +109,7 @@ export class GameView {
       h('div', { class: 'bar' },
         h('button', { id: 'back', type: 'button', class: 'link', onclick: () => this.onLeave() }, '← Lobby'),
         h('div', { class: 'heading' }, e.title, e.deal),
-        h('div', { class: 'actions' }, e.hint, e.undo, e.resign)),
+        h('div', { class: 'actions' }, e.hint, e.hintWhy, e.undo, e.resign)),
       h('div', { class: 'counters' }, e.moves, e.home, e.timer, e.seq, e.status, e.conn),
       e.message, e.announce, e.replay, e.banner, e.board));
     e.board.addEventListener('click', (event) => this.onBoardClick(event));
@@ -177,6 +188,7 @@ export class GameView {
     }
     this.renderCounters();
     this.renderHighlights();
+    this.renderConflict();
     if (diff && live) this.announcer.say(describeDiff(diff, before, this.watching));
     else if (diff && this.wasLive) this.missed.push(describeDiff(diff, before, this.watching));
   }
@@ -214,7 +226,7 @@ export class GameView {
     e.undo.hidden = this.passive;
     e.hint.hidden = this.passive;
     e.resign.disabled = final;
-    e.hint.disabled = final;
+    this.renderHint();
     const banner = this.replay ? null : statusWords(s.status, this.watching);
     const solvable = (s.status === 'won' || s.status === 'resigned') && !this.replay;
     e.banner.hidden = !banner && !this.watching;
@@ -227,6 +239,14 @@ export class GameView {
         'Show a winning line') : null);
     this.renderReplay();
     this.renderTimer();
+  }
+
+  /** The Hint button: off in a finished game, and in a ranked daily attempt, saying why. */
+  renderHint() {
+    const e = this.el;
+    e.hint.disabled = FINAL_STATUSES.has(this.state?.status) || !!this.daily;
+    e.hint.title = this.daily ? NO_HINT_IN_DAILY : '';
+    e.hintWhy.textContent = this.daily ? NO_HINT_IN_DAILY : '';
   }
 
   renderTimer() {
@@ -438,11 +458,30 @@ export class GameView {
   async send(command) {
     if (!this.state) return;
     this.say('');
+    this.conflictSeq = null;
     try {
       await this.session.send(command);
     } catch (err) {
-      this.sayError(err);
+      if (err.code === 'conflict' && Number.isInteger(err.details?.seq)) {
+        this.conflictSeq = Math.max(err.details.seq, this.state.seq); // what the board may show
+        this.renderConflict();
+      } else {
+        this.sayError(err);
+      }
     }
+  }
+
+  /** Another device moved first: say so (not the protocol's seq numbers) until the board
+   *  shows that move, then that the board is up to date; the words go once the game moves on. */
+  renderConflict() {
+    const at = this.conflictSeq;
+    if (at == null || !this.state) return;
+    if (this.state.seq > at) {
+      this.conflictSeq = null;
+      if (this.el.message.dataset.code === 'conflict') this.say('');
+      return;
+    }
+    this.say(this.state.seq === at ? CONFLICT_UP_TO_DATE : CONFLICT_CATCHING_UP, 'info', 'conflict');
   }
 
   say(text, kind = 'info', code = '') {

@@ -16,7 +16,8 @@ function optionInputs(variant) {
 
 /**
  * @param ctx {api, identity, variants: [variant], recent: [{id, variant, label, at}],
- *             openGame(id, variant, label), showLeaderboard(date, variant)}
+ *             openGame(id, variant, label, daily: "date/variant" for a daily attempt),
+ *             showLeaderboard(date, variant)}
  */
 export function renderLobby(root, ctx) {
   const variants = ctx.variants;
@@ -80,7 +81,7 @@ export function renderLobby(root, ctx) {
       const created = await ctx.api.createGame({ variant: chosen, seed: seedValue, options: opts,
         isPublic: isPublic.checked });
       const name = variants.find((v) => v.id === chosen)?.name ?? chosen;
-      ctx.openGame(created.game_id, chosen, seedValue == null ? name : `${name} #${seedValue}`, created.state);
+      ctx.openGame(created.game_id, chosen, seedValue == null ? name : `${name} #${seedValue}`);
     } catch (err) {
       error.textContent = err.message;
       error.dataset.code = err.code || '';
@@ -133,7 +134,8 @@ async function loadDaily(section, ctx, attempt = 0) {
     try {
       const created = await ctx.api.startDaily(challenge.date, challenge.variant);
       ctx.openGame(created.game_id, challenge.variant,
-        `${names[challenge.variant] ?? challenge.variant}, daily ${challenge.date}`, created.state);
+        `${names[challenge.variant] ?? challenge.variant}, daily ${challenge.date}`,
+        `${challenge.date}/${challenge.variant}`);
     } catch (err) {
       message.textContent = err.message;
       message.dataset.code = err.code || '';
@@ -188,13 +190,21 @@ export async function renderLeaderboard(root, { api, date, variant, variants, id
     h('h2', {}, `${name}: daily challenge of ${date}`), body));
   const me = identity?.player_id;
   let entries = [];
-  const load = async (cursor) => {
+  const load = async (cursor, attempt = 0) => {
     let page;
     try {
       page = await api.leaderboard(date, variant, { limit: 20, cursor });
     } catch (err) {
       fill(body, h('p', { class: 'message', 'data-kind': 'error', 'data-code': err.code || '' },
         err.status === 404 ? 'No leaderboard for this challenge.' : err.message));
+      // The day's deals still being chosen (503), a limit (429), the server restarting:
+      // ask again when it says, for as long as this leaderboard is on screen (as the lobby).
+      const wait = err.retryDelayMs ? err.retryDelayMs(attempt) : null;
+      if (wait != null) {
+        setTimeout(() => {
+          if (body.isConnected) load(cursor, attempt + 1);
+        }, wait);
+      }
       return;
     }
     entries = entries.concat(page.entries || []);

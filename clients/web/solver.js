@@ -4,7 +4,6 @@
 
 import { cardList, pileName } from './announce.js';
 import { fill, h } from './dom.js';
-import { FINAL_STATUSES } from './state.js';
 
 const REPLAY_PREFIX = 'solitaire.replay.';
 
@@ -56,8 +55,10 @@ export async function askHint(view) {
     else view.say(`Hint: ${describe(hint.command, view.state.piles)} (won ${hint.wins} of ${hint.samples} sampled deals of the face-down cards).`, 'hint');
   } catch (err) {
     view.sayError(err);
+    // Refused as a ranked daily attempt, which the page did not know: no more asking.
+    if (err.details?.daily) view.daily = err.details.daily;
   } finally {
-    button.disabled = FINAL_STATUSES.has(view.state?.status);
+    view.renderHint();
   }
 }
 

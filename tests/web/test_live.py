@@ -27,6 +27,18 @@ _DROP_NEXT_DIFF = """() => {
 }"""
 
 
+# Holds back the diffs the page's socket receives, and the moves lists that follow them,
+# until window.releaseDiffs(), as a slow network would while another device moves.
+_HOLD_DIFFS = """() => {
+  const socket = window.solitaire.game.socket;
+  const deliver = socket.onMessage;
+  const held = [];
+  socket.onMessage = (msg) =>
+    (['diff', 'moves'].includes(msg.type) ? held.push(msg) : deliver(msg));
+  window.releaseDiffs = () => { socket.onMessage = deliver; held.forEach(deliver); };
+}"""
+
+
 def play_over_http(server: Service, count: int) -> None:
     last = None
     for i in range(count):
@@ -103,6 +115,37 @@ def test_a_gap_in_seq_makes_the_page_resynchronise(
     page.wait_live(2)
     expect(page.page.locator("#seq")).to_have_attribute("data-resyncs", "1")
     assert_same_board(page, server)
+
+
+def test_a_move_made_at_once_on_another_device_is_explained_in_a_players_words(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    """Two devices move at once: the page's command, sent at a seq the game has left, is
+    refused (409). The page says so without the protocol's words, then that the board is up
+    to date once it is, and the words go once the game moves on."""
+    page = GamePage(context.new_page(), service.url).open()
+    page.create_player()
+    game_id = page.start_game("gilbert", 6)
+    server = Service(service.url, game_id, page.token)
+    legal = server.moves()["moves"]
+    mine = choose(legal, "move", None)
+    theirs = choose(legal, "draw", None)
+    assert mine is not None and theirs is not None and mine != theirs
+    page.page.evaluate(_HOLD_DIFFS)
+    status, body = server.command(theirs, expected_seq=0)  # the other device goes first
+    assert status == 200, body
+    page.perform(mine)  # still at seq 0 on this page
+    message = page.page.locator("#message")
+    expect(message).to_have_attribute("data-code", "conflict")
+    expect(message).to_have_text(
+        "The game changed on another device; bringing the board up to date…")
+    page.page.evaluate("window.releaseDiffs()")
+    page.wait_live(1)
+    expect(message).to_have_text("The game changed on another device; the board is up to date.")
+    assert_same_board(page, server)
+    play_over_http(server, 1)  # the game moves on: the words are old news
+    page.wait_live(2)
+    expect(message).to_be_empty()
+    assert not page.errors
 
 
 def test_a_screen_reader_hears_the_connection_lost_and_back_and_the_moves_it_missed(

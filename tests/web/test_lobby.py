@@ -84,6 +84,19 @@ def test_recent_games_are_listed_and_resume(
     assert page.game_id == game_id
 
 
+def test_an_address_naming_no_leaderboard_says_so_in_words(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    page = GamePage(context.new_page(), service.url).open()
+    page.create_player()
+    for fragment in ("#lb=garbage", "#lb=2026-01-01/nosuchgame", "#lb=2026-13-45/gilbert"):
+        page.open(fragment)
+        expect(page.page.locator("h2")).to_have_text("No such leaderboard")
+        expect(page.page.locator("#view")).not_to_contain_text("undefined")
+        page.page.click("#back")
+        expect(page.page.locator("#new-game")).to_be_visible()
+    assert page.errors == []
+
+
 def test_the_daily_challenge_is_played_once_and_ranked(
         service: ServiceProcess, context: BrowserContext) -> None:
     page = GamePage(context.new_page(), service.url).open()
@@ -136,6 +149,29 @@ def test_the_daily_challenge_shows_once_the_days_deals_are_chosen_without_a_relo
         for c in day["challenges"]:
             expect(page.page.locator(f'[data-daily="{c["variant"]}"] .par')).to_have_text(
                 f'winnable · par {c["par"]}', timeout=30_000)
+        assert page.errors == []
+
+
+def test_a_leaderboard_shows_once_the_days_deals_are_chosen_without_a_reload(
+        tmp_path: Path, context: BrowserContext) -> None:
+    """While the day's deals are being chosen, its leaderboard answers 503 with Retry-After,
+    as GET /v1/daily does: the page says so and asks again by itself, as the lobby does."""
+    service = ServiceProcess(None, tmp_path / "service", SOLITAIRE_DAILY_SOLVE_NODES="1")
+    with service:
+        status, body = http("GET", f"{service.url}/v1/daily")
+        assert status == 503, body
+        date = body["error"]["details"]["date"]
+        page = GamePage(context.new_page(), service.url).open()
+        page.create_player()
+        page.open(f"#lb={date}/gilbert")
+        waiting = page.page.locator("#leaderboard .message")
+        expect(waiting).to_have_attribute("data-code", "unavailable")
+        service.stop()
+        service.env["SOLITAIRE_DAILY_SOLVE_NODES"] = str(DAILY_SOLVE_NODES)  # one that proves
+        service.start()
+        wait_daily(service.url)
+        expect(page.page.locator("#leaderboard")).to_have_text(
+            "No finished attempts yet.", timeout=30_000)
         assert page.errors == []
 
 

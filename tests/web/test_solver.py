@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from tests.live import ServiceProcess
-from tests.web.helpers import GamePage, Service, card_name, expect, http, pile_name
+from tests.web.helpers import GamePage, Service, card_name, expect, http, pile_name, wait_daily
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext
@@ -45,6 +45,41 @@ def test_the_hint_button_highlights_the_suggested_card_and_target(
     page.perform(command)  # playing on clears the highlight
     page.wait_live(1)
     expect(page.page.locator(".hint-source")).to_have_count(0)
+    assert not page.errors
+
+
+NO_HINT_WHY = "No hints in a ranked daily attempt: its leaderboard ranks unaided play."
+
+
+def test_a_ranked_daily_attempt_offers_no_hint_and_says_why(
+        service: ServiceProcess, context: BrowserContext) -> None:
+    """The service refuses every hint in a ranked daily attempt (403): the button is not
+    offered there, and a screen reader is told why; a page that did not know the game was
+    an attempt (the link opened elsewhere) learns it from the first refusal."""
+    page = GamePage(context.new_page(), service.url).open()
+    page.create_player("Unaided")
+    wait_daily(service.url)
+    page.page.reload()
+    page.page.click('[data-daily-play="gilbert"]')
+    page.wait_live(0)
+    hint = page.page.locator("#hint")
+    expect(hint).to_be_disabled()
+    expect(hint).to_have_accessible_description(NO_HINT_WHY)
+    page.page.reload()  # the page still knows it from how the game was opened
+    page.wait_live(0)
+    expect(hint).to_be_disabled()
+
+    page.page.evaluate("""() => Object.keys(localStorage)
+        .filter((k) => k.startsWith('solitaire.recent.'))
+        .forEach((k) => localStorage.removeItem(k))""")
+    page.page.reload()  # now it does not: the button is offered, and the refusal teaches it
+    page.wait_live(0)
+    expect(hint).to_be_enabled()
+    hint.click()
+    expect(page.page.locator("#message")).to_have_attribute("data-code", "forbidden")
+    expect(hint).to_be_disabled()
+    expect(hint).to_have_accessible_description(NO_HINT_WHY)
+    assert Service(service.url, page.game_id, page.token).state()["stats"]["hints"] == 0
     assert not page.errors
 
 
