@@ -35,6 +35,7 @@ from service.engine import (
     Pile,
     Position,
     Status,
+    Variant,
     get_variant,
 )
 from service.engine.cards import ALL_CARDS, RANKS, name
@@ -80,7 +81,14 @@ def make_game(
     all_piles = variant.empty_piles()
     for pile_id, text in piles.items():
         all_piles[pile_id] = parse_pile(text)
-    position = Position(all_piles, None, None, only_draws_since_turnover)
+    return game_at(variant, all_piles, only_draws_since_turnover)
+
+
+def game_at(variant: Variant, piles: dict[str, Pile], only_draws_since_turnover: bool) -> Game:
+    """A game of ``variant`` standing at ``piles``, with the status the engine gives that
+    position (Gilbert's lost test (c) as ``only_draws_since_turnover`` says). Nothing can
+    be undone from it."""
+    position = Position(piles, None, None, only_draws_since_turnover)
     game = Game(variant, 0, position, 0, Status.PLAYING)
     if game.foundation_cards == variant.total_cards:
         game.status = Status.WON

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from service.engine import DRAW, Game, Move, Pile, Position, Status, get_variant
+from service.engine import DRAW, Game, Move, Pile, Status, get_variant
 
-from .helpers import CONFIGS, config_id, walk
+from .helpers import CONFIGS, config_id, game_at, walk
 from .test_check_move import _scramble
 
 Piles = Mapping[str, Pile]
@@ -221,13 +221,7 @@ def _positions(config: tuple[str, dict[str, Any]]) -> Iterator[tuple[str, Game]]
         if variant_id == "gate" and any(not piles[t.id].up for t in variant.tableaux):
             piles["reserve/0"] = piles["reserve/1"] = Pile()  # a space: the pillars are empty
         for flag in (True, False):
-            position = Position(piles, None, None, flag)
-            game = Game(variant, 0, position, 0, Status.PLAYING)
-            if game.foundation_cards == variant.total_cards:
-                game.status = Status.WON
-            elif variant.is_lost(position):
-                game.status = Status.LOST
-            yield f"scrambled {k} only_draws={flag}", game
+            yield f"scrambled {k} only_draws={flag}", game_at(variant, piles, flag)
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=config_id)

@@ -39,6 +39,14 @@ _HOLD_DIFFS = """() => {
 }"""
 
 
+def playing(url: str, context: BrowserContext, variant: str, seed: int) -> tuple[GamePage, Service]:
+    """A new player's page on a new game of ``variant`` (``seed``), and the same game as the
+    service has it."""
+    page = GamePage(context.new_page(), url).open()
+    page.create_player()
+    return page, Service(url, page.start_game(variant, seed), page.token)
+
+
 def play_over_http(server: Service, count: int) -> None:
     last = None
     for i in range(count):
@@ -50,10 +58,7 @@ def play_over_http(server: Service, count: int) -> None:
 
 def test_the_page_reconnects_after_the_service_restarts_and_resumes_with_since(
         service_on_redis: ServiceProcess, context: BrowserContext) -> None:
-    page = GamePage(context.new_page(), service_on_redis.url).open()
-    page.create_player()
-    game_id = page.start_game("gilbert", 6)
-    server = Service(service_on_redis.url, game_id, page.token)
+    page, server = playing(service_on_redis.url, context, "gilbert", 6)
     play_over_http(server, 2)
     page.wait_live(2)
     opened = page.page.evaluate("window.solitaire.game.socket.connections")
@@ -77,10 +82,7 @@ def test_the_page_reconnects_after_the_service_restarts_and_resumes_with_since(
 
 def test_a_move_tried_while_the_service_is_down_is_refused_in_words_until_it_is_back(
         service_on_redis: ServiceProcess, context: BrowserContext) -> None:
-    page = GamePage(context.new_page(), service_on_redis.url).open()
-    page.create_player()
-    game_id = page.start_game("gilbert", 6)
-    server = Service(service_on_redis.url, game_id, page.token)
+    page, server = playing(service_on_redis.url, context, "gilbert", 6)
     move = choose(server.moves()["moves"], "move", None)
     assert move is not None
 
@@ -103,10 +105,7 @@ def test_a_move_tried_while_the_service_is_down_is_refused_in_words_until_it_is_
 
 def test_a_gap_in_seq_makes_the_page_resynchronise(
         service: ServiceProcess, context: BrowserContext) -> None:
-    page = GamePage(context.new_page(), service.url).open()
-    page.create_player()
-    game_id = page.start_game("caprice", 7)
-    server = Service(service.url, game_id, page.token)
+    page, server = playing(service.url, context, "caprice", 7)
     page.page.evaluate(_DROP_NEXT_DIFF)
     play_over_http(server, 1)  # its diff is lost: the page stays at 0 ...
     page.page.wait_for_function("window.droppedDiff === 1")
@@ -122,10 +121,7 @@ def test_a_move_made_at_once_on_another_device_is_explained_in_a_players_words(
     """Two devices move at once: the page's command, sent at a seq the game has left, is
     refused (409). The page says so without the protocol's words, then that the board is up
     to date once it is, and the words go once the game moves on."""
-    page = GamePage(context.new_page(), service.url).open()
-    page.create_player()
-    game_id = page.start_game("gilbert", 6)
-    server = Service(service.url, game_id, page.token)
+    page, server = playing(service.url, context, "gilbert", 6)
     legal = server.moves()["moves"]
     mine = choose(legal, "move", None)
     theirs = choose(legal, "draw", None)
@@ -150,10 +146,7 @@ def test_a_move_made_at_once_on_another_device_is_explained_in_a_players_words(
 
 def test_a_screen_reader_hears_the_connection_lost_and_back_and_the_moves_it_missed(
         service_on_redis: ServiceProcess, context: BrowserContext) -> None:
-    page = GamePage(context.new_page(), service_on_redis.url).open()
-    page.create_player()
-    game_id = page.start_game("gilbert", 6)
-    server = Service(service_on_redis.url, game_id, page.token)
+    page, server = playing(service_on_redis.url, context, "gilbert", 6)
     announced = expect(page.page.locator("#announce"))
 
     service_on_redis.stop()
@@ -177,10 +170,7 @@ def test_a_screen_reader_hears_the_connection_lost_and_back_and_the_moves_it_mis
 
 def test_commands_go_over_rest_while_the_socket_is_down_and_the_socket_resumes_after(
         service: ServiceProcess, context: BrowserContext) -> None:
-    page = GamePage(context.new_page(), service.url).open()
-    page.create_player()
-    game_id = page.start_game("shamrocks", 3)
-    server = Service(service.url, game_id, page.token)
+    page, server = playing(service.url, context, "shamrocks", 3)
     page.page.evaluate("window.solitaire.game.socket.stop()")
     expect(page.page.locator("#conn")).to_have_attribute("data-conn", "closed")
     move = choose(server.moves()["moves"], "move", None)
@@ -289,10 +279,7 @@ _DROP_AFTER_NEXT_COMMAND = """() => {
 
 def test_a_command_unanswered_when_the_socket_drops_is_sent_again_and_applied_once(
         service: ServiceProcess, context: BrowserContext) -> None:
-    page = GamePage(context.new_page(), service.url).open()
-    page.create_player()
-    game_id = page.start_game("gilbert", 6)
-    server = Service(service.url, game_id, page.token)
+    page, server = playing(service.url, context, "gilbert", 6)
     page.page.evaluate(_DROP_AFTER_NEXT_COMMAND)
     page.click_pile("stock")
     page.wait_live(1)
