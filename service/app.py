@@ -91,7 +91,8 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
 def build_context(settings: Settings, redis_url: str, clock: Clock) -> Context:
     """Every resource of the instance, made (nothing started: see :func:`_running`)."""
     redis = RedisConn(settings, redis_url)
-    pool = SolverPool(settings.solver_workers, settings.solver_queue)
+    pool = SolverPool(settings.solver_workers, settings.solver_queue,
+                      settings.solver_searches_per_address)
     metrics = Metrics()
     games = GameService(Games(redis), settings, clock, metrics)
     solutions = Solutions(pool, SolverStore(redis), settings)

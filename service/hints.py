@@ -37,7 +37,8 @@ class Hints:
         return Budget(max_nodes=self.settings.hint_sample_nodes,
                       max_seconds=self.settings.hint_sample_s)
 
-    async def suggest(self, game: Game, no_moves: bool = False) -> HintResult:
+    async def suggest(self, game: Game, no_moves: bool = False,
+                      client: str | None = None) -> HintResult:
         """The hint for ``game``'s public view (503 when the pool is busy); none when no
         move or draw is legal, or the game takes none (``no_moves``: at the most commands a
         game may have). The view alone cannot say so: a lost Gilbert game still
@@ -51,5 +52,5 @@ class Hints:
         return await self.pool.run(
             suggest, variant, options, piles, samples=s.hint_samples,
             budget_per_sample=self.budget(),
-            rng_seed=view_seed(variant, options, piles), what="a hint",
+            rng_seed=view_seed(variant, options, piles), what="a hint", client=client,
             wait_s=request_wait_s(s.hint_samples * s.hint_sample_s, s.request_deadline_s))

@@ -85,6 +85,9 @@ class Settings:
     # Jobs beyond the workers wait in a queue of this many; more get 503.
     solver_workers: int = 2
     solver_queue: int = 8
+    # Searches (solutions, hints) one client address may have running or waiting at once;
+    # more get 429, so that one address cannot fill the queue for everyone.
+    solver_searches_per_address: int = 2
     # A daily deal must be proved winnable within this budget (per candidate deal).
     daily_solve_s: float = 30.0
     daily_solve_nodes: int = 20_000_000

@@ -68,8 +68,10 @@ class Solutions:
         full = get_variant(variant)(dict(options)).options
         return keys.solution(str(RULES_VERSION), variant, options_digest(full), seed)
 
-    async def body(self, variant: str, options: Mapping[str, Any], seed: int) -> bytes:
-        """The deal's ``Solution`` body: from Redis, or searched now (503 when the pool is busy)."""
+    async def body(self, variant: str, options: Mapping[str, Any], seed: int,
+                   client: str | None = None) -> bytes:
+        """The deal's ``Solution`` body: from Redis, or searched now (503 when the pool is busy;
+        429 when ``client``, a request's address, has its most searches running or waiting)."""
         key = self.key(variant, options, seed)
         kept = await self.store.solution(key)
         if kept is not None:
@@ -77,7 +79,8 @@ class Solutions:
         running = self._running.get(key)
         if running is None:
             search = self.pool.submit(solve_deal, variant, dict(options), seed, self.budget(),
-                                      what="the solution", retry_s=self.settings.solution_solve_s)
+                                      what="the solution", retry_s=self.settings.solution_solve_s,
+                                      client=client)
             running = asyncio.ensure_future(self._keep_when_done(key, search))
             self._running[key] = running
             running.add_done_callback(lambda done: self._finished(key, done))

@@ -10,7 +10,7 @@ from service import wire
 from service.caller import player_of
 from service.errors import ApiError, json_response
 from service.games import Loaded
-from service.rest import count_read, ctx_of, no_body
+from service.rest import client_address, count_read, ctx_of, no_body
 from service.store.solver import SolverStore
 
 routes = web.RouteTableDef()
@@ -47,7 +47,8 @@ async def get_solution(request: web.Request) -> web.Response:
         raise ApiError("forbidden", "the solution of a daily challenge is shown once its day "
                        f"is over, at {ends}: until then it would help the other players",
                        {"available_at": ends})
-    body = await ctx.solutions.body(game.variant.id, game.variant.options, game.seed)
+    body = await ctx.solutions.body(game.variant.id, game.variant.options, game.seed,
+                                    client_address(request))
     return web.Response(body=body, content_type="application/json")
 
 
@@ -70,7 +71,8 @@ async def post_hint(request: web.Request) -> web.Response:
     if status.is_final:
         raise ApiError("conflict", f"the game is {status.value}: there is no command to suggest",
                        {"status": status.value})
-    hint = await ctx.hints.suggest(loaded.game, ctx.games.takes_no_moves(loaded.meta, loaded.seq))
+    hint = await ctx.hints.suggest(loaded.game, ctx.games.takes_no_moves(loaded.meta, loaded.seq),
+                                   client_address(request))
     count = await SolverStore(ctx.redis).count_hint(loaded.game_id)
     if count is None:
         raise ApiError("not_found", f"no game {loaded.game_id!r}")

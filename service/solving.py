@@ -68,7 +68,7 @@ def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[], None]) -> None:
 class SolverPool:
     """A bounded pool of solver processes."""
 
-    def __init__(self, workers: int, queue: int) -> None:
+    def __init__(self, workers: int, queue: int, per_client: int | None = None) -> None:
         if workers < 1:
             raise ValueError(f"solver_workers={workers}: at least one worker is needed")
         if queue < 0:
@@ -76,6 +76,9 @@ class SolverPool:
         self.workers = workers
         self.queue = queue
         self._pending = 0
+        # Jobs running or waiting per client (a request's address): at most ``per_client``.
+        self.per_client = per_client
+        self._by_client: dict[str, int] = {}
         self._executor = self._new_executor()
         # Background searches (the daily deals) leave one worker free for requests.
         self.background_slots = max(1, workers - 1)
@@ -105,10 +108,19 @@ class SolverPool:
                         f"retry in {retry} s", retry_after_s=retry)
 
     def submit(self, fn: Callable[..., T], *args: Any, what: str, retry_s: float,
-               **kwargs: Any) -> asyncio.Future[T]:
-        """Start ``fn(*args, **kwargs)`` in a worker; 503 when the queue is full."""
+               client: str | None = None, **kwargs: Any) -> asyncio.Future[T]:
+        """Start ``fn(*args, **kwargs)`` in a worker; 503 when the queue is full, 429 when
+        ``client`` (a request's address) has ``per_client`` jobs running or waiting."""
         if self._pending >= self.capacity:
             raise self.busy_error(what, retry_s)
+        mine = self._by_client.get(client, 0) if client is not None else 0
+        if client is not None and self.per_client is not None and mine >= self.per_client:
+            retry = retry_seconds(retry_s)
+            raise ApiError("rate_limited",
+                           f"{mine} searches from this address are running or waiting, at "
+                           f"most {self.per_client} at once (SOLITAIRE_SOLVER_SEARCHES_PER_ADDRESS)"
+                           f": {what} could not be started; retry in {retry} s",
+                           {"limit": "solver_searches_per_address"}, retry_after_s=retry)
         try:
             future = self._executor.submit(fn, *args, **kwargs)
         except (BrokenProcessPool, RuntimeError):  # a dead worker broke the pool
@@ -117,18 +129,24 @@ class SolverPool:
             self._executor = self._new_executor()
             future = self._executor.submit(fn, *args, **kwargs)
         self._pending += 1
+        if client is not None:
+            self._by_client[client] = mine + 1
         loop = asyncio.get_running_loop()
         # The callback runs in the executor's thread: count down on the loop's thread.
-        future.add_done_callback(lambda _: _call_soon(loop, self._done))
+        future.add_done_callback(lambda _: _call_soon(loop, lambda: self._done(client)))
         return asyncio.wrap_future(future, loop=loop)
 
-    def _done(self) -> None:
+    def _done(self, client: str | None) -> None:
         self._pending -= 1
+        if client is not None:
+            left = self._by_client.pop(client) - 1
+            if left:
+                self._by_client[client] = left
 
     async def run(self, fn: Callable[..., T], *args: Any, what: str, wait_s: float,
-                  **kwargs: Any) -> T:
+                  client: str | None = None, **kwargs: Any) -> T:
         """Run ``fn`` in a worker and wait up to ``wait_s`` for it; 503 after that."""
-        future = self.submit(fn, *args, what=what, retry_s=wait_s, **kwargs)
+        future = self.submit(fn, *args, what=what, retry_s=wait_s, client=client, **kwargs)
         try:
             return await asyncio.wait_for(asyncio.shield(future), wait_s)
         except TimeoutError:

@@ -24,6 +24,7 @@ import pytest
 from protocol.solver import Hint, Solution
 from service.app import Context
 from service.engine import Game, Status
+from service.errors import ApiError
 from service.store import keys
 from tests.live import alive, settings_for_test, wait_until_dead
 from tests.service.helpers import CONFIGS, Api, running_app, wait_for
@@ -431,3 +432,28 @@ async def test_a_hint_behind_a_busy_pool_is_a_busy_pool_within_the_request_deadl
         finally:
             release.touch()
             await blocker
+
+
+async def test_one_client_has_at_most_its_share_of_searches_running_or_waiting(
+        tmp_path: Path) -> None:
+    from service.solving import SolverPool
+
+    pool = SolverPool(1, 4, per_client=1)
+    release = tmp_path / "release"
+    try:
+        first = pool.submit(wait_for_file, str(release), what="a solution", retry_s=3,
+                            client="192.0.2.1")
+        # The queue has room, but not for this address: 429, saying the setting.
+        with pytest.raises(ApiError) as refused:
+            pool.submit(os.getpid, what="a hint", retry_s=3, client="192.0.2.1")
+        assert (refused.value.code, refused.value.status) == ("rate_limited", 429)
+        assert refused.value.details["limit"] == "solver_searches_per_address"
+        assert refused.value.headers == {"Retry-After": "3"}
+        other = pool.submit(os.getpid, what="a hint", retry_s=3, client="192.0.2.2")
+        release.touch()
+        await first
+        await other
+        again = pool.submit(os.getpid, what="a hint", retry_s=3, client="192.0.2.1")
+        assert await again != os.getpid()  # its first search over, the address may search
+    finally:
+        await pool.aclose()
