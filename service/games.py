@@ -348,7 +348,8 @@ class GameService:
             raise ApiError("illegal_move",
                            f"this game has had {limit} commands, the most one game may have "
                            f"(SOLITAIRE_MAX_COMMANDS_PER_GAME): only resign is accepted now",
-                           {"rule": "command_limit", "limit": limit, "seq": loaded.seq})
+                           {"rule": "command_limit", "limit": "max_commands_per_game",
+                            "seq": loaded.seq})
         try:
             game, diff = loaded.game.apply(command)
         except IllegalCommand as exc:
