@@ -568,8 +568,17 @@ def test_dockerfile_builds_a_wheel_on_python_3_11_slim_in_two_stages() -> None:
     assert "ARG PYTHON_IMAGE=python:3.11-slim" in [f"ARG {a}" for a in dockerfile_args("ARG")]
     assert all(f.startswith("${PYTHON_IMAGE}") for f in froms)
     runs = " ".join(dockerfile_args("RUN"))
-    assert 'pip wheel --wheel-dir /wheels ".[speed]"' in runs
     assert "--no-index" in runs and '"solitaire-service[speed]"' in runs
+
+
+def test_the_image_installs_the_locked_versions_with_their_hashes() -> None:
+    """The image has exactly what ./run has: requirements/service.txt, hashes checked, and
+    the service's wheel built with the lock's setuptools (no unpinned build dependency)."""
+    runs = " ".join(dockerfile_args("RUN"))
+    assert "pip wheel --require-hashes --no-deps --wheel-dir /wheels -r requirements/service.txt" \
+        in runs
+    assert "pip wheel --no-deps --no-build-isolation --wheel-dir /wheels ." in runs
+    assert "requirements" not in (DEPLOY / "Dockerfile.dockerignore").read_text(encoding="utf-8")
 
 
 def test_dockerfile_runs_as_a_non_root_user() -> None:
@@ -622,6 +631,7 @@ def test_the_wheel_carries_the_contract_documents(tmp_path: Path) -> None:
             "wheel",
             "--quiet",
             "--no-deps",
+            "--no-build-isolation",
             "-w",
             str(tmp_path),
             str(ROOT),
