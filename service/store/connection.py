@@ -41,7 +41,7 @@ from redis.asyncio.connection import SSLConnection, parse_url
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 
-from service.settings import Settings
+from service.settings import Settings, redact_url
 from service.store import keys
 from service.store.cluster_pool import ClusterConnections
 from service.store.durability import Durability, Publish
@@ -119,10 +119,10 @@ def cluster_nodes(url: str) -> list[tuple[str, int]]:
             part = "redis://" + part
         split = urlsplit(part)
         if not split.hostname:
-            raise ValueError(f"REDIS_URL: no host in cluster node {part!r}")
+            raise ValueError(f"REDIS_URL: no host in cluster node {redact_url(part)!r}")
         nodes.append((split.hostname, split.port or 6379))
     if not nodes:
-        raise ValueError(f"REDIS_URL={url!r}: no cluster nodes")
+        raise ValueError(f"REDIS_URL={redact_url(url)!r}: no cluster nodes")
     return nodes
 
 
