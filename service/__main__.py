@@ -8,11 +8,11 @@ import gc
 import logging
 import os
 import signal
-import sys
 from collections.abc import Sequence
 
 from aiohttp import web
 
+from service import logs
 from service.app import create_app
 from service.connections import AccessLog
 from service.settings import Settings, redact_url, unknown_variables
@@ -106,8 +106,7 @@ def _tune_garbage_collector() -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     settings = Settings.from_args(argv)
-    logging.basicConfig(level=settings.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(settings.log_level)
     if not is_worker():  # the supervisor has said it already
         for problem in unknown_variables(os.environ):
             log.warning("%s", problem)
