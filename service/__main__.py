@@ -14,6 +14,7 @@ from aiohttp import web
 
 from service import logs
 from service.app import create_app
+from service.auth import UnsafeSecretFile
 from service.connections import AccessLog
 from service.settings import Settings, redact_url, unknown_variables
 from service.store.embedded import EmbeddedServer, EmbeddedServerError
@@ -73,7 +74,12 @@ async def _supervise(settings: Settings) -> int:
 
 
 async def _serve_one(settings: Settings) -> None:
-    runner = web.AppRunner(create_app(settings), handle_signals=False,
+    try:
+        app = create_app(settings)
+    except UnsafeSecretFile as exc:
+        log.error("%s", exc)
+        raise SystemExit(2) from None
+    runner = web.AppRunner(app, handle_signals=False,
                            shutdown_timeout=SHUTDOWN_TIMEOUT_S,
                            access_log_class=AccessLog)
     stop = asyncio.Event()
