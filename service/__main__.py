@@ -8,6 +8,7 @@ import gc
 import logging
 import os
 import signal
+import socket
 from collections.abc import Sequence
 
 from aiohttp import web
@@ -18,7 +19,14 @@ from service.auth import UnsafeSecretFile
 from service.connections import AccessLog
 from service.settings import Settings, redact_url, unknown_variables
 from service.store.embedded import EmbeddedServer, EmbeddedServerError
-from service.workers import Supervisor, announce_ready, as_worker, is_worker, reserve_port
+from service.workers import (
+    PortInUse,
+    Supervisor,
+    announce_ready,
+    as_worker,
+    claim_port,
+    is_worker,
+)
 
 log = logging.getLogger("service")
 
@@ -28,6 +36,24 @@ SHUTDOWN_TIMEOUT_S = 10.0
 
 async def serve(settings: Settings) -> int:
     """Run one instance until SIGTERM/SIGINT: one process, or a supervisor of ``workers``."""
+    held: list[socket.socket] = []
+    if not is_worker():
+        # First: an address in use stops the start before any store starts.
+        try:
+            held, settings = claim_port(settings)
+        except OSError as exc:
+            log.error("%s", exc.strerror if isinstance(exc, PortInUse) else
+                      f"cannot listen on {settings.host}:{settings.port}: {exc}")
+            return 2
+    try:
+        return await _serve_with_store(settings, held[0] if settings.workers <= 1 and held
+                                       else None)
+    finally:
+        for sock in held:
+            sock.close()
+
+
+async def _serve_with_store(settings: Settings, listener: socket.socket | None) -> int:
     embedded: EmbeddedServer | None = None
     if not settings.redis_url:
         # When new: its owner's alone.
@@ -47,7 +73,7 @@ async def serve(settings: Settings) -> int:
     try:
         if settings.workers > 1:
             return await _supervise(settings)
-        await _serve_one(settings)
+        await _serve_one(settings, listener)
         return 0
     finally:
         if embedded is not None:
@@ -58,22 +84,16 @@ async def serve(settings: Settings) -> int:
 async def _supervise(settings: Settings) -> int:
     redis_url = settings.redis_url
     assert redis_url is not None
-    try:
-        reserved, settings = reserve_port(settings)
-    except OSError as exc:
-        log.error("cannot listen on %s:%d: %s", settings.host, settings.port, exc)
-        return 2
     supervisor = Supervisor(settings, redis_url)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, supervisor.stopping.set)
-    try:
-        return await supervisor.run()
-    finally:
-        reserved.close()
+    return await supervisor.run()
 
 
-async def _serve_one(settings: Settings) -> None:
+async def _serve_one(settings: Settings, listener: socket.socket | None) -> None:
+    """Serve on ``listener`` (the one process's socket), or, in a worker, on the port it
+    shares with the others of its instance (``SO_REUSEPORT``: service/workers.py)."""
     try:
         app = create_app(settings)
     except UnsafeSecretFile as exc:
@@ -88,8 +108,9 @@ async def _serve_one(settings: Settings) -> None:
         loop.add_signal_handler(sig, stop.set)
     try:
         await runner.setup()
-        # A worker shares the port with the others of its instance (service/workers.py).
-        site = web.TCPSite(runner, settings.host, settings.port, reuse_port=is_worker() or None)
+        site: web.BaseSite = (web.SockSite(runner, listener) if listener is not None
+                              else web.TCPSite(runner, settings.host, settings.port,
+                                               reuse_port=True))
         await site.start()
         _tune_garbage_collector()
         log.info("listening on http://%s:%d (instance %s)", settings.host, settings.port,
