@@ -18,7 +18,10 @@ from service.app import create_app
 from service.auth import UnsafeSecretFile
 from service.connections import AccessLog
 from service.settings import Settings, redact_url, unknown_variables
+from service.store import persistence
+from service.store.connection import RedisConn
 from service.store.embedded import EmbeddedServer, EmbeddedServerError
+from service.store.errors import StoreError
 from service.workers import (
     PortInUse,
     Supervisor,
@@ -69,7 +72,8 @@ async def _serve_with_store(settings: Settings, listener: socket.socket | None) 
                  embedded.appendfsync, settings.durability)
         settings = dataclasses.replace(settings, redis_url=embedded.url)
     elif not is_worker():
-        log.info("store: %s", redact_url(settings.redis_url))
+        if not await _store_keeps_the_level(settings):
+            return 2
     try:
         if settings.workers > 1:
             return await _supervise(settings)
@@ -79,6 +83,32 @@ async def _serve_with_store(settings: Settings, listener: socket.socket | None) 
         if embedded is not None:
             await embedded.astop()
             log.info("embedded store stopped")
+
+
+async def _store_keeps_the_level(settings: Settings) -> bool:
+    """Ask the store (``REDIS_URL``) whether it can keep ``settings.durability``
+    (service/store/persistence.py): False, after one line saying why and the ways out,
+    if it cannot. A store that does not answer yet is asked again at the service's
+    first connection to it."""
+    assert settings.redis_url is not None
+    conn = RedisConn(settings, settings.redis_url, watch_persistence=False)  # asked here
+    try:
+        finding = await persistence.check(conn, settings.durability,
+                                          settings.redis_timeout_s * (2 + settings.redis_retries))
+    except (StoreError, TimeoutError) as exc:
+        log.info("store: %s", redact_url(settings.redis_url))
+        log.warning("the store's persistence could not be checked at start (%s): it is "
+                    "asked at the first connection to it", exc or "no answer in time")
+        return True
+    finally:
+        await conn.aclose()
+    if finding.fault is not None:
+        log.error("%s", finding.fault)
+        return False
+    log.info("store: %s (%s)", redact_url(settings.redis_url), finding.summary)
+    for warning in finding.warnings:
+        log.warning("%s", warning)
+    return True
 
 
 async def _supervise(settings: Settings) -> int:
