@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -59,6 +60,9 @@ logger = logging.getLogger(__name__)
 # level -> (local fsyncs, replicas that must have the write)
 LEVELS: dict[str, tuple[int, int] | None] = {"memory": None, "local": (1, 0), "replicated": (1, 1)}
 MARKER_TTL_MS = 60_000
+# An error reply that refuses the wait itself (no append-only file, a command not allowed
+# or unknown), not the marker's write.
+_WAIT_REFUSED = re.compile(r"\bwait(aof)?\b|appendonly", re.IGNORECASE)
 CHECK_EVERY_S = 10.0  # how long a store's "fsynced before it replies" answer is trusted
 
 
@@ -228,8 +232,8 @@ class Durability:
         """A wait the store refused (an error reply: no append-only file any more, WAITAOF
         not allowed), not one it did not answer in time: said in the log, once a reason,
         since every write is 503 "unknown outcome" until the store or the setting changes."""
-        if not isinstance(exc, ResponseError):
-            return
+        if not isinstance(exc, ResponseError) or not _WAIT_REFUSED.search(str(exc)):
+            return  # a write refused (OOM, READONLY...): the caller's 503 says why
         reason = f"{type(exc).__name__}: {exc}"
         if reason != self._refusal:
             self._refusal = reason
