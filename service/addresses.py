@@ -1,7 +1,7 @@
 """Who is the client: its address, believing X-Forwarded-For only from trusted proxies.
 
 ``--trusted-proxies`` is a comma-separated list of addresses or networks
-(``10.0.0.0/8``, ``172.30.0.2``): behind a proxy every request comes from the
+(``10.244.3.0/24``, ``172.30.0.2``): behind a proxy every request comes from the
 proxy's address, so without them every client would share one address's limits.
 """
 
