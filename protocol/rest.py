@@ -13,7 +13,18 @@ import msgspec
 
 from .commands import Command
 from .diffs import Diff, GameState
-from .fields import CommandId, EventHash, Options, PlayerName, Seed, Seq, Timestamp, VariantId
+from .fields import (
+    CommandId,
+    Date,
+    EventHash,
+    Options,
+    PlayerName,
+    Seed,
+    Seq,
+    Status,
+    Timestamp,
+    VariantId,
+)
 
 
 class Request(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -41,10 +52,35 @@ class UpdatePlayer(Request):
 
 
 class Player(msgspec.Struct):
-    """A player as others may see them."""
+    """A player as others may see them (`GET /v1/players/me`: the caller)."""
 
     player_id: str
     name: str
+
+
+class GameSummary(msgspec.Struct):
+    """One of the caller's games, as `GET /v1/players/me/games` lists it: enough to show
+    it in a list and to open it (`GET /v1/games/{id}`). `last_at`: the latest command,
+    null until the first; `daily`: the date of the daily challenge it is an attempt at,
+    null for any other game."""
+
+    game_id: str
+    variant: VariantId
+    options: Options
+    status: Status
+    seq: Seq
+    public: bool
+    created_at: Timestamp
+    last_at: Timestamp | None
+    daily: Date | None
+
+
+class PlayerGames(msgspec.Struct):
+    """A page of the caller's games, newest first; `next_cursor` is the `cursor` of the
+    next page, null on the last page."""
+
+    games: list[GameSummary]
+    next_cursor: str | None
 
 
 class CreateGame(Request):
@@ -125,3 +161,23 @@ class EventsQuery(msgspec.Struct):
 
     after: Seq = 0
     limit: Annotated[int, msgspec.Meta(ge=1, le=EVENTS_LIMIT_MAX)] = EVENTS_LIMIT_DEFAULT
+
+
+PLAYER_GAMES_LIMIT_DEFAULT: Final = 20
+PLAYER_GAMES_LIMIT_MAX: Final = 100
+# With a status filter a request looks at this many of the player's games at most (newest
+# first from the cursor), so that its work is bounded however few of them match.
+PLAYER_GAMES_SCAN_MAX: Final = 200
+
+
+class PlayerGamesQuery(msgspec.Struct):
+    """`GET /v1/players/me/games?status=&variant=&limit=&cursor=`: at most `limit` of the
+    caller's games, newest first, of that status and variant when given."""
+
+    # UNSET, not None: a lax decode reads the text "null" as None, and `status=null` is a
+    # status that does not exist (400), not "any status".
+    status: Status | msgspec.UnsetType = msgspec.UNSET
+    variant: VariantId | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=PLAYER_GAMES_LIMIT_MAX)] = (
+        PLAYER_GAMES_LIMIT_DEFAULT)
+    cursor: Annotated[str, msgspec.Meta(min_length=1, max_length=256)] | None = None

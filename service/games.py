@@ -113,6 +113,8 @@ class Loaded:
 
 
 FinalHook = Callable[[Loaded], Awaitable[None]]
+# Called as a game is made, before it is stored: (owner, game_id, variant, created_at).
+CreateHook = Callable[[str, str, str, datetime], Awaitable[None]]
 
 
 @dataclass
@@ -122,6 +124,7 @@ class GameService:
     clock: Clock
     metrics: Metrics
     on_final: list[FinalHook] = field(default_factory=list)
+    on_create: list[CreateHook] = field(default_factory=list)
     cache_size: int = 10_000
     _cache: OrderedDict[str, Loaded] = field(default_factory=OrderedDict)
 
@@ -146,6 +149,8 @@ class GameService:
         if daily is not None:
             meta = meta.replace(daily=daily.challenge, readable_from=daily.readable_from,
                                 seed_from=daily.seed_from, closes_at=daily.closes_at)
+        for hook in self.on_create:  # before: a hook's entry for a game never made is harmless
+            await hook(owner, game_id, meta.variant, meta.created_at)
         await self.store.create(game_id, meta, self.settings.game_ttl_s)
         self.metrics.games_created.inc(game.variant.id)
         loaded = Loaded(game_id, meta, game, 0)

@@ -1,4 +1,5 @@
-"""Players: a name per player id, as shown on leaderboards (the token carries the id)."""
+"""Players: a name per player id, as shown on leaderboards (the token carries the id), the
+count of their open games, and the index of all their games (``keys.player_games``)."""
 
 from __future__ import annotations
 
@@ -83,10 +84,83 @@ class Players:
                            {"limit": "open_games_per_player", "open_games": cap},
                            retry_after_s=retry)
 
-    async def closed_game(self, player_id: str, game_id: str) -> None:
-        """The game is over: it no longer counts as open."""
-        await self.redis.execute("ZREM", keys.player_open_games(player_id), game_id)
+    async def name_of(self, player_id: str) -> str | None:
+        """The player's name, or None when the player is not kept (never made, or expired)."""
+        raw = await self.redis.execute("HGET", keys.player(player_id), mf.PLAYER_NAME)
+        return None if raw is None else raw.decode() if isinstance(raw, bytes) else str(raw)
 
+    async def closed_game(self, player_id: str, game_id: str, variant: str = "",
+                          kept_s: int = 0) -> None:
+        """The game is over: it no longer counts as open, and the index of the player's games
+        lives at least as long as the game is kept from now (``kept_s``)."""
+        await self.redis.run(_CLOSED_GAME, [keys.player_open_games(player_id),
+                                            keys.player_games(player_id),
+                                            keys.player_games(player_id, variant or None)],
+                             [game_id, kept_s])
+
+    # --- the index of a player's games (keys.player_games) ---------------------------
+    async def add_game(self, player_id: str, game_id: str, variant: str, created_ms: int,
+                       kept_s: int) -> None:
+        """Index a new game of the player; the index is kept ``kept_s`` more (the player's
+        own lifetime: it is renewed with each new game, as the player is)."""
+        await self.redis.run(_ADD_GAME, [keys.player_games(player_id),
+                                         keys.player_games(player_id, variant)],
+                             [game_member(created_ms, game_id, variant), kept_s])
+
+    async def games_page(self, player_id: str, variant: str | None, after: bytes | None,
+                         count: int) -> list[bytes]:
+        """At most ``count`` members of the player's index (of ``variant`` only, when given),
+        newest first, from just after the member ``after`` (None: from the newest): one
+        lex range, read in O(log n + count)."""
+        top = b"+" if after is None else b"(" + after
+        members: list[bytes] = await self.redis.execute(
+            "ZRANGE", keys.player_games(player_id, variant), top, "-", "BYLEX", "REV",
+            "LIMIT", 0, count)
+        return members
+
+    async def forget_games(self, player_id: str, members: list[bytes]) -> None:
+        """Take members whose games expired out of the player's indexes."""
+        if not members:
+            return
+        calls: list[tuple[object, ...]] = [("ZREM", keys.player_games(player_id), *members)]
+        calls += [("ZREM", keys.player_games(player_id, parse_member(m)[2]), m) for m in members]
+        await self.redis.pipeline(calls)
+
+
+def game_member(created_ms: int, game_id: str, variant: str) -> bytes:
+    """A game's member in its player's indexes: lex order is creation order (13 digits
+    hold every millisecond until the year 2286)."""
+    return f"{created_ms:013d} {game_id} {variant}".encode()
+
+
+MEMBER = re.compile(rb"^[0-9]{13} [A-Za-z0-9_-]{1,64} [a-z][a-z0-9_]{0,31}$")
+
+
+def parse_member(member: bytes) -> tuple[int, str, str]:
+    """(created_ms, game_id, variant) of an index member."""
+    ms, game_id, variant = member.decode().split(" ")
+    return int(ms), game_id, variant
+
+
+# KEYS: the player's index, its variant's index.  ARGV: member, kept_s.
+_ADD_GAME = Script("""
+for i = 1, 2 do
+  redis.call('ZADD', KEYS[i], 0, ARGV[1])
+  redis.call('EXPIRE', KEYS[i], ARGV[2])
+end
+return 1
+""")
+
+# KEYS: the player's open games, their index, its variant's index.  ARGV: game_id, kept_s.
+# EXPIRE GT only lengthens (a key with no TTL is kept for ever already).
+_CLOSED_GAME = Script("""
+redis.call('ZREM', KEYS[1], ARGV[1])
+if tonumber(ARGV[2]) > 0 then
+  redis.call('EXPIRE', KEYS[2], ARGV[2], 'GT')
+  redis.call('EXPIRE', KEYS[3], ARGV[2], 'GT')
+end
+return 1
+""")
 
 _SET_NAME = Script(mf.lua("""
 redis.call('HSET', KEYS[1], '$name', ARGV[1])

@@ -26,6 +26,7 @@ from protocol.rest import (
     Health,
     Player,
     PlayerCreated,
+    PlayerGamesQuery,
     UpdatePlayer,
 )
 from service import addresses, wire
@@ -35,6 +36,7 @@ from service.errors import COMMANDS_ROUTE, ApiError, json_response
 from service.games import engine_command, new_game_id
 from service.metrics import CONTENT_TYPE
 from service.moves import moves_of
+from service.player_games import list_games
 
 routes = web.RouteTableDef()
 # The contract documents ship inside the protocol package (links to the top-level
@@ -95,6 +97,29 @@ async def create_player(request: web.Request) -> web.Response:
     await ctx.players.set_name(player_id, name, ctx.settings.player_ttl_days * 86_400)
     return json_response(PlayerCreated(player_id=player_id, name=name,
                                        token=ctx.tokens.issue(player_id)), 201)
+
+
+@routes.get("/v1/players/me")
+async def get_player(request: web.Request) -> web.Response:
+    ctx = ctx_of(request)
+    player = player_of(request, required=True)
+    assert player is not None
+    await count_read(request)
+    name = await ctx.players.name_of(player)
+    if name is None:
+        raise ApiError("not_found", f"no player {player!r}: a player unused for "
+                       f"{ctx.settings.player_ttl_days} days is not kept")
+    return json_response(Player(player_id=player, name=name))
+
+
+@routes.get("/v1/players/me/games")
+async def get_player_games(request: web.Request) -> web.Response:
+    ctx = ctx_of(request)
+    player = player_of(request, required=True)
+    assert player is not None
+    query: PlayerGamesQuery = decode_query(request.query, PlayerGamesQuery)
+    await count_read(request)
+    return json_response(await list_games(ctx.players, ctx.games.store, player, query))
 
 
 @routes.patch("/v1/players/me")

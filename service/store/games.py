@@ -373,6 +373,17 @@ class Games:
         raw = await self.redis.execute("HGET", keys.game_commands(game_id), command_id)
         return None if raw is None else int(raw)
 
+    async def metas(self, game_ids: Sequence[str],
+                    names: tuple[str, ...]) -> list[dict[str, Any] | None]:
+        """The meta fields ``names`` of each game (name -> value, None where the hash has
+        no such field), read in one pipeline; None for a game that is not kept."""
+        replies = await self.redis.pipeline([("HMGET", keys.game_meta(gid), *names)
+                                             for gid in game_ids])
+        return [None if all(raw is None for raw in reply) else
+                {name: None if raw is None else mf.from_text(name, raw)
+                 for name, raw in zip(names, reply, strict=True)}
+                for reply in replies]
+
     async def attempts(self, game_ids: Sequence[str], keep_s: int,
                        final: Sequence[str]) -> list[Attempt | None]:
         """Each game's :class:`Attempt` (None: no such game), read in one pipeline; a game
