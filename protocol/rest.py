@@ -52,17 +52,24 @@ class UpdatePlayer(Request):
 
 
 class Player(msgspec.Struct):
-    """A player as others may see them (`GET /v1/players/me`: the caller)."""
+    """A player as others may see them."""
 
     player_id: str
     name: str
 
 
+class Me(Player):
+    """`GET /v1/players/me`: the player the token acts as. `created_at` is null only for a
+    player made before the service kept it."""
+
+    created_at: Timestamp | None
+
+
 class GameSummary(msgspec.Struct):
     """One of the caller's games, as `GET /v1/players/me/games` lists it: enough to show
-    it in a list and to open it (`GET /v1/games/{id}`). `last_at`: the latest command,
-    null until the first; `daily`: the date of the daily challenge it is an attempt at,
-    null for any other game."""
+    it in a list and to open it (`GET /v1/games/{id}`). `updated_at`: its latest command,
+    or its creation before the first; `daily`, only in a daily attempt: the date of its
+    challenge."""
 
     game_id: str
     variant: VariantId
@@ -71,8 +78,8 @@ class GameSummary(msgspec.Struct):
     seq: Seq
     public: bool
     created_at: Timestamp
-    last_at: Timestamp | None
-    daily: Date | None
+    updated_at: Timestamp
+    daily: Date | msgspec.UnsetType = msgspec.UNSET
 
 
 class PlayerGames(msgspec.Struct):

@@ -89,9 +89,9 @@ async def list_games(players: Players, games: Games, player: str,
 
 
 def _summary(game_id: str, meta: dict[str, Any]) -> GameSummary:
-    last_at, daily = meta[mf.LAST_AT], meta[mf.DAILY]
+    created, daily = meta[mf.CREATED_AT], meta[mf.DAILY]
     return GameSummary(
         game_id=game_id, variant=meta[mf.VARIANT], options=meta[mf.OPTIONS] or {},
         status=meta[mf.STATUS], seq=meta[mf.SEQ], public=bool(meta[mf.PUBLIC]),
-        created_at=rfc3339(meta[mf.CREATED_AT]), last_at=rfc3339(last_at) if last_at else None,
-        daily=daily.date.isoformat() if daily else None)
+        created_at=rfc3339(created), updated_at=rfc3339(meta[mf.LAST_AT] or created),
+        daily=daily.date.isoformat() if daily else msgspec.UNSET)

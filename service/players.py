@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from datetime import datetime
 
 from protocol.fields import PLAYER_NAME_MAX
 from service.errors import ApiError
@@ -60,9 +61,12 @@ class Players:
                            "and . ' - _ and starts with a letter or digit", {"field": "name"})
         return clean
 
-    async def set_name(self, player_id: str, name: str, ttl_s: int = 0) -> None:
-        """Set the name; the player is kept ``ttl_s`` more (0: for ever)."""
-        await self.redis.run(_SET_NAME, [keys.player(player_id)], [name, ttl_s])
+    async def set_name(self, player_id: str, name: str, ttl_s: int = 0,
+                       created_at: datetime | None = None) -> None:
+        """Set the name; the player is kept ``ttl_s`` more (0: for ever). ``created_at``: a
+        new player's making, kept once."""
+        await self.redis.run(_SET_NAME, [keys.player(player_id)],
+                             [name, ttl_s, mf.TIME.to_text(created_at) if created_at else ""])
 
     async def touch(self, player_id: str, ttl_s: int) -> None:
         """A use of the player: keep it ``ttl_s`` more."""
@@ -84,10 +88,15 @@ class Players:
                            {"limit": "open_games_per_player", "open_games": cap},
                            retry_after_s=retry)
 
-    async def name_of(self, player_id: str) -> str | None:
-        """The player's name, or None when the player is not kept (never made, or expired)."""
-        raw = await self.redis.execute("HGET", keys.player(player_id), mf.PLAYER_NAME)
-        return None if raw is None else raw.decode() if isinstance(raw, bytes) else str(raw)
+    async def get(self, player_id: str) -> tuple[str, datetime | None] | None:
+        """The player's name and when they were made (None: made before that was kept), or
+        None when the player is not kept (never made, or expired)."""
+        name, created = await self.redis.execute("HMGET", keys.player(player_id),
+                                                 mf.PLAYER_NAME, mf.PLAYER_CREATED_AT)
+        if name is None:
+            return None
+        return (name.decode(),
+                None if created is None else mf.TIME.from_text(created.decode()))
 
     async def closed_game(self, player_id: str, game_id: str, variant: str = "",
                           kept_s: int = 0) -> None:
@@ -164,10 +173,11 @@ return 1
 
 _SET_NAME = Script(mf.lua("""
 redis.call('HSET', KEYS[1], '$name', ARGV[1])
+if ARGV[3] ~= '' then redis.call('HSETNX', KEYS[1], '$created', ARGV[3]) end
 local ttl = tonumber(ARGV[2])
 if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) else redis.call('PERSIST', KEYS[1]) end
 return 1
-""", name=mf.PLAYER_NAME))
+""", name=mf.PLAYER_NAME, created=mf.PLAYER_CREATED_AT))
 
 # KEYS: the player's open games. ARGV: game_id, now_s, expires_s, cap.
 # A game whose score has passed has expired untouched, or was played since and lives

@@ -14,6 +14,7 @@ from aiohttp import web
 
 from protocol.codec import decode_query, decode_request, encode
 from protocol.diffs import Diff
+from protocol.fields import rfc3339
 from protocol.rest import (
     CommandRequest,
     CommandResult,
@@ -24,6 +25,7 @@ from protocol.rest import (
     EventsQuery,
     GameCreated,
     Health,
+    Me,
     Player,
     PlayerCreated,
     PlayerGamesQuery,
@@ -94,7 +96,8 @@ async def create_player(request: web.Request) -> web.Response:
     await ctx.limiter.check("ip:" + client_address(request))
     player_id = "p_" + secrets.token_urlsafe(12)
     name = ctx.players.validate_name(body.name)
-    await ctx.players.set_name(player_id, name, ctx.settings.player_ttl_days * 86_400)
+    await ctx.players.set_name(player_id, name, ctx.settings.player_ttl_days * 86_400,
+                               ctx.clock.now())
     return json_response(PlayerCreated(player_id=player_id, name=name,
                                        token=ctx.tokens.issue(player_id)), 201)
 
@@ -105,11 +108,13 @@ async def get_player(request: web.Request) -> web.Response:
     player = player_of(request, required=True)
     assert player is not None
     await count_read(request)
-    name = await ctx.players.name_of(player)
-    if name is None:
+    found = await ctx.players.get(player)
+    if found is None:
         raise ApiError("not_found", f"no player {player!r}: a player unused for "
                        f"{ctx.settings.player_ttl_days} days is not kept")
-    return json_response(Player(player_id=player, name=name))
+    name, created = found
+    return json_response(Me(player_id=player, name=name,
+                            created_at=rfc3339(created) if created else None))
 
 
 @routes.get("/v1/players/me/games")

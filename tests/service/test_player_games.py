@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,9 @@ import pytest
 from protocol.rest import PLAYER_GAMES_LIMIT_MAX, PLAYER_GAMES_SCAN_MAX
 from service.clock import FakeClock
 from service.context import Context
+from service.games import DailyTags
 from service.store import keys
+from service.store.meta import DailyTag
 from tests.live import settings_for_test
 from tests.redis_servers import sync_client
 from tests.service.helpers import Api, running_app
@@ -56,7 +58,7 @@ async def test_players_me_is_the_caller(live: tuple[Api, Context, FakeClock]) ->
     api, _, _ = live
     player_id, token = await api.player("Ann")
     body = (await api.request("GET", "/v1/players/me", token, 200)).body
-    assert body == {"player_id": player_id, "name": "Ann"}
+    assert body == {"player_id": player_id, "name": "Ann", "created_at": "2026-03-01T12:00:00.000Z"}
     await api.request("PATCH", "/v1/players/me", token, 200, json={"name": "Bea"})
     assert (await api.request("GET", "/v1/players/me", token, 200)).body["name"] == "Bea"
     assert (await api.request("GET", "/v1/players/me", None, 401)).error["code"] == "unauthorized"
@@ -76,7 +78,8 @@ async def test_the_games_come_newest_first_page_by_page_each_once(
     first = pages[0]["games"][0]
     assert first == {"game_id": made[-1], "variant": "caprice", "options": first["options"],
                      "status": "playing", "seq": 0, "public": False,
-                     "created_at": "2026-03-01T12:00:12.000Z", "last_at": None, "daily": None}
+                     "created_at": "2026-03-01T12:00:12.000Z",
+                     "updated_at": "2026-03-01T12:00:12.000Z"}
 
 
 async def test_the_filters_keep_a_variant_and_a_status(
@@ -91,7 +94,8 @@ async def test_the_filters_keep_a_variant_and_a_status(
     [resigned] = await every_page(api, token, status="resigned")
     assert [(g["game_id"], g["status"], g["seq"]) for g in resigned["games"]] == [
         (made[2], "resigned", 1)]
-    assert resigned["games"][0]["last_at"] == "2026-03-01T12:00:05.000Z"
+    assert resigned["games"][0]["updated_at"] == "2026-03-01T12:00:05.000Z"
+    assert resigned["games"][0]["created_at"] == "2026-03-01T12:00:03.000Z"
     playing = await every_page(api, token, status="playing", variant="gilbert")
     assert [g["game_id"] for p in playing for g in p["games"]] == [made[0]]
 
@@ -125,6 +129,17 @@ async def test_an_expired_game_is_left_out_and_leaves_the_index(
         assert r.zcard(keys.player_games(owner, "gate")) == 0
         # The index lives as long as the player, renewed by each new game.
         assert 0 < r.ttl(keys.player_games(owner)) <= 400 * 86_400
+
+
+async def test_a_daily_attempt_says_its_day(live: tuple[Api, Context, FakeClock]) -> None:
+    api, ctx, _ = live
+    owner, token = await api.player("Ann")
+    ends = START + timedelta(hours=12)
+    loaded = await ctx.games.create(
+        owner, "gate", 5, None, False, seed_secret=True,
+        daily=DailyTags(DailyTag(START.date(), "gate"), ends, ends, ends))
+    [page] = await every_page(api, token)
+    assert [(g["game_id"], g["daily"]) for g in page["games"]] == [(loaded.game_id, "2026-03-01")]
 
 
 def test_a_players_indexes_share_the_players_slot() -> None:
