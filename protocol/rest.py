@@ -109,7 +109,8 @@ class GameCreated(msgspec.Struct):
 
 class CommandRequest(Request):
     """`POST /v1/games/{id}/commands`. `expected_seq`: refuse with 409 unless the game
-    is at this seq. `command_id`: a repeat returns the first result, applies nothing."""
+    is at this seq. `command_id`: a repeat with the same command returns the first result,
+    applies nothing; with another command it is a 409 naming the first."""
 
     command: Command
     expected_seq: Seq | None = None

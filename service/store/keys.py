@@ -8,7 +8,7 @@ its pub/sub channel (published with SPUBLISH) is served by the same node.
 |-----------------------|--------|----------------------------------------------------|
 | ``g:{id}:meta``       | hash   | the fields of :mod:`service.store.meta`            |
 | ``g:{id}:events``     | list   | event bytes; index ``seq - 1``                     |
-| ``g:{id}:cmds``       | hash   | command_id -> seq of its first application         |
+| ``g:{id}:cmds``       | hash   | command_id -> ``<seq> <command>``, its first use   |
 | ``g:{id}:snap``       | hash   | ``seq`` and ``data``: the latest snapshot          |
 | ``g:{id}:dur``        | string | a durable acknowledgement's marker (60 s)          |
 | ``g:{id}:diffs``      | channel| ``b"<seq> <event bytes>"`` per appended event      |
