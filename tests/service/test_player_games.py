@@ -152,6 +152,11 @@ async def test_an_expired_game_is_left_out_and_leaves_the_index(
         r.delete(*keys.game_keys(made[1]))  # as its TTL would
         [page] = await every_page(api, token)
         assert [g["game_id"] for g in page["games"]] == [made[2], made[0]]
+        # A minute on, it is not a game being made: its member goes.
+        assert r.zcard(keys.player_games(owner)) == 3
+        clock.advance(61)
+        [page] = await every_page(api, token)
+        assert [g["game_id"] for g in page["games"]] == [made[2], made[0]]
         assert r.zcard(keys.player_games(owner)) == 2
         assert r.zcard(keys.player_games(owner, "gate")) == 0
         # The index lives as long as the player, renewed by each new game.
