@@ -680,7 +680,7 @@ async def test_the_asyncapi_document_is_served(api: Api) -> None:
 
     reply = await api.request("GET", "/asyncapi.yaml", expect=200)
     assert reply.raw == ASYNCAPI_PATH.read_bytes()
-    assert b"\nasyncapi: 3.0.0\n" in reply.raw
+    assert b"\nasyncapi: 3.1.0\n" in reply.raw
 
 
 async def test_a_header_too_large_for_http_parsing_gets_the_contracts_json_error(
