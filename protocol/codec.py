@@ -157,9 +157,15 @@ def decode_query(query: Mapping[str, str], type_: type[T]) -> T:
         # In the words of a path parameter: the value as sent, and what it is not.
         reason = _AT.sub("", str(exc))
         pattern = _PATTERN_ONLY.match(reason)
-        message = (f"{first[field]!r} is not {in_words(reason)[len('Expected '):]}" if pattern
-                   else f"{first[field]!r} is not a valid {field}: {_lower(in_words(reason))}")
+        value = _shown(first[field])
+        message = (f"{value} is not {in_words(reason)[len('Expected '):]}" if pattern
+                   else f"{value} is not a valid {field}: {_lower(in_words(reason))}")
         raise QueryError(message, field) from None
+
+
+def _shown(value: str) -> str:
+    """A parameter's value as a message quotes it: its first 40 characters at most."""
+    return repr(value) if len(value) <= 40 else repr(value[:40]) + "..."
 
 
 def _lower(text: str) -> str:

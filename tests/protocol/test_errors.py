@@ -82,6 +82,13 @@ def test_every_pattern_has_its_words() -> None:
     assert len(PATTERN_WORDS) == 8 and all(PATTERN_WORDS.values())
 
 
+def test_a_long_query_parameter_is_quoted_only_in_part() -> None:
+    with pytest.raises(msgspec.ValidationError) as refused:
+        p.decode_query({"cursor": "x" * 5000}, p.LeaderboardQuery)
+    message = p.bad_request_from(refused.value).error.message
+    assert message.startswith("'" + "x" * 40 + "'...") and len(message) < 120, message
+
+
 @pytest.mark.parametrize(("query", "type_", "message", "field"), [
     ({"date": "yesterday"}, p.DailyQuery,
      "'yesterday' is not a UTC calendar date (YYYY-MM-DD)", "date"),
