@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from datetime import datetime
 from pathlib import Path
 
 from aiohttp import web
@@ -26,12 +27,12 @@ from service.clock import Clock
 from service.connections import close_slow_requests
 from service.context import CONTEXT, Context
 from service.cors import cors_middleware
-from service.daily.challenge import Seeds
+from service.daily.challenge import Seeds, epoch_ms
 from service.daily.deals import DailyDeals
 from service.daily.rest import routes as daily_routes
 from service.daily.service import DailyService
 from service.deadline import deadline_middleware
-from service.errors import Handler, error_middleware, json_protocol_errors
+from service.errors import ApiError, Handler, error_middleware, json_protocol_errors
 from service.games import GameService, Loaded
 from service.hints import Hints
 from service.looplag import LoopLag
@@ -121,9 +122,15 @@ def build_context(settings: Settings, redis_url: str, clock: Clock) -> Context:
 
     async def closed(loaded: Loaded) -> None:  # a won or resigned game no longer counts as open
         if loaded.game.status.is_final:
-            await ctx.players.closed_game(loaded.owner, loaded.game_id)
+            await ctx.players.closed_game(loaded.owner, loaded.game_id, loaded.game.variant.id,
+                                          games.final_ttl_s(loaded))
+
+    async def made(owner: str, game_id: str, variant: str, created_at: datetime) -> None:
+        await ctx.players.add_game(owner, game_id, variant, epoch_ms(created_at),
+                                   settings.player_ttl_days * 86_400)
 
     games.on_final.append(closed)
+    games.on_create.append(made)  # the player's index of their games
     games.on_final.append(ctx.daily.on_final)  # a daily attempt takes its place on the board
     return ctx
 
@@ -136,9 +143,33 @@ def _add_web_client(app: web.Application) -> None:
     async def index_page(request: web.Request) -> web.FileResponse:
         return web.FileResponse(index)
 
+    async def asset(request: web.Request) -> web.FileResponse:
+        name = request.match_info["path"]
+        path = web_asset(name)
+        if path is None:
+            raise ApiError("not_found", f"no web client asset {name!r}")
+        return web.FileResponse(path)
+
     app.router.add_get("/", index_page)
-    app.router.add_static("/web/", WEB_ROOT, show_index=False)
+    app.router.add_get("/web/{path:.+}", asset)
     app.on_response_prepare.append(_revalidate_web_client)
+
+
+# What the browser loads: the page, its modules, styles, images and fonts. Nothing else
+# under clients/web is served (its README, a developer's notes or stray files).
+WEB_ASSET_SUFFIXES = frozenset({".html", ".js", ".mjs", ".css", ".svg", ".png", ".ico",
+                                ".webmanifest", ".woff2"})
+
+
+def web_asset(name: str) -> Path | None:
+    """The file of the web client's asset ``name`` (a path under /web/), or None when it is
+    not one: not an asset's suffix, hidden, outside the client's folder, or not there."""
+    path = (WEB_ROOT / name).resolve()
+    if (path.suffix not in WEB_ASSET_SUFFIXES or not path.is_relative_to(WEB_ROOT)
+            or any(part.startswith(".") for part in path.relative_to(WEB_ROOT).parts)
+            or not path.is_file()):
+        return None
+    return path
 
 
 # The web client keeps its token in localStorage: no script but its own modules may
