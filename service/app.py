@@ -51,6 +51,8 @@ from service.ws import Close
 
 log = logging.getLogger("service")
 WEB_ROOT = Path(__file__).resolve().parent.parent / "clients" / "web"
+# The JavaScript client package's modules, which the web client imports as ../js/src/.
+JS_CLIENT_ROOT = WEB_ROOT.parent / "js" / "src"
 
 
 @web.middleware
@@ -138,6 +140,7 @@ def _add_web_client(app: web.Application) -> None:
 
     app.router.add_get("/", index_page)
     app.router.add_static("/web/", WEB_ROOT, show_index=False)
+    app.router.add_static("/js/src/", JS_CLIENT_ROOT, show_index=False)
     app.on_response_prepare.append(_revalidate_web_client)
 
 
@@ -159,7 +162,7 @@ BROWSER_HEADERS = {
 
 async def _revalidate_web_client(request: web.Request, response: web.StreamResponse) -> None:
     # After a deploy, a browser must not mix cached modules of two versions.
-    if request.path == "/" or request.path.startswith("/web/"):
+    if request.path == "/" or request.path.startswith(("/web/", "/js/src/")):
         response.headers["Cache-Control"] = "no-cache"
         response.headers.update(BROWSER_HEADERS)
     else:  # the API's JSON is never a script or a page either

@@ -1,9 +1,8 @@
 // The web client's entry point: the player, the route (#g=<game>, #lb=<date>/<variant>,
 // else the lobby) and the view on screen.
 
-import { Api } from './api.js';
 import { installSuitSprite } from './cards.js';
-import { PLAYER_NAME_MAX } from './contract.js';
+import { Client, PLAYER_NAME_MAX } from '../js/src/index.js';
 import { fill, h } from './dom.js';
 import { GameView } from './game.js';
 import { renderLeaderboard, renderLobby } from './lobby.js';
@@ -12,7 +11,9 @@ const IDENTITY = 'solitaire.player';
 const RECENT = 'solitaire.recent.';
 const RECENT_KEEP = 8;
 
-const api = new Api();
+// No waiting inside a call: the page says why it waits (the day's deals being chosen, a
+// limit) and asks again itself when the service says (lobby.js).
+const api = new Client({ retries: 0 });
 const app = {
   api,
   identity: null,
@@ -160,12 +161,12 @@ async function main() {
   app.view = document.getElementById('view');
   setIdentity(loadIdentity());
   try {
-    const { variants } = await api.variants().catch((err) => {
+    const { variants } = await api.listVariants().catch((err) => {
       // The server checks every token it is sent: one it refuses (expired, or another
       // server's) is forgotten here, before the lobby, and the list asked for again.
       if (err.status !== 401 || !app.identity) throw err;
       forgetPlayer();
-      return api.variants();
+      return api.listVariants();
     });
     app.variants = variants;
     app.variantById = Object.fromEntries(variants.map((v) => [v.id, v]));

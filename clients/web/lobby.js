@@ -1,6 +1,6 @@
 // The lobby (new game, daily challenge, recent games) and a daily leaderboard.
 
-import { MAX_SEED } from './contract.js';
+import { MAX_SEED } from '../js/src/index.js';
 import { clock, fill, h } from './dom.js';
 
 const PREFERRED_VARIANT = 'solitaire.variant';
@@ -78,8 +78,8 @@ export function renderLobby(root, ctx) {
     start.disabled = true;
     try {
       localStorage.setItem(PREFERRED_VARIANT, chosen);
-      const created = await ctx.api.createGame({ variant: chosen, seed: seedValue, options: opts,
-        isPublic: isPublic.checked });
+      const created = await ctx.api.createGame({ variant: chosen, seed: seedValue ?? undefined,
+        options: Object.keys(opts).length ? opts : undefined, public: isPublic.checked || undefined });
       const name = variants.find((v) => v.id === chosen)?.name ?? chosen;
       ctx.openGame(created.game_id, chosen, seedValue == null ? name : `${name} #${seedValue}`);
     } catch (err) {
@@ -108,7 +108,7 @@ async function loadDaily(section, ctx, attempt = 0) {
   const heading = section.querySelector('h2');
   let day;
   try {
-    day = await ctx.api.daily();
+    day = await ctx.api.getDaily();
   } catch (err) {
     const text = err.status === 404 ? 'No daily challenge today.' : `No daily challenge: ${err.message}`;
     fill(section, heading, h('p', { id: 'no-daily', class: 'muted', 'data-code': err.code || '' }, text));
@@ -132,7 +132,7 @@ async function loadDaily(section, ctx, attempt = 0) {
     message.textContent = '';
     button.disabled = true;
     try {
-      const created = await ctx.api.startDaily(challenge.date, challenge.variant);
+      const created = await ctx.api.startDailyAttempt(challenge.date, challenge.variant);
       ctx.openGame(created.game_id, challenge.variant,
         `${names[challenge.variant] ?? challenge.variant}, daily ${challenge.date}`,
         `${challenge.date}/${challenge.variant}`);
@@ -193,7 +193,7 @@ export async function renderLeaderboard(root, { api, date, variant, variants, id
   const load = async (cursor, attempt = 0) => {
     let page;
     try {
-      page = await api.leaderboard(date, variant, { limit: 20, cursor });
+      page = await api.getLeaderboard(date, variant, { limit: 20, cursor });
     } catch (err) {
       fill(body, h('p', { class: 'message', 'data-kind': 'error', 'data-code': err.code || '' },
         err.status === 404 ? 'No leaderboard for this challenge.' : err.message));

@@ -177,7 +177,7 @@ def test_a_leaderboard_shows_once_the_days_deals_are_chosen_without_a_reload(
 
 # Runs state.js in the page: one diff with every op, then diffs that must be refused.
 _STATE_JS_CHECKS = """async () => {
-  const { applyDiff, applyOps, DiffError } = await import('/web/state.js');
+  const { applyDiff, applyOps, DiffError } = await import('/js/src/state.js');
   const state = {seq: 12, status: 'playing', stats: {moves: 12, foundation_cards: 4},
     piles: {'tableau/3': {down: 1, up: ['8S', '7D']}, 'foundation/1': {down: 0, up: ['6D']},
             'stock': {down: 5, up: []}, 'waste': {down: 0, up: ['2C']}}};

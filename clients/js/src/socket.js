@@ -1,9 +1,9 @@
 // The WebSocket of one game: hello, reconnection with backoff, liveness pings.
 //
-// States: connecting -> syncing (hello sent) -> live (synced received) -> offline
-// (closed; a retry is scheduled) ... and `refused` when the server closed with
-// CloseCode.POLICY_VIOLATION, 1008 (unknown or private game, bad token): retrying
-// would not help.
+// Statuses: idle -> connecting -> syncing (hello sent) -> live (synced received) ->
+// offline (closed; a retry is scheduled) ... and `refused` when the service closed with
+// 1008 (unknown or private game, bad or expired token): retrying would not help.
+// `closed` once stop() was called.
 
 import { CloseCode } from './contract.js';
 
@@ -12,35 +12,53 @@ const BACKOFF_MAX_MS = 15000;
 const PING_EVERY_MS = 20000;
 const SILENCE_MS = 50000; // nothing heard for this long: the connection is dead
 
-export function socketUrl(gameId, loc = window.location) {
-  const scheme = loc.protocol === 'https:' ? 'wss:' : 'ws:';
-  return `${scheme}//${loc.host}/v1/games/${encodeURIComponent(gameId)}/ws`;
-}
+/** @typedef {'idle' | 'connecting' | 'syncing' | 'live' | 'offline' | 'refused' | 'closed'} Status */
+
+/**
+ * @typedef {object} SocketHandlers
+ * @property {() => Record<string, unknown>} hello the hello's fields ({token?, since?,
+ *   moves?}) at each (re)connection
+ * @property {(message: any) => void} onMessage every message but `pong`
+ * @property {(status: Status, reason?: string) => void} [onStatus]
+ * @property {any} [WebSocket] the constructor (else the global one)
+ * @property {boolean} [wakeOnFocus] in a browser: reconnect at once when the page comes
+ *   back to the foreground or the network comes back (default true)
+ */
 
 export class GameSocket {
-  /**
-   * @param {string} url
-   * @param {{hello: () => object, onMessage: (msg: object) => void, onStatus?: (status: string, info?: string) => void}} handlers
-   *   hello() gives the hello's fields ({token?, since?}) at each (re)connection.
-   */
-  constructor(url, { hello, onMessage, onStatus }) {
+  /** @param {string} url @param {SocketHandlers} handlers */
+  constructor(url, { hello, onMessage, onStatus, WebSocket, wakeOnFocus = true }) {
     this.url = url;
     this.hello = hello;
     this.onMessage = onMessage;
     this.onStatus = onStatus || (() => {});
+    /** @type {any} */
+    this.WebSocket = WebSocket ?? /** @type {any} */ (globalThis).WebSocket;
+    if (!this.WebSocket) {
+      throw new Error('no WebSocket here: pass its constructor (options.WebSocket)');
+    }
+    /** @type {any} */
     this.ws = null;
+    /** @type {Status} */
     this.status = 'idle';
     this.attempts = 0;
-    this.connections = 0; // how many sockets were opened (tests and the status line read it)
+    this.connections = 0; // how many sockets were opened
+    /** @type {any} */
     this.retryTimer = null;
+    /** @type {any} */
     this.pingTimer = null;
     this.lastHeard = 0;
     this.stopped = true;
+    this.waitAtLeastMs = 0; // the next retry waits this long at least (a Retry-After)
+    const g = /** @type {any} */ (globalThis);
+    this.browser = wakeOnFocus && typeof g.addEventListener === 'function' && g.document ? g : null;
     this.wakeUp = () => {
-      if (!this.stopped && (this.status === 'offline' || this.status === 'connecting')) this.connect();
+      if (!this.stopped && (this.status === 'offline' || this.status === 'connecting') && !this.waitAtLeastMs) {
+        this.connect();
+      }
     };
     this.onVisible = () => {
-      if (document.visibilityState === 'visible') this.wakeUp();
+      if (g.document.visibilityState === 'visible') this.wakeUp();
     };
   }
 
@@ -50,8 +68,10 @@ export class GameSocket {
 
   start() {
     this.stopped = false;
-    window.addEventListener('online', this.wakeUp);
-    document.addEventListener('visibilitychange', this.onVisible);
+    if (this.browser) {
+      this.browser.addEventListener('online', this.wakeUp);
+      this.browser.document.addEventListener('visibilitychange', this.onVisible);
+    }
     this.pingTimer = setInterval(() => this.keepAlive(), PING_EVERY_MS);
     this.connect();
   }
@@ -60,8 +80,10 @@ export class GameSocket {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     clearInterval(this.pingTimer);
-    window.removeEventListener('online', this.wakeUp);
-    document.removeEventListener('visibilitychange', this.onVisible);
+    if (this.browser) {
+      this.browser.removeEventListener('online', this.wakeUp);
+      this.browser.document.removeEventListener('visibilitychange', this.onVisible);
+    }
     const ws = this.ws;
     this.ws = null;
     if (ws) ws.close(CloseCode.NORMAL, 'leaving');
@@ -77,11 +99,17 @@ export class GameSocket {
     this.connect();
   }
 
-  /** Send a message if the socket is live; false if it is not. */
+  /** Send a message if the socket is live; false if it is not. @param {object} message */
   send(message) {
     if (!this.live || !this.ws) return false;
     this.ws.send(JSON.stringify(message));
     return true;
+  }
+
+  /** Wait at least this long before the next connection (the service said Retry-After).
+   *  @param {number} seconds */
+  retryAfter(seconds) {
+    this.waitAtLeastMs = Math.max(this.waitAtLeastMs, 1000 * seconds);
   }
 
   connect() {
@@ -91,11 +119,12 @@ export class GameSocket {
       this.ws = null;
       old.close(CloseCode.NORMAL, 'reconnecting');
     }
+    /** @type {any} */
     let ws;
     try {
-      ws = new WebSocket(this.url);
+      ws = new this.WebSocket(this.url);
     } catch (err) {
-      this.setStatus('offline', err.message);
+      this.setStatus('offline', err instanceof Error ? err.message : String(err));
       this.scheduleRetry();
       return;
     }
@@ -108,12 +137,12 @@ export class GameSocket {
       ws.send(JSON.stringify({ type: 'hello', ...this.hello() }));
       this.setStatus('syncing');
     };
-    ws.onmessage = (event) => {
+    ws.onmessage = (/** @type {{data: unknown}} */ event) => {
       if (this.ws !== ws) return; // a message from a socket we already left
       this.lastHeard = Date.now();
       let message;
       try {
-        message = JSON.parse(event.data);
+        message = JSON.parse(String(event.data));
       } catch {
         return;
       }
@@ -124,7 +153,7 @@ export class GameSocket {
       }
       this.onMessage(message);
     };
-    ws.onclose = (event) => {
+    ws.onclose = (/** @type {{code: number, reason: string}} */ event) => {
       if (this.ws !== ws) return;
       this.ws = null;
       if (this.stopped) return;
@@ -142,7 +171,8 @@ export class GameSocket {
     clearTimeout(this.retryTimer);
     const base = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** this.attempts);
     this.attempts += 1;
-    const delay = base / 2 + Math.random() * (base / 2);
+    const delay = Math.max(this.waitAtLeastMs, base / 2 + Math.random() * (base / 2));
+    this.waitAtLeastMs = 0;
     this.retryTimer = setTimeout(() => this.connect(), delay);
   }
 
@@ -155,8 +185,9 @@ export class GameSocket {
     this.send({ type: 'ping' });
   }
 
-  setStatus(status, info) {
+  /** @param {Status} status @param {string} [reason] */
+  setStatus(status, reason) {
     this.status = status;
-    this.onStatus(status, info);
+    this.onStatus(status, reason);
   }
 }
