@@ -49,7 +49,17 @@ class ErrorDetails(TypedDict, total=False):
 
     seq: Annotated[
         Seq,
-        Meta(description="409 and 422 on a command: the game's seq when it was refused."),
+        Meta(description="409 and 422 on a command: the game's seq when it was refused; "
+             "409 on a `command_id` used before for another command: the seq of that one."),
+    ]
+    command_id: Annotated[
+        str,
+        Meta(description="409: a `command_id` used before for another command (in `command`)."),
+    ]
+    command: Annotated[
+        dict[str, Any],
+        Meta(description="409 on a `command_id` used before for another command: that command, "
+             "as it was sent (with its `count`)."),
     ]
     expected_seq: Annotated[Seq, Meta(description="409: the `expected_seq` that was sent.")]
     since: Annotated[

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from datetime import datetime
 from pathlib import Path
 
 from aiohttp import web
@@ -26,7 +27,7 @@ from service.clock import Clock
 from service.connections import close_slow_requests
 from service.context import CONTEXT, Context
 from service.cors import cors_middleware
-from service.daily.challenge import Seeds
+from service.daily.challenge import Seeds, epoch_ms
 from service.daily.deals import DailyDeals
 from service.daily.rest import routes as daily_routes
 from service.daily.service import DailyService
@@ -123,9 +124,15 @@ def build_context(settings: Settings, redis_url: str, clock: Clock) -> Context:
 
     async def closed(loaded: Loaded) -> None:  # a won or resigned game no longer counts as open
         if loaded.game.status.is_final:
-            await ctx.players.closed_game(loaded.owner, loaded.game_id)
+            await ctx.players.closed_game(loaded.owner, loaded.game_id, loaded.game.variant.id,
+                                          games.final_ttl_s(loaded))
+
+    async def made(owner: str, game_id: str, variant: str, created_at: datetime) -> None:
+        await ctx.players.add_game(owner, game_id, variant, epoch_ms(created_at),
+                                   settings.player_ttl_days * 86_400)
 
     games.on_final.append(closed)
+    games.on_create.append(made)  # the player's index of their games
     games.on_final.append(ctx.daily.on_final)  # a daily attempt takes its place on the board
     return ctx
 

@@ -160,7 +160,8 @@ class Client:
     ) -> CommandResult:
         """``POST /v1/games/{id}/commands``. ``expected_seq``: refused with 409
         ``conflict`` unless the game is at that seq. ``command_id``: sending the same
-        id again returns the first result and applies nothing; without one the client
+        id again with the same command returns the first result and applies nothing
+        (with another command: 409 ``conflict`` naming the first); without one the client
         makes a fresh one, so that its own retries never apply the command twice. An
         :class:`ApiError` carries the id in ``command_id``: after a 503 whose outcome
         is unknown (``unknown_outcome``), send the command again with it."""

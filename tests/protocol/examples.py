@@ -117,6 +117,21 @@ MESSAGES: list[tuple[Any, Any]] = [
     (p.PlayerCreated, p.PlayerCreated(player_id="p_1", name="Ada", token="t.x.y")),
     (p.UpdatePlayer, p.UpdatePlayer(name="Ada L.")),
     (p.Player, p.Player(player_id="p_1", name="Ada L.")),
+    (p.Me, p.Me(player_id="p_1", name="Ada L.", created_at="2026-03-01T12:00:00.000Z")),
+    (p.Me, p.Me(player_id="p_1", name="Ada L.", created_at=None)),
+    (
+        p.PlayerGames,
+        p.PlayerGames(games=[
+            p.GameSummary(game_id="g_2", variant="gate", options={"single_card_moves": False},
+                          status="won", seq=120, public=True,
+                          created_at="2026-03-01T12:00:00.000Z",
+                          updated_at="2026-03-01T12:20:00.000Z"),
+            p.GameSummary(game_id="g_1", variant="gilbert", options={}, status="playing", seq=0,
+                          public=False, created_at="2026-03-01T00:00:01.000Z",
+                          updated_at="2026-03-01T00:00:01.000Z", daily="2026-03-01"),
+        ], next_cursor="MTc3MjM2NjQwMDAwMCBnXzEgZ2lsYmVydA"),
+    ),
+    (p.PlayerGames, p.PlayerGames(games=[], next_cursor=None)),
     (p.CreateGame, p.CreateGame(variant="gilbert")),
     (
         p.CreateGame,
