@@ -9,6 +9,10 @@ import { randomId } from './ids.js';
 /** @typedef {import('../types/wire').Variants} Variants */
 /** @typedef {import('../types/wire').PlayerCreated} PlayerCreated */
 /** @typedef {import('../types/wire').Player} Player */
+/** @typedef {import('../types/wire').Me} Me */
+/** @typedef {import('../types/wire').PlayerGames} PlayerGames */
+/** @typedef {import('../types/wire').GameSummary} GameSummary */
+/** @typedef {GameSummary['status']} GameStatus */
 /** @typedef {import('../types/wire').GameCreated} GameCreated */
 /** @typedef {import('../types/wire').GameState} GameState */
 /** @typedef {import('../types/wire').Command} Command */
@@ -82,6 +86,20 @@ export class Client {
     const created = await this.request('POST', '/v1/players', { body: { name }, idempotent: false });
     this.token = created.token;
     return created;
+  }
+
+  /** The player the token acts as. @returns {Promise<Me>} */
+  getMe() {
+    return this.request('GET', '/v1/players/me');
+  }
+
+  /** A page of the caller's games, newest first (on any device: they follow the token);
+   *  `next_cursor` asks for the next page. With `status`, a page may hold fewer than
+   *  `limit` games while more follow.
+   *  @param {{status?: GameStatus, variant?: string, limit?: number, cursor?: string | null}} [filter]
+   *  @returns {Promise<PlayerGames>} */
+  listMyGames({ status, variant, limit, cursor } = {}) {
+    return this.request('GET', '/v1/players/me/games', { query: { status, variant, limit, cursor } });
   }
 
   /** Rename the caller. @param {string} name @returns {Promise<Player>} */

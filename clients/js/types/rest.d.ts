@@ -24,6 +24,19 @@ export class Client {
     /** A new player; its token becomes this client's. Not resent after an unknown outcome.
      *  @param {string} name @returns {Promise<PlayerCreated>} */
     createPlayer(name: string): Promise<PlayerCreated>;
+    /** The player the token acts as. @returns {Promise<Me>} */
+    getMe(): Promise<Me>;
+    /** A page of the caller's games, newest first (on any device: they follow the token);
+     *  `next_cursor` asks for the next page. With `status`, a page may hold fewer than
+     *  `limit` games while more follow.
+     *  @param {{status?: GameStatus, variant?: string, limit?: number, cursor?: string | null}} [filter]
+     *  @returns {Promise<PlayerGames>} */
+    listMyGames({ status, variant, limit, cursor }?: {
+        status?: GameStatus;
+        variant?: string;
+        limit?: number;
+        cursor?: string | null;
+    }): Promise<PlayerGames>;
     /** Rename the caller. @param {string} name @returns {Promise<Player>} */
     updatePlayer(name: string): Promise<Player>;
     /** A new game (201). Not resent after an unknown outcome (it would be a second game).
@@ -115,6 +128,10 @@ export class Client {
 export type Variants = import("../types/wire").Variants;
 export type PlayerCreated = import("../types/wire").PlayerCreated;
 export type Player = import("../types/wire").Player;
+export type Me = import("../types/wire").Me;
+export type PlayerGames = import("../types/wire").PlayerGames;
+export type GameSummary = import("../types/wire").GameSummary;
+export type GameStatus = GameSummary["status"];
 export type GameCreated = import("../types/wire").GameCreated;
 export type GameState = import("../types/wire").GameState;
 export type Command = import("../types/wire").Command;

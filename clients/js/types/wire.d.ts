@@ -47,7 +47,8 @@ export type CommandMessage = {
 
 /**
  * `POST /v1/games/{id}/commands`. `expected_seq`: refuse with 409 unless the game
- * is at this seq. `command_id`: a repeat returns the first result, applies nothing.
+ * is at this seq. `command_id`: a repeat with the same command returns the first result,
+ * applies nothing; with another command it is a 409 naming the first.
  */
 export type CommandRequest = {
   command: Command;
@@ -155,6 +156,10 @@ export type ErrorInfo = {
     available_at?: string;
     /** 403: when the daily attempt closed. */
     closes_at?: string;
+    /** 409 on a `command_id` used before for another command: that command, as it was sent (with its `count`). */
+    command?: { [key: string]: unknown };
+    /** 409: a `command_id` used before for another command (in `command`). */
+    command_id?: string;
     /** 403 on a hint in a daily attempt: its challenge, `date/variant`. */
     daily?: string;
     /** 403, 404, 409 and 503 on a daily challenge: its date. */
@@ -179,7 +184,7 @@ export type ErrorInfo = {
     retry_after_s?: number;
     /** 422: a short stable name of the rule that refuses the command. */
     rule?: string;
-    /** 409 and 422 on a command: the game's seq when it was refused. */
+    /** 409 and 422 on a command: the game's seq when it was refused; 409 on a `command_id` used before for another command: the seq of that one. */
     seq?: number;
     /** 400 on a `hello`: the `since` beyond the game's seq. */
     since?: number;
@@ -254,6 +259,29 @@ export type GameState = {
   public: boolean;
   seed: number | null;
   owner: string;
+};
+
+/**
+ * One of the caller's games, as `GET /v1/players/me/games` lists it: enough to show
+ * it in a list and to open it (`GET /v1/games/{id}`). `updated_at`: its latest command,
+ * or its creation before the first; `daily`, only in a daily attempt: the date of its
+ * challenge.
+ */
+export type GameSummary = {
+  game_id: string;
+  /** A variant id. */
+  variant: string;
+  options: { [key: string]: boolean | number | string };
+  status: "lost" | "playing" | "resigned" | "won";
+  /** How many commands the game has applied: its version. */
+  seq: number;
+  public: boolean;
+  /** An RFC 3339 UTC time. */
+  created_at: string;
+  /** An RFC 3339 UTC time. */
+  updated_at: string;
+  /** A UTC calendar date, YYYY-MM-DD. */
+  daily?: string;
 };
 
 /** `GET /healthz`, `GET /readyz`. */
@@ -332,6 +360,16 @@ export type LegalMoves = {
   seq: number;
   moves: Array<Command>;
   can_undo: boolean;
+};
+
+/**
+ * `GET /v1/players/me`: the player the token acts as. `created_at` is null only for a
+ * player made before the service kept it.
+ */
+export type Me = {
+  player_id: string;
+  name: string;
+  created_at: string | null;
 };
 
 /** Move the top `count` cards of pile `from` onto pile `to`. */
@@ -418,6 +456,15 @@ export type PlayerCreated = {
   player_id: string;
   name: string;
   token: string;
+};
+
+/**
+ * A page of the caller's games, newest first; `next_cursor` is the `cursor` of the
+ * next page, null on the last page.
+ */
+export type PlayerGames = {
+  games: Array<GameSummary>;
+  next_cursor: string | null;
 };
 
 /** The answer to `ping`. */
