@@ -15,7 +15,8 @@ function optionInputs(variant) {
 }
 
 /**
- * @param ctx {api, identity, variants: [variant], recent: [{id, variant, label, at}],
+ * @param ctx {api, identity, variants: [variant], recent: [{id, variant, label, daily, at}]
+ *             (the games opened in this browser: their labels), onListed([GameSummary]),
  *             openGame(id, variant, label, daily: "date/variant" for a daily attempt),
  *             showLeaderboard(date, variant)}
  */
@@ -93,15 +94,47 @@ export function renderLobby(root, ctx) {
   const daily = h('section', { id: 'daily', class: 'panel' }, h('h2', {}, 'Daily challenge'),
     h('p', { class: 'muted' }, 'Loading…'));
   const recent = h('section', { id: 'recent', class: 'panel' }, h('h2', {}, 'Your recent games'),
-    ctx.recent.length
-      ? h('ul', { class: 'recent' }, ctx.recent.map((g) => h('li', {},
-        h('a', { href: `#g=${encodeURIComponent(g.id)}`, 'data-game': g.id }, g.label),
-        h('span', { class: 'muted' }, ` ${new Date(g.at).toLocaleString()}`))))
-      : h('p', { class: 'muted' }, 'None yet.'));
+    h('p', { class: 'muted' }, 'Loading…'));
 
   fill(root, h('div', { class: 'lobby' }, form, daily, recent));
   showVariant(chosen);
   loadDaily(daily, ctx);
+  loadRecent(recent, ctx);
+}
+
+const RECENT_SHOWN = 8;
+const STATUS_WORDS = { playing: '', won: 'won', lost: 'lost', resigned: 'resigned' };
+
+/** The player's latest games as the service lists them (GET /v1/players/me/games): the
+ *  same on every device the player uses. A game opened here keeps the label it was
+ *  opened with (its deal number); another is named by its game (and its daily date). */
+async function loadRecent(section, ctx, attempt = 0) {
+  const heading = section.querySelector('h2');
+  let page;
+  try {
+    page = await ctx.api.listMyGames({ limit: RECENT_SHOWN });
+  } catch (err) {
+    fill(section, heading, h('p', { id: 'no-recent', class: 'muted', 'data-code': err.code || '' },
+      `Your games cannot be listed now: ${err.message}`));
+    const wait = err.retryDelayMs ? err.retryDelayMs(attempt) : null;
+    if (wait != null) {
+      setTimeout(() => {
+        if (section.isConnected) loadRecent(section, ctx, attempt + 1);
+      }, wait);
+    }
+    return;
+  }
+  ctx.onListed?.(page.games);
+  const known = Object.fromEntries(ctx.recent.map((g) => [g.id, g]));
+  const names = Object.fromEntries(ctx.variants.map((v) => [v.id, v.name]));
+  const label = (g) => known[g.game_id]?.label
+    ?? `${names[g.variant] ?? g.variant}${g.daily ? `, daily ${g.daily}` : ''}`;
+  fill(section, heading, page.games.length
+    ? h('ul', { class: 'recent' }, page.games.map((g) => h('li', { 'data-status': g.status },
+      h('a', { href: `#g=${encodeURIComponent(g.game_id)}`, 'data-game': g.game_id }, label(g)),
+      h('span', { class: 'muted' },
+        ` ${[STATUS_WORDS[g.status], new Date(g.updated_at).toLocaleString()].filter(Boolean).join(', ')}`))))
+    : h('p', { class: 'muted' }, 'None yet.'));
 }
 
 async function loadDaily(section, ctx, attempt = 0) {
