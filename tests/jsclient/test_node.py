@@ -60,12 +60,13 @@ def test_a_command_whose_answer_is_lost_is_resent_once_and_applied_once(
                                 "SOLITAIRE_LINES": str(winning_lines)})
 
 
-def test_429_and_503_are_waited_out(tmp_path: Path, winning_lines: Path) -> None:
+def test_429_503_and_1013_are_waited_out(tmp_path: Path, winning_lines: Path) -> None:
     store = EmbeddedServer(tmp_path / "store", appendfsync="always")
     store.start()
     try:
         limited = ServiceProcess(None, tmp_path / "limited", SOLITAIRE_RATE_LIMIT_PER_S="1",
-                                 SOLITAIRE_RATE_LIMIT_BURST="2")
+                                 SOLITAIRE_RATE_LIMIT_BURST="2", SOLITAIRE_READ_RATE_PER_S="1",
+                                 SOLITAIRE_READ_BURST="2")
         pausable = ServiceProcess(store.url, tmp_path / "pausable",
                                   SOLITAIRE_REQUEST_DEADLINE_S="1",
                                   SOLITAIRE_REDIS_TIMEOUT_S="2", SOLITAIRE_REDIS_RETRIES="3")

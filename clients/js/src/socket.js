@@ -50,10 +50,12 @@ export class GameSocket {
     this.lastHeard = 0;
     this.stopped = true;
     this.waitAtLeastMs = 0; // the next retry waits this long at least (a Retry-After)
+    this.notBefore = 0; // no connection before this time (ms since the epoch): a Retry-After
     const g = /** @type {any} */ (globalThis);
     this.browser = wakeOnFocus && typeof g.addEventListener === 'function' && g.document ? g : null;
     this.wakeUp = () => {
-      if (!this.stopped && (this.status === 'offline' || this.status === 'connecting') && !this.waitAtLeastMs) {
+      if (!this.stopped && (this.status === 'offline' || this.status === 'connecting')
+          && Date.now() >= this.notBefore) {
         this.connect();
       }
     };
@@ -172,6 +174,7 @@ export class GameSocket {
     const base = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** this.attempts);
     this.attempts += 1;
     const delay = Math.max(this.waitAtLeastMs, base / 2 + Math.random() * (base / 2));
+    this.notBefore = this.waitAtLeastMs ? Date.now() + delay : 0; // a wake-up may not cut it short
     this.waitAtLeastMs = 0;
     this.retryTimer = setTimeout(() => this.connect(), delay);
   }

@@ -31,6 +31,7 @@ export class GameSocket {
     lastHeard: number;
     stopped: boolean;
     waitAtLeastMs: number;
+    notBefore: number;
     browser: any;
     wakeUp: () => void;
     onVisible: () => void;
