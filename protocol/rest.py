@@ -139,7 +139,7 @@ class Event(msgspec.Struct):
     seq: Seq
     command: Command
     at: Timestamp
-    hash: EventHash | None = None
+    hash: EventHash
 
 
 EVENTS_LIMIT_DEFAULT: Final = 1000

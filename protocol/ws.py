@@ -97,8 +97,8 @@ class DiffMessage(BaseServerMessage, tag="diff"):
     ops: list[Op]
     status: Status
     stats: Stats
-    at: Timestamp | None = None
-    hash: EventHash | None = None
+    at: Timestamp
+    hash: EventHash
 
 
 class Ack(BaseServerMessage, tag="ack"):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -32,7 +32,7 @@ from service.daily.deals import DailyDeals
 from service.daily.rest import routes as daily_routes
 from service.daily.service import DailyService
 from service.deadline import deadline_middleware
-from service.errors import Handler, error_middleware, json_protocol_errors
+from service.errors import ApiError, Handler, error_middleware, json_protocol_errors
 from service.games import GameService, Loaded
 from service.hints import Hints
 from service.looplag import LoopLag
@@ -145,10 +145,38 @@ def _add_web_client(app: web.Application) -> None:
     async def index_page(request: web.Request) -> web.FileResponse:
         return web.FileResponse(index)
 
+    def assets(root: Path) -> Callable[[web.Request], Awaitable[web.FileResponse]]:
+        async def asset(request: web.Request) -> web.FileResponse:
+            name = request.match_info["path"]
+            path = web_asset(name, root)
+            if path is None:
+                raise ApiError("not_found", f"no web client asset {name!r}")
+            return web.FileResponse(path)
+
+        return asset
+
     app.router.add_get("/", index_page)
-    app.router.add_static("/web/", WEB_ROOT, show_index=False)
-    app.router.add_static("/js/src/", JS_CLIENT_ROOT, show_index=False)
+    app.router.add_get("/web/{path:.+}", assets(WEB_ROOT))
+    app.router.add_get("/js/src/{path:.+}", assets(JS_CLIENT_ROOT))  # the package's modules
     app.on_response_prepare.append(_revalidate_web_client)
+
+
+# What the browser loads: the page, its modules, styles, images and fonts. Nothing else
+# under clients/web is served (its README, a developer's notes or stray files).
+WEB_ASSET_SUFFIXES = frozenset({".html", ".js", ".mjs", ".css", ".svg", ".png", ".ico",
+                                ".webmanifest", ".woff2"})
+
+
+def web_asset(name: str, root: Path = WEB_ROOT) -> Path | None:
+    """The file of the web client's asset ``name`` (a path under /web/, or under /js/src/
+    for the client package's modules in ``root``), or None when it is not one: not an
+    asset's suffix, hidden, outside the folder, or not there."""
+    path = (root / name).resolve()
+    if (path.suffix not in WEB_ASSET_SUFFIXES or not path.is_relative_to(root)
+            or any(part.startswith(".") for part in path.relative_to(root).parts)
+            or not path.is_file()):
+        return None
+    return path
 
 
 # The web client keeps its token in localStorage: no script but its own modules may

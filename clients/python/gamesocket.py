@@ -578,7 +578,7 @@ class GameSocket:
             raise _Resync(f"diff {diff.seq} before any state", True)
         if diff.seq <= state.seq:
             held = self._hashes.get(diff.seq)
-            if held is not None and diff.hash is not None and held != diff.hash:
+            if held is not None and held != diff.hash:
                 # A different event at a seq we hold: the log was rolled back and written
                 # again (a failover). Our state is not the server's: start from a snapshot.
                 raise _Resync(
@@ -591,9 +591,8 @@ class GameSocket:
         except DiffError as exc:
             raise _Resync(str(exc), True) from exc
         self.stats.diffs += 1
-        if diff.hash is not None:
-            self._hashes[diff.seq] = diff.hash
-            self._hashes.pop(diff.seq - _HASHES_KEPT, None)
+        self._hashes[diff.seq] = diff.hash
+        self._hashes.pop(diff.seq - _HASHES_KEPT, None)
         await self._set_state(new, diff)
 
     def _on_error(self, message: ErrorMessage) -> None:

@@ -21,8 +21,8 @@ export async function consume(client: Client): Promise<number> {
   const game: LiveGame = client.open(game_id, { moves: true });
   game.on("state", (next: GameState, { diff }) => {
     if (diff) {
-      const at: string | null = diff.at;
-      const hash: string | null = diff.hash;
+      const at: string = diff.at; // always sent: neither optional nor null
+      const hash: string = diff.hash;
       const kind: "diff" = diff.type;
       void [at, hash, kind];
     }

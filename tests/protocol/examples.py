@@ -24,7 +24,8 @@ OPS: list[p.Op] = [
     p.Flip(pile="tableau/3", card="9C"),
     p.Down(pile="stock", n=-3),
 ]
-DIFF = p.Diff(seq=13, command=MOVE, ops=OPS, status="playing", stats=STATS)
+DIFF = p.Diff(seq=13, command=MOVE, ops=OPS, status="playing", stats=STATS,
+              at="2026-03-01T12:00:00.000Z", hash="0123456789abcdef")
 
 STATE = p.GameState(
     game_id="g_1",
@@ -142,7 +143,8 @@ MESSAGES: list[tuple[Any, Any]] = [
     (p.CommandRequest, p.CommandRequest(command=MOVE, expected_seq=12, command_id="c-1")),
     (p.CommandResult, p.CommandResult(seq=13, diff=DIFF)),
     (p.LegalMoves, p.LegalMoves(seq=12, moves=[MOVE, p.Draw()], can_undo=True)),
-    (p.Events, p.Events(events=[p.Event(seq=1, command=p.Draw(), at="2026-03-01T12:00:00Z")])),
+    (p.Events, p.Events(events=[p.Event(seq=1, command=p.Draw(), at="2026-03-01T12:00:00Z",
+                                                 hash="0123456789abcdef")])),
     (p.Variants, p.Variants(variants=[VARIANT])),
     (
         p.DailyDay,
@@ -155,6 +157,8 @@ MESSAGES: list[tuple[Any, Any]] = [
                     starts_at="2026-03-01T00:00:00Z",
                     ends_at="2026-03-02T00:00:00Z",
                     seed=None,
+                    winnable=True,
+                    par=88,
                 )
             ],
         ),

@@ -28,7 +28,7 @@ export type Challenge = {
   ends_at: string;
   seed: number | null;
   winnable: boolean;
-  par: number | null;
+  par: number;
 };
 
 export type ClientMessage = Hello | CommandMessage | Ping;
@@ -104,9 +104,11 @@ export type Diff = {
   ops: Array<Op>;
   status: "lost" | "playing" | "resigned" | "won";
   stats: Stats;
+  /** An RFC 3339 UTC time. */
+  at: string;
+  /** The event's identity beyond its seq: the first 16 hex digits of SHA-256 over the previous event's hash, the seq, the command's JSON and `at`, so it names the whole log up to this event. A client holding a different hash at this seq holds a log the store no longer has (a failover rewrote it): it must resynchronise (reconnect without `since`). */
+  hash: string;
   type: "diff";
-  at: string | null;
-  hash: string | null;
 };
 
 /**
@@ -121,8 +123,10 @@ export type DiffMessage = {
   ops: Array<Op>;
   status: "lost" | "playing" | "resigned" | "won";
   stats: Stats;
-  at: string | null;
-  hash: string | null;
+  /** An RFC 3339 UTC time. */
+  at: string;
+  /** The event's identity beyond its seq: the first 16 hex digits of SHA-256 over the previous event's hash, the seq, the command's JSON and `at`, so it names the whole log up to this event. A client holding a different hash at this seq holds a log the store no longer has (a failover rewrote it): it must resynchronise (reconnect without `since`). */
+  hash: string;
 };
 
 /** Add (`n` > 0) or remove (`n` < 0) face-down cards: stock deals, waste turned over. */
@@ -213,7 +217,8 @@ export type Event = {
   command: Command;
   /** An RFC 3339 UTC time. */
   at: string;
-  hash: string | null;
+  /** The event's identity beyond its seq: the first 16 hex digits of SHA-256 over the previous event's hash, the seq, the command's JSON and `at`, so it names the whole log up to this event. A client holding a different hash at this seq holds a log the store no longer has (a failover rewrote it): it must resynchronise (reconnect without `since`). */
+  hash: string;
 };
 
 /**
