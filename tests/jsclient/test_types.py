@@ -1,17 +1,21 @@
 """The package's types: the wire types and the declarations written from its JSDoc are
-current, and a consumer's TypeScript under --strict sees every field as it is sent."""
+current, a consumer's TypeScript under --strict sees every field as it is sent, and every
+operation of openapi.yaml is a method of the client."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
-from protocol.schema import components
+import yaml
+
+from protocol.schema import OPENAPI_PATH, components
 from protocol.tstypes import WIRE_DTS_PATH, main, render, ts_type
 from tests.jstools import run, tool
 
-from .conftest import PACKAGE
+from .conftest import PACKAGE, node
 
 HERE = Path(__file__).resolve().parent
 
@@ -72,3 +76,21 @@ def test_a_consumer_typechecks_under_strict(tmp_path: Path) -> None:
     (tmp_path / "tsconfig.json").write_text(json.dumps(tsconfig), encoding="utf-8")
     result = run([tool("tsc"), "-p", tmp_path / "tsconfig.json"], cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# An operation whose method has another name: the socket is opened as a live game.
+METHOD_OF = {"watchGame": "open"}
+
+
+def test_every_operation_of_openapi_is_a_method_of_the_client() -> None:
+    spec = yaml.safe_load(OPENAPI_PATH.read_text(encoding="utf-8"))
+    operations = {op["operationId"] for item in spec["paths"].values()
+                  for op in item.values() if isinstance(op, dict) and "operationId" in op}
+    script = ("import('./src/index.js').then(({ Client }) => console.log(JSON.stringify("
+              "Object.getOwnPropertyNames(Client.prototype))))")
+    done = subprocess.run([node(), "--input-type=module", "-e", script], cwd=PACKAGE,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    methods = set(json.loads(done.stdout))
+    missing = {op for op in operations if METHOD_OF.get(op, op) not in methods}
+    assert len(operations) > 15 and missing == set(), missing
