@@ -31,11 +31,13 @@ from service.engine import (
     MAX_SEED,
     RULES_VERSION,
     Command,
+    Draw,
     Game,
     IllegalCommand,
     Move,
     Resign,
     Status,
+    Undo,
     command_from_dict,
 )
 from service.errors import ApiError, to_api_error
@@ -92,9 +94,12 @@ def engine_command(command: Any) -> Command:
 def fingerprint(command: Command) -> str:
     """The command as the store keeps it with its command_id: a resend of the id is the
     same command when its fingerprint is the same (``move waste foundation 1``, ``draw``)."""
-    if isinstance(command, Move):
+    if type(command) is Move:
         return f"move {command.from_} {command.to} {command.count}"
-    return type(command).__name__.lower()
+    return _WORD[type(command)]
+
+
+_WORD: dict[type, str] = {Draw: "draw", Undo: "undo", Resign: "resign"}
 
 
 def _command_of(fingerprint_: str) -> dict[str, Any]:

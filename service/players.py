@@ -114,7 +114,7 @@ class Players:
         own lifetime: it is renewed with each new game, as the player is)."""
         await self.redis.run(_ADD_GAME, [keys.player_games(player_id),
                                          keys.player_games(player_id, variant)],
-                             [game_member(created_ms, game_id, variant), kept_s])
+                             [created_ms, f"{game_id} {variant}", kept_s])
 
     async def games_page(self, player_id: str, variant: str | None, after: bytes | None,
                          count: int) -> list[bytes]:
@@ -136,12 +136,9 @@ class Players:
         await self.redis.pipeline(calls)
 
 
-def game_member(created_ms: int, game_id: str, variant: str) -> bytes:
-    """A game's member in its player's indexes: lex order is creation order (13 digits
-    hold every millisecond until the year 2286)."""
-    return f"{created_ms:013d} {game_id} {variant}".encode()
-
-
+# A game's member in its player's indexes: ``<ms, 13 digits> <game_id> <variant>``, the
+# milliseconds those of its making (moved on past the newest member when not after it), so
+# that lex order is the order of making (13 digits hold every millisecond until 2286).
 MEMBER = re.compile(rb"^[0-9]{13} [A-Za-z0-9_-]{1,64} [a-z][a-z0-9_]{0,31}$")
 
 
@@ -151,11 +148,20 @@ def parse_member(member: bytes) -> tuple[int, str, str]:
     return int(ms), game_id, variant
 
 
-# KEYS: the player's index, its variant's index.  ARGV: member, kept_s.
+# KEYS: the player's index, its variant's index.  ARGV: created_ms, "<game_id> <variant>",
+# kept_s. A game made in the same millisecond as the newest (or, by a clock behind another
+# instance's, before it) sorts just after it: the index is in the order the games were made.
 _ADD_GAME = Script("""
+local ms = tonumber(ARGV[1])
+local newest = redis.call('ZRANGE', KEYS[1], -1, -1)[1]
+if newest then
+  local top = tonumber(string.sub(newest, 1, 13))
+  if top and top >= ms then ms = top + 1 end
+end
+local member = string.format('%013d', ms) .. ' ' .. ARGV[2]
 for i = 1, 2 do
-  redis.call('ZADD', KEYS[i], 0, ARGV[1])
-  redis.call('EXPIRE', KEYS[i], ARGV[2])
+  redis.call('ZADD', KEYS[i], 0, member)
+  redis.call('EXPIRE', KEYS[i], ARGV[3])
 end
 return 1
 """)

@@ -596,9 +596,10 @@ class GameSocket:
         await self._set_state(new, diff)
 
     def _on_error(self, message: ErrorMessage) -> None:
-        err = ApiError.from_info(message.error, command_id=message.command_id)
+        command_id = message.command_id if isinstance(message.command_id, str) else None
+        err = ApiError.from_info(message.error, command_id=command_id)
         self.stats.last_error = err
-        pending = self._pending.get(message.command_id) if message.command_id else None
+        pending = self._pending.get(command_id) if command_id else None
         if pending is None:
             log.warning("game %s: error from the server: %s", self.game_id, err)
             return

@@ -82,6 +82,18 @@ async def test_the_games_come_newest_first_page_by_page_each_once(
                      "updated_at": "2026-03-01T12:00:12.000Z"}
 
 
+async def test_games_made_in_the_same_millisecond_come_newest_first_too(
+        live: tuple[Api, Context, FakeClock]) -> None:
+    api, _, _ = live  # the clock stands still: every game is made at the same time
+    _, token = await api.player("Ann")
+    made = [(await api.create(token, "gate", seed=n))["game_id"] for n in range(6)]
+    pages = await every_page(api, token, limit=4)
+    assert [g["game_id"] for p in pages for g in p["games"]] == made[::-1]
+    gates = await every_page(api, token, variant="gate", limit=4)
+    assert [g["game_id"] for p in gates for g in p["games"]] == made[::-1]
+    assert {g["created_at"] for p in pages for g in p["games"]} == {"2026-03-01T12:00:00.000Z"}
+
+
 async def test_the_filters_keep_a_variant_and_a_status(
         live: tuple[Api, Context, FakeClock]) -> None:
     api, _, clock = live
