@@ -203,10 +203,14 @@ export type ErrorInfo = {
   };
 };
 
-/** An error; `command_id` is there when the error answers a command. */
+/**
+ * An error; `command_id` is there when the error answers a command (never null: left
+ * out otherwise).
+ */
 export type ErrorMessage = {
   type: "error";
-  command_id?: string | null;
+  /** A client-chosen id that makes a command idempotent. */
+  command_id?: string;
   error: ErrorInfo;
 };
 
