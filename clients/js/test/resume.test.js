@@ -16,7 +16,15 @@ test('a socket dropped mid-game resumes with since: no diff lost or applied twic
   const proxy = await new Proxy(url).start();
   const owner = await newPlayer(url, 'Dropped');
   const { game_id: gameId } = await owner.createGame({ variant, seed });
-  const viaProxy = new Client({ baseUrl: proxy.url, token: owner.token });
+  // The constructor passed in is the one used (React Native's, or a library's in Node).
+  let made = 0;
+  class CountedWebSocket extends globalThis.WebSocket {
+    constructor(url) {
+      super(url);
+      made += 1;
+    }
+  }
+  const viaProxy = new Client({ baseUrl: proxy.url, token: owner.token, WebSocket: CountedWebSocket });
   const game = viaProxy.open(gameId);
   const applied = [];
   const statuses = [];
@@ -41,8 +49,20 @@ test('a socket dropped mid-game resumes with since: no diff lost or applied twic
     assert.ok(game.socket.connections >= 5, `connections: ${game.socket.connections}`);
     assert.ok(statuses.includes('offline'));
     assert.equal(game.resyncs, 0); // resumed with since each time: no snapshot needed
+    assert.equal(made, game.socket.connections);
   } finally {
     game.close();
     await proxy.close();
+  }
+});
+
+test('without a global WebSocket, and none passed, opening a game says what to pass', () => {
+  const global = globalThis.WebSocket;
+  try {
+    delete globalThis.WebSocket;
+    const client = new Client({ baseUrl: url });
+    assert.throws(() => client.open('g_any'), /pass its constructor \(options\.WebSocket\)/);
+  } finally {
+    globalThis.WebSocket = global;
   }
 });
