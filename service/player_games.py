@@ -8,8 +8,9 @@ status filter a request examines at most ``PLAYER_GAMES_SCAN_MAX`` games: a page
 hold fewer than ``limit`` games, even none, and still have a ``next_cursor``.
 
 A game that expired leaves its member in the index: the listing that meets it takes it
-out. A cursor is the member of the last game examined (base64url): the next page starts
-just after it, whatever games were made meanwhile.
+out (unless it is a minute old or less: the game may be being made). A cursor is the
+member of the last game examined (base64url): the next page starts just after it,
+whatever games were made meanwhile.
 """
 
 from __future__ import annotations
@@ -49,9 +50,14 @@ def decode_cursor(cursor: str) -> bytes:
     return member
 
 
+# A member is written before its game (so that no game is ever unlisted): a game not there
+# yet may be being made. Only a member older than this is taken for an expired game's.
+_MADE_WITHIN_MS = 60_000
+
+
 async def list_games(players: Players, games: Games, player: str,
-                     query: PlayerGamesQuery) -> PlayerGames:
-    """One page of ``player``'s games as ``query`` asks."""
+                     query: PlayerGamesQuery, now_ms: int) -> PlayerGames:
+    """One page of ``player``'s games as ``query`` asks (``now_ms``: the time now)."""
     if query.variant is not None:
         try:
             get_variant(query.variant)
@@ -73,7 +79,8 @@ async def list_games(players: Players, games: Games, player: str,
         members = await players.games_page(player, query.variant, after, asked)
         metas = await games.metas([parse_member(m)[1] for m in members], _FIELDS)
         gone = [m for m, meta in zip(members, metas, strict=True)
-                if meta is None or meta[mf.OWNER] != player]
+                if (meta is None and parse_member(m)[0] < now_ms - _MADE_WITHIN_MS)
+                or (meta is not None and meta[mf.OWNER] != player)]
         await players.forget_games(player, gone)
         for member, meta in zip(members, metas, strict=True):
             if len(found) == limit or examined == PLAYER_GAMES_SCAN_MAX:

@@ -124,7 +124,8 @@ async def get_player_games(request: web.Request) -> web.Response:
     assert player is not None
     query: PlayerGamesQuery = decode_query(request.query, PlayerGamesQuery)
     await count_read(request)
-    return json_response(await list_games(ctx.players, ctx.games.store, player, query))
+    return json_response(await list_games(ctx.players, ctx.games.store, player, query,
+                                          int(ctx.clock.time() * 1000)))
 
 
 @routes.patch("/v1/players/me")

@@ -82,6 +82,21 @@ async def test_the_games_come_newest_first_page_by_page_each_once(
                      "updated_at": "2026-03-01T12:00:12.000Z"}
 
 
+async def test_the_games_are_listed_alike_on_a_cluster(any_redis_url: str, tmp_path: Path) -> None:
+    """Redis Cluster: the player's index lives in their slot, their games in others."""
+    clock = FakeClock(START)
+    async with running_app(settings_for_test(any_redis_url, tmp_path), clock) as (base, _), \
+            aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        _, token = await api.player("Ann")
+        made = await make_games(api, clock, token, ["gilbert", "gate"] * 4)
+        await api.command(token, made[1], {"type": "resign"})
+        pages = await every_page(api, token, limit=3)
+        assert [g["game_id"] for p in pages for g in p["games"]] == made[::-1]
+        [resigned] = await every_page(api, token, status="resigned", variant="gate")
+        assert [g["game_id"] for g in resigned["games"]] == [made[1]]
+
+
 async def test_games_made_in_the_same_millisecond_come_newest_first_too(
         live: tuple[Api, Context, FakeClock]) -> None:
     api, _, _ = live  # the clock stands still: every game is made at the same time
@@ -135,6 +150,11 @@ async def test_an_expired_game_is_left_out_and_leaves_the_index(
     made = await make_games(api, clock, token, ["gilbert", "gate", "gilbert"])
     with sync_client(redis_url) as r:
         r.delete(*keys.game_keys(made[1]))  # as its TTL would
+        [page] = await every_page(api, token)
+        assert [g["game_id"] for g in page["games"]] == [made[2], made[0]]
+        # A minute on, it is not a game being made: its member goes.
+        assert r.zcard(keys.player_games(owner)) == 3
+        clock.advance(61)
         [page] = await every_page(api, token)
         assert [g["game_id"] for g in page["games"]] == [made[2], made[0]]
         assert r.zcard(keys.player_games(owner)) == 2
