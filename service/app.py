@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -52,6 +52,8 @@ from service.ws import Close
 
 log = logging.getLogger("service")
 WEB_ROOT = Path(__file__).resolve().parent.parent / "clients" / "web"
+# The JavaScript client package's modules, which the web client imports as ../js/src/.
+JS_CLIENT_ROOT = WEB_ROOT.parent / "js" / "src"
 
 
 @web.middleware
@@ -143,15 +145,19 @@ def _add_web_client(app: web.Application) -> None:
     async def index_page(request: web.Request) -> web.FileResponse:
         return web.FileResponse(index)
 
-    async def asset(request: web.Request) -> web.FileResponse:
-        name = request.match_info["path"]
-        path = web_asset(name)
-        if path is None:
-            raise ApiError("not_found", f"no web client asset {name!r}")
-        return web.FileResponse(path)
+    def assets(root: Path) -> Callable[[web.Request], Awaitable[web.FileResponse]]:
+        async def asset(request: web.Request) -> web.FileResponse:
+            name = request.match_info["path"]
+            path = web_asset(name, root)
+            if path is None:
+                raise ApiError("not_found", f"no web client asset {name!r}")
+            return web.FileResponse(path)
+
+        return asset
 
     app.router.add_get("/", index_page)
-    app.router.add_get("/web/{path:.+}", asset)
+    app.router.add_get("/web/{path:.+}", assets(WEB_ROOT))
+    app.router.add_get("/js/src/{path:.+}", assets(JS_CLIENT_ROOT))  # the package's modules
     app.on_response_prepare.append(_revalidate_web_client)
 
 
@@ -161,12 +167,13 @@ WEB_ASSET_SUFFIXES = frozenset({".html", ".js", ".mjs", ".css", ".svg", ".png", 
                                 ".webmanifest", ".woff2"})
 
 
-def web_asset(name: str) -> Path | None:
-    """The file of the web client's asset ``name`` (a path under /web/), or None when it is
-    not one: not an asset's suffix, hidden, outside the client's folder, or not there."""
-    path = (WEB_ROOT / name).resolve()
-    if (path.suffix not in WEB_ASSET_SUFFIXES or not path.is_relative_to(WEB_ROOT)
-            or any(part.startswith(".") for part in path.relative_to(WEB_ROOT).parts)
+def web_asset(name: str, root: Path = WEB_ROOT) -> Path | None:
+    """The file of the web client's asset ``name`` (a path under /web/, or under /js/src/
+    for the client package's modules in ``root``), or None when it is not one: not an
+    asset's suffix, hidden, outside the folder, or not there."""
+    path = (root / name).resolve()
+    if (path.suffix not in WEB_ASSET_SUFFIXES or not path.is_relative_to(root)
+            or any(part.startswith(".") for part in path.relative_to(root).parts)
             or not path.is_file()):
         return None
     return path
@@ -190,7 +197,7 @@ BROWSER_HEADERS = {
 
 async def _revalidate_web_client(request: web.Request, response: web.StreamResponse) -> None:
     # After a deploy, a browser must not mix cached modules of two versions.
-    if request.path == "/" or request.path.startswith("/web/"):
+    if request.path == "/" or request.path.startswith(("/web/", "/js/src/")):
         response.headers["Cache-Control"] = "no-cache"
         response.headers.update(BROWSER_HEADERS)
     else:  # the API's JSON is never a script or a page either

@@ -37,7 +37,7 @@ async def test_the_web_client_and_the_api_carry_the_browser_headers(
         running_app(settings_for_test(redis_url, tmp_path)) as (base, _),
         aiohttp.ClientSession() as s,
     ):
-        for path in ("/", "/web/app.js", "/web/style.css"):
+        for path in ("/", "/web/app.js", "/web/style.css", "/js/src/index.js"):
             async with s.get(base + path) as r:
                 assert r.status == 200
                 for name, value in BROWSER_HEADERS.items():

@@ -659,10 +659,12 @@ async def test_the_error_of_an_unknown_method_is_the_contract_shape(api: Api) ->
 
 
 async def test_only_the_web_clients_assets_are_served(api: Api) -> None:
-    for path in ("/", "/web/app.js", "/web/contract.js", "/web/style.css", "/web/index.html"):
+    for path in ("/", "/web/app.js", "/web/style.css", "/web/index.html",
+                 "/js/src/index.js", "/js/src/contract.js"):  # the client package's modules
         await api.request("GET", path, expect=200)
     for path in ("/web/README.md", "/web/%2e%2e/app.py", "/web/..%2f..%2fpyproject.toml",
-                 "/web/missing.js", "/web/"):
+                 "/web/missing.js", "/web/", "/js/src/", "/js/src/..%2fREADME.md",
+                 "/js/src/..%2fpackage.json", "/js/src/%2e%2e/test/helpers.js"):
         reply = await api.request("GET", path)
         assert reply.status == 404, (path, reply.raw[:200])
         assert b"web client" not in reply.raw or b"asset" in reply.raw
