@@ -59,14 +59,19 @@ class Players:
                            "and . ' - _ and starts with a letter or digit", {"field": "name"})
         return clean
 
-    async def set_name(self, player_id: str, name: str, ttl_s: int = 0) -> None:
-        """Set the name; the player is kept ``ttl_s`` more (0: for ever)."""
-        await self.redis.run(_SET_NAME, [keys.player(player_id)], [name, ttl_s])
+    async def sign_up(self, player_id: str, name: str, joined_s: float, ttl_s: int) -> None:
+        """A new player: kept ``ttl_s`` (``unplayed_player_ttl_s``) until its first game."""
+        await self.redis.run(_SIGN_UP, [keys.player(player_id)], [name, int(joined_s), ttl_s])
+
+    async def set_name(self, player_id: str, name: str, ttl_s: int, unplayed_ttl_s: int) -> None:
+        """A new name; the player is kept ``ttl_s`` more, or ``unplayed_ttl_s`` while it has
+        not played (a player whose record is gone comes back as one that has not)."""
+        await self.redis.run(_SET_NAME, [keys.player(player_id)], [name, ttl_s, unplayed_ttl_s])
 
     async def touch(self, player_id: str, ttl_s: int) -> None:
-        """A use of the player: keep it ``ttl_s`` more."""
-        if ttl_s > 0:
-            await self.redis.execute("EXPIRE", keys.player(player_id), ttl_s)
+        """A game of the player (the first ends its short unplayed lifetime): keep it
+        ``ttl_s`` more."""
+        await self.redis.run(_TOUCH, [keys.player(player_id)], [ttl_s])
 
     async def open_game(self, player_id: str, game_id: str, now_s: float, expires_s: float,
                         cap: int) -> None:
@@ -88,12 +93,33 @@ class Players:
         await self.redis.execute("ZREM", keys.player_open_games(player_id), game_id)
 
 
-_SET_NAME = Script(mf.lua("""
-redis.call('HSET', KEYS[1], '$name', ARGV[1])
-local ttl = tonumber(ARGV[2])
-if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) else redis.call('PERSIST', KEYS[1]) end
+# KEYS: the player. ARGV: name, joined (s), ttl_s.
+_SIGN_UP = Script(mf.lua("""
+redis.call('HSET', KEYS[1], '$name', ARGV[1], '$joined', ARGV[2], '$unplayed', '1')
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
 return 1
-""", name=mf.PLAYER_NAME))
+""", name=mf.PLAYER_NAME, joined=mf.PLAYER_JOINED, unplayed=mf.PLAYER_UNPLAYED))
+
+# KEYS: the player. ARGV: name, ttl_s, unplayed ttl_s. A rename does not lengthen the life
+# of a player that never played (nor bring back one that is gone for longer than that).
+_SET_NAME = Script(mf.lua("""
+if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('HSET', KEYS[1], '$unplayed', '1') end
+redis.call('HSET', KEYS[1], '$name', ARGV[1])
+if redis.call('HEXISTS', KEYS[1], '$unplayed') == 1 then
+  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
+else
+  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+end
+return 1
+""", name=mf.PLAYER_NAME, unplayed=mf.PLAYER_UNPLAYED))
+
+# KEYS: the player. ARGV: ttl_s. A game of the player: it has played, keep it ttl_s more.
+_TOUCH = Script(mf.lua("""
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HDEL', KEYS[1], '$unplayed')
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]))
+return 1
+""", unplayed=mf.PLAYER_UNPLAYED))
 
 # KEYS: the player's open games. ARGV: game_id, now_s, expires_s, cap.
 # A game whose score has passed has expired untouched, or was played since and lives

@@ -34,6 +34,8 @@ from tests.service.daily_helpers import (
     NEXT_DAY,
     VARIANT,
     Api,
+    remember_chosen,
+    restore_chosen,
     spec_order,
     winning_line,
 )
@@ -48,44 +50,16 @@ def clock() -> FakeClock:
     return FakeClock(MORNING)
 
 
-# The deals the service chose for a date, kept across tests: every test starts on a
-# flushed store, and choosing again would cost each test most of a minute of solving.
-# Written back before the service starts, they are what it would have kept itself.
-_CHOSEN: dict[str, dict[str, ChosenDeal]] = {}
-
-
-async def _restore_chosen(url: str, tmp_path: Path) -> None:
-    redis = RedisConn(settings_for_test(url, tmp_path), url)
-    try:
-        store = SolverStore(redis)
-        for date, deals in _CHOSEN.items():
-            for variant, deal in deals.items():
-                await store.keep_chosen(date, variant, deal, 40 * 86400)
-    finally:
-        await redis.aclose()
-
-
-async def _remember_chosen(url: str, tmp_path: Path) -> None:
-    redis = RedisConn(settings_for_test(url, tmp_path), url)
-    try:
-        for date in (D, NEXT):
-            found = await SolverStore(redis).chosen_many(date, VARIANTS)
-            if all(found.values()):
-                _CHOSEN[date] = found  # type: ignore[assignment]
-    finally:
-        await redis.aclose()
-
-
 @pytest.fixture
 async def api(any_redis_url: str, tmp_path: Path, clock: FakeClock) -> AsyncIterator[Api]:
     """The service on a single server, then on a Redis Cluster (each test runs twice)."""
-    await _restore_chosen(any_redis_url, tmp_path)
+    await restore_chosen(any_redis_url, tmp_path)
     async with running_service(settings_for_test(any_redis_url, tmp_path), clock) as base, \
             aiohttp.ClientSession() as session:
         api = Api(session, base)
         await api.chosen()  # the day's deals are chosen at start-up (503 until then)
         yield api
-        await _remember_chosen(any_redis_url, tmp_path)
+        await remember_chosen(any_redis_url, tmp_path)
 
 
 def check_board(body: Any) -> Leaderboard:
@@ -422,7 +396,7 @@ async def test_more_attempts_when_the_setting_allows_and_the_best_counts(
         any_redis_url: str, tmp_path: Path, clock: FakeClock) -> None:
     settings = settings_for_test(any_redis_url, tmp_path, daily_attempts=2)
     line = winning_line()
-    await _restore_chosen(any_redis_url, tmp_path)
+    await restore_chosen(any_redis_url, tmp_path)
     async with running_service(settings, clock) as base, aiohttp.ClientSession() as session:
         api = Api(session, base)
         await api.chosen()
@@ -448,7 +422,7 @@ async def test_day_rollover_ranks_open_attempts_reveals_the_seed_and_opens_the_n
     """Two instances share the store; both are read at the moment the day is over."""
     settings = settings_for_test(any_redis_url, tmp_path)
     line = winning_line()
-    await _restore_chosen(any_redis_url, tmp_path)
+    await restore_chosen(any_redis_url, tmp_path)
     async with running_service(settings, clock) as one, running_service(settings, clock) as two, \
             aiohttp.ClientSession() as session:
         a, b = Api(session, one), Api(session, two)

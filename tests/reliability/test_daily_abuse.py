@@ -1,0 +1,188 @@
+"""Issue 23, points 2 to 5: daily attempts, sign-ups, renames and the leaderboard's integrity.
+
+- A daily attempt is a new game: it counts against its player's and its address's
+  game-creation limits, and so does every player an address signs up (point 2).
+- Sign-ups have a limit per address of their own, counted in the store, and a player
+  that never played is kept only ``unplayed_player_ttl_s`` (point 3).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from service.clock import FakeClock
+from service.store import keys
+from tests.live import settings_for_test
+from tests.redis_servers import sync_client
+from tests.service.daily_helpers import DAY, MORNING, VARIANT, remember_chosen, restore_chosen
+from tests.service.helpers import Api, running_app
+
+SLOW = 0.001  # a rate that refills nothing while a test runs
+DAY_S = 86_400
+ATTEMPTS = f"/v1/daily/{DAY.isoformat()}/{VARIANT}/attempts"
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(MORNING)
+
+
+@contextlib.asynccontextmanager
+async def daily_service(redis_url: str, tmp_path: Path, clock: FakeClock,
+                        **limits: Any) -> AsyncIterator[Api]:
+    """The service at DAY's morning, its deals chosen, with ``limits`` (every other limit
+    lifted, as settings_for_test has them)."""
+    await restore_chosen(redis_url, tmp_path)
+    settings = settings_for_test(redis_url, tmp_path, **limits)
+    async with running_app(settings, clock) as (base, _), aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        await chosen(api)
+        yield api
+        await remember_chosen(redis_url, tmp_path)
+
+
+async def chosen(api: Api, patience: int = 9000) -> None:
+    """Wait (bounded) until the day's deals are chosen: 503 until then."""
+    for _ in range(patience):
+        reply = await api.request("GET", "/v1/daily", params={"date": DAY.isoformat()})
+        if reply.status == 200:
+            return
+        assert reply.status == 503, reply.raw
+        await asyncio.sleep(0.1)
+    raise AssertionError("the day's deals were never chosen")
+
+
+def check_limited(reply: Any, limit: str) -> None:
+    assert reply.status == 429, reply.raw
+    assert reply.error["code"] == "rate_limited" and reply.error["details"]["limit"] == limit
+    assert int(reply.headers["Retry-After"]) >= 1
+    assert reply.error["details"]["retry_after_s"] >= 1
+
+
+# --- point 2: attempts are new games ----------------------------------------------------------
+
+async def test_new_players_and_their_attempts_share_the_address_game_creation_limit(
+        redis_url: str, tmp_path: Path, clock: FakeClock) -> None:
+    """The audit's way round the limit: a new player per attempt. Each sign-up and each
+    attempt takes one of the address's 10 new games; the 11th of either is refused."""
+    async with daily_service(redis_url, tmp_path, clock, create_per_address_rate_per_s=SLOW,
+                             create_per_address_burst=10) as daily:
+        await check_players_and_attempts_share_the_limit(daily)
+
+
+async def check_players_and_attempts_share_the_limit(daily: Api) -> None:
+    made = 0
+    refused = None
+    for i in range(20):  # bounded: the limit is 10
+        reply = await daily.request("POST", "/v1/players", json={"name": f"bot{i}"})
+        if reply.status != 201:
+            refused = reply
+            break
+        made += 1
+        attempt = await daily.request("POST", ATTEMPTS, reply.body["token"])
+        if attempt.status != 201:
+            refused = attempt
+            break
+        made += 1
+    assert refused is not None and made == 10
+    check_limited(refused, "create_per_address_rate_per_s")
+
+
+async def test_a_daily_attempt_counts_against_its_players_game_creation_limit(
+        redis_url: str, tmp_path: Path, clock: FakeClock) -> None:
+    async with daily_service(redis_url, tmp_path, clock, create_rate_per_s=SLOW,
+                             create_burst=3) as daily:
+        await check_attempt_counts_for_its_player(daily)
+
+
+async def check_attempt_counts_for_its_player(daily: Api) -> None:
+    _, token = await daily.player("ann")
+    for seed in range(3):
+        await daily.create(token, "gilbert", seed=seed)
+    check_limited(await daily.request("POST", ATTEMPTS, token), "create_rate_per_s")
+    _, bob = await daily.player("bob")  # another player's attempt is not held back
+    await daily.request("POST", ATTEMPTS, bob, expect=201)
+
+
+# --- point 3: sign-ups --------------------------------------------------------------------------
+
+async def test_sign_ups_are_limited_per_address_on_their_own(
+        redis_url: str, tmp_path: Path, clock: FakeClock) -> None:
+    """The sign-up limit is its own (not the command rate, lifted here), per address."""
+    async with daily_service(redis_url, tmp_path, clock, signup_per_address_rate_per_s=SLOW,
+                             signup_per_address_burst=5, trusted_proxies="127.0.0.1") as daily:
+        await check_sign_ups_limited(daily)
+
+
+async def check_sign_ups_limited(daily: Api) -> None:
+    for i in range(5):
+        await daily.player(f"p{i}")
+    reply = await daily.request("POST", "/v1/players", json={"name": "p5"})
+    check_limited(reply, "signup_per_address_rate_per_s")
+    assert "new players from this address" in reply.error["message"]
+    other = {"X-Forwarded-For": "198.51.100.7"}  # another client, behind the trusted proxy
+    await daily.request("POST", "/v1/players", json={"name": "q"}, headers=other, expect=201)
+    bad = await daily.request("POST", "/v1/players", json={"name": ""}, headers=other)
+    assert bad.status == 400  # a refused name uses no sign-up
+    await daily.request("POST", "/v1/players", json={"name": "q2"}, headers=other, expect=201)
+
+
+async def test_a_player_that_never_played_is_kept_a_short_while(
+        redis_url: str, tmp_path: Path, clock: FakeClock) -> None:
+    async with daily_service(redis_url, tmp_path, clock, unplayed_player_ttl_s=3600,
+                             player_ttl_days=30) as daily:
+        await check_unplayed_lifetime(daily, redis_url)
+
+
+async def check_unplayed_lifetime(daily: Api, redis_url: str) -> None:
+    ann, ann_token = await daily.player("ann")
+    bob, bob_token = await daily.player("bob")
+    with sync_client(redis_url) as client:
+        for player in ann, bob:
+            assert 0 < client.ttl(keys.player(player)) <= 3600
+        # A rename is not play: it does not lengthen the short life.
+        await daily.request("PATCH", "/v1/players/me", ann_token, json={"name": "ann2"},
+                            expect=200)
+        assert 0 < client.ttl(keys.player(ann)) <= 3600
+        await daily.create(ann_token, "gilbert", seed=1)  # a first game: kept as every player
+        await daily.request("POST", ATTEMPTS, bob_token, expect=201)  # so is a first attempt
+        for player in ann, bob:
+            assert 29 * DAY_S < client.ttl(keys.player(player)) <= 30 * DAY_S
+        await daily.request("PATCH", "/v1/players/me", ann_token, json={"name": "ann3"},
+                            expect=200)
+        assert 29 * DAY_S < client.ttl(keys.player(ann)) <= 30 * DAY_S
+        # A player whose record expired unplayed comes back from a rename as unplayed.
+        client.delete(keys.player(bob))
+        carl, carl_token = await daily.player("carl")
+        client.delete(keys.player(carl))
+        await daily.request("PATCH", "/v1/players/me", carl_token, json={"name": "carl2"},
+                            expect=200)
+        assert 0 < client.ttl(keys.player(carl)) <= 3600
+
+
+# --- point 4: renames ---------------------------------------------------------------------------
+
+async def test_renames_are_limited_per_player(
+        redis_url: str, tmp_path: Path, clock: FakeClock) -> None:
+    async with daily_service(redis_url, tmp_path, clock, renames_per_day=3) as daily:
+        _, ann = await daily.player("ann")
+        _, bob = await daily.player("bob")
+        for i in range(3):
+            await daily.request("PATCH", "/v1/players/me", ann, json={"name": f"ann{i}"},
+                                expect=200)
+        reply = await daily.request("PATCH", "/v1/players/me", ann, json={"name": "ann9"})
+        check_limited(reply, "renames_per_day")
+        assert "3 a day" in reply.error["message"]
+        assert int(reply.headers["Retry-After"]) > 3600  # a day's third of a rename
+        bad = await daily.request("PATCH", "/v1/players/me", bob, json={"name": ""})
+        assert bad.status == 400  # a refused name uses no rename
+        for i in range(3):  # another player is not held back
+            await daily.request("PATCH", "/v1/players/me", bob, json={"name": f"bob{i}"},
+                                expect=200)
