@@ -104,7 +104,7 @@ async def build_board(conn: RedisConn, date: str, n: int) -> Board:
         return f"Player {s.player_id[7:]}"
 
     records = [
-        Record(s.player_id, s.game_id, s.seq, s.sort_key(), s.entry_json(), name(s))
+        Record(s.player_id, s.game_id, s.seq, s.sort_key(), s.entry_json())
         for s in standings
     ]
     await store.record(date, VARIANT, records, 3 * 86400, batch=1000)

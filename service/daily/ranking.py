@@ -56,11 +56,12 @@ _ReadEntry = cast(type[LeaderboardEntry], msgspec.defstruct(
 _decode_entry = msgspec.json.Decoder(_ReadEntry).decode
 
 
-def board_entry(row: Row) -> LeaderboardEntry:
+def board_entry(row: Row, name: str | None) -> LeaderboardEntry:
     """The protocol's entry of a board's row (its stored JSON as :meth:`Standing.entry_json`
-    wrote it); a player the board has no name for is shown under their id."""
+    wrote it) under the player's current ``name``; a player whose record is gone (None)
+    is shown under their id, as every entry of theirs on every board."""
     read = _decode_entry(row.entry)
-    read.rank, read.player_id, read.name = row.rank, row.player_id, row.name or row.player_id
+    read.rank, read.player_id, read.name = row.rank, row.player_id, name or row.player_id
     return read
 
 

@@ -26,7 +26,7 @@ from datetime import timedelta
 
 import msgspec
 
-from protocol.daily import Leaderboard, MyEntry
+from protocol.daily import Leaderboard, LeaderboardEntry, MyEntry
 from service.clock import Clock
 from service.daily.challenge import Day, epoch_ms, today
 from service.daily.deals import DailyDeals
@@ -37,7 +37,7 @@ from service.engine import VARIANTS, Game, Status
 from service.errors import ApiError
 from service.games import DailyTags, GameService, Loaded, new_game_id
 from service.settings import Settings
-from service.store.daily import KEY_LEN, PLAYER_ID_PATTERN, DailyStore, Page, Record
+from service.store.daily import KEY_LEN, PLAYER_ID_PATTERN, DailyStore, Page, Record, Row
 from service.store.errors import GameExists, StoreError
 from service.store.meta import DailyTag
 
@@ -133,15 +133,7 @@ class DailyService:
         standing = Standing.from_stats(loaded.owner, loaded.game_id, loaded.seq,
                                        loaded.game.status.value, self.games.stats(loaded),
                                        epoch_ms(day.ends_at))
-        name = (await self.store.names([loaded.owner]))[loaded.owner]
-        await self.store.record(day.iso, variant, [_record(standing, name)], self.keep_s(day))
-
-    async def renamed(self, player: str, name: str) -> int:
-        """Show the player's new name on every board they are on (the days still kept)."""
-        first = today(self.clock.now()) + timedelta(days=1)
-        boards = [((first - timedelta(days=n)).isoformat(), v)
-                  for n in range(self.settings.daily_keep_days + 2) for v in VARIANTS]
-        return await self.store.rename(player, name, boards)
+        await self.store.record(day.iso, variant, [_record(standing)], self.keep_s(day))
 
     # --- the day's end ---------------------------------------------------------------
     async def ensure_ranked(self, day: Day, variant: str) -> None:
@@ -204,7 +196,6 @@ class DailyService:
                           end_ms: int) -> None:
         final = [s.value for s in Status if s.is_final]
         attempts = await self.games.store.attempts(chunk, keep, final)
-        names = await self.store.names(sorted({a.owner for a in attempts if a is not None}))
         records = []
         for gid, a in zip(chunk, attempts, strict=True):
             if a is None:
@@ -213,7 +204,7 @@ class DailyService:
             standing = Standing.of(player_id=a.owner, game_id=gid, seq=a.seq, status=a.status,
                                    foundation_cards=fc, moves=a.moves, started_at=a.started_at,
                                    last_at=a.last_at, finished_at=a.finished_at, day_end_ms=end_ms)
-            records.append(_record(standing, names[a.owner]))
+            records.append(_record(standing))
         await self.store.record(day.iso, variant, records, keep, batch=self.batch)
 
     async def _rank_yesterday(self) -> None:
@@ -230,35 +221,24 @@ class DailyService:
     # --- the leaderboard --------------------------------------------------------------
     async def leaderboard(self, day: Day, variant: str, after: bytes | None, limit: int,
                           me: str | None) -> Leaderboard:
-        """The ``Leaderboard`` body of PROTOCOL.md: one round trip, usually.
-
-        The caller's current name is read with the page, so a player who renamed sees
-        the new name at once, and from then on everyone does (see :meth:`renamed`).
+        """The ``Leaderboard`` body of PROTOCOL.md: two round trips, the page, then the
+        names of the players on it (at most ``limit`` + 5), read as they are now: the
+        board keeps player ids, so a rename costs one write and shows everywhere at once.
         """
         over = day.is_over(self.clock.now())
         page = await self._page(day, variant, after, limit, me, over)
-        stale = False
-        current = page.current_name
-        if (me is not None and current is not None and page.me is not None
-                and page.me.name != current):
-            stale = True
-            if page.me.name is None:
-                await self.store.rename(me, current, [(day.iso, variant)])
-            else:
-                await self.renamed(me, current)
-        if page.missing:  # entries written without a name: their players' own, from now on
-            for pid, name in (await self.store.names(page.missing)).items():
-                await self.store.rename(pid, name, [(day.iso, variant)])
-            stale = True
-        if stale:
-            page = await self._page(day, variant, after, limit, me, False)
-        entries = [board_entry(row) for row in page.entries]
+        names = {pid: p.name for pid, p in (await self.store.profiles(page.player_ids())).items()}
+
+        def entry(row: Row) -> LeaderboardEntry:
+            return board_entry(row, names.get(row.player_id))
+
         mine = None
         if page.me is not None:
-            mine = MyEntry(**msgspec.structs.asdict(board_entry(page.me)),
-                           around=[board_entry(row) for row in page.around])
+            mine = MyEntry(**msgspec.structs.asdict(entry(page.me)),
+                           around=[entry(row) for row in page.around])
         cursor = encode_cursor(page.last) if page.more and page.last else None
-        return Leaderboard(entries=entries, next_cursor=cursor, me=mine)
+        return Leaderboard(entries=[entry(row) for row in page.entries], next_cursor=cursor,
+                           me=mine)
 
     async def _page(self, day: Day, variant: str, after: bytes | None, limit: int, me: str | None,
                     over: bool) -> Page:
@@ -272,8 +252,8 @@ class DailyService:
         return page
 
 
-def _record(s: Standing, name: str = "") -> Record:
-    return Record(s.player_id, s.game_id, s.seq, s.sort_key(), s.entry_json(), name)
+def _record(s: Standing) -> Record:
+    return Record(s.player_id, s.game_id, s.seq, s.sort_key(), s.entry_json())
 
 
 # --- cursors -------------------------------------------------------------------------

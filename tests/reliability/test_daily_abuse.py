@@ -27,6 +27,7 @@ from tests.service.helpers import Api, running_app
 SLOW = 0.001  # a rate that refills nothing while a test runs
 DAY_S = 86_400
 ATTEMPTS = f"/v1/daily/{DAY.isoformat()}/{VARIANT}/attempts"
+BOARD = f"/v1/daily/{DAY.isoformat()}/{VARIANT}/leaderboard"
 
 
 @pytest.fixture
@@ -186,3 +187,60 @@ async def test_renames_are_limited_per_player(
         for i in range(3):  # another player is not held back
             await daily.request("PATCH", "/v1/players/me", bob, json={"name": f"bob{i}"},
                                 expect=200)
+
+
+def script_calls(client: Any) -> int:
+    """Lua scripts the store has run since its last CONFIG RESETSTAT."""
+    stats = client.info("commandstats")
+    return sum(stats.get(f"cmdstat_{name}", {}).get("calls", 0)
+               for name in ("eval", "evalsha", "eval_ro", "evalsha_ro"))
+
+
+async def resigned_attempt(daily: Api, token: str) -> str:
+    game_id: str = (await daily.request("POST", ATTEMPTS, token, expect=201)).body["game_id"]
+    await daily.command(token, game_id, {"type": "resign"})
+    return game_id
+
+
+async def test_a_rename_costs_a_few_store_calls_and_shows_on_the_board_at_once(
+        redis_url: str, tmp_path: Path, clock: FakeClock) -> None:
+    """The audit's rename rewrote every kept board: (daily_keep_days + 2) x 4 = 128
+    scripts. The board keeps player ids now: a rename is the player's own hash (and
+    its limits), and the next read of any board shows the new name."""
+    async with daily_service(redis_url, tmp_path, clock, daily_keep_days=30) as daily:
+        ann, ann_token = await daily.player("ann")
+        await resigned_attempt(daily, ann_token)
+        entries = (await daily.request("GET", BOARD, expect=200)).body["entries"]
+        assert [e["name"] for e in entries] == ["ann"]
+        with sync_client(redis_url) as client:
+            client.config_resetstat()
+            await daily.request("PATCH", "/v1/players/me", ann_token, json={"name": "Annie"},
+                                expect=200)
+            # Its store calls: the command and rename limits and the name. A timer of the
+            # service (choosing deals ahead) may run a script meanwhile; never 128.
+            assert script_calls(client) <= 6
+        body = (await daily.request("GET", BOARD, expect=200)).body
+        assert [(e["player_id"], e["name"]) for e in body["entries"]] == [(ann, "Annie")]
+
+
+async def test_a_page_reads_its_names_in_one_call_and_a_gone_player_shows_its_id(
+        redis_url: str, tmp_path: Path, clock: FakeClock) -> None:
+    """A page of 30 entries costs the page's script and one call for its names, not one
+    per entry; a player whose record is gone is shown under its id (documented)."""
+    async with daily_service(redis_url, tmp_path, clock) as daily:
+        players = []
+        for i in range(30):
+            pid, token = await daily.player(f"p{i}")
+            await resigned_attempt(daily, token)
+            players.append((pid, token))
+        gone, _ = players[7]
+        with sync_client(redis_url) as client:
+            client.delete(keys.player(gone))
+            client.config_resetstat()
+            body = (await daily.request("GET", BOARD, players[0][1], expect=200,
+                                        params={"limit": "100"})).body
+            assert script_calls(client) <= 4  # the page, the names (and a timer's, if any)
+        names = {e["player_id"]: e["name"] for e in body["entries"]}
+        assert len(names) == 30 and names[gone] == gone
+        assert all(names[pid] == f"p{i}" for i, (pid, _) in enumerate(players) if pid != gone)
+        assert body["me"]["name"] == "p0"

@@ -156,7 +156,7 @@ def test_an_entry_read_back_is_the_protocols_entry_field_for_field() -> None:
     s = Standing.of(player_id="p_a", game_id="g_a", seq=9, status="won", foundation_cards=52,
                     moves=88, started_at=at("10:00:00.000"), last_at=None,
                     finished_at=at("10:03:00.500"), day_end_ms=0)
-    read = board_entry(Row(3, "p_a", "Annie", s.entry_json()))
+    read = board_entry(Row(3, "p_a", s.entry_json()), "Annie")
     expected = LeaderboardEntry(rank=3, player_id="p_a", name="Annie", game_id="g_a",
                                 status="won", won=True, foundation_cards=52, moves=88,
                                 duration_ms=180_500, finished_at="2026-11-29T10:03:00.500Z")
@@ -166,8 +166,8 @@ def test_an_entry_read_back_is_the_protocols_entry_field_for_field() -> None:
     assert msgspec.json.decode(msgspec.json.encode(read), type=LeaderboardEntry) == expected
 
 
-def test_an_entry_the_board_has_no_name_for_shows_the_player_id() -> None:
-    read = board_entry(Row(1, "p_b", None, standing("p_b").entry_json()))
+def test_an_entry_whose_players_record_is_gone_shows_the_player_id() -> None:
+    read = board_entry(Row(1, "p_b", standing("p_b").entry_json()), None)
     assert (read.player_id, read.name) == ("p_b", "p_b")
 
 
