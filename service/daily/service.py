@@ -37,7 +37,15 @@ from service.engine import VARIANTS, Game, Status
 from service.errors import ApiError
 from service.games import DailyTags, GameService, Loaded, new_game_id
 from service.settings import Settings
-from service.store.daily import KEY_LEN, PLAYER_ID_PATTERN, DailyStore, Page, Record, Row
+from service.store.daily import (
+    KEY_LEN,
+    PLAYER_ID_PATTERN,
+    DailyStore,
+    Page,
+    Profile,
+    Record,
+    Row,
+)
 from service.store.errors import GameExists, StoreError
 from service.store.meta import DailyTag
 
@@ -130,9 +138,12 @@ class DailyService:
         if tag is None or not loaded.game.status.is_final:
             return  # not an attempt, or lost (undo may still save it): ranked at the day's end
         day, variant = Day(tag.date), tag.variant
+        profiles = await self.store.profiles([loaded.owner])
         standing = Standing.from_stats(loaded.owner, loaded.game_id, loaded.seq,
                                        loaded.game.status.value, self.games.stats(loaded),
-                                       epoch_ms(day.ends_at))
+                                       epoch_ms(day.ends_at),
+                                       new_player=_new_player(profiles[loaded.owner], day),
+                                       pace_floor_ms=self.settings.machine_pace_ms_per_move)
         await self.store.record(day.iso, variant, [_record(standing)], self.keep_s(day))
 
     # --- the day's end ---------------------------------------------------------------
@@ -196,6 +207,7 @@ class DailyService:
                           end_ms: int) -> None:
         final = [s.value for s in Status if s.is_final]
         attempts = await self.games.store.attempts(chunk, keep, final)
+        profiles = await self.store.profiles(sorted({a.owner for a in attempts if a is not None}))
         records = []
         for gid, a in zip(chunk, attempts, strict=True):
             if a is None:
@@ -203,7 +215,9 @@ class DailyService:
             fc = a.foundation_cards if a.foundation_cards is not None else deal.foundation_cards
             standing = Standing.of(player_id=a.owner, game_id=gid, seq=a.seq, status=a.status,
                                    foundation_cards=fc, moves=a.moves, started_at=a.started_at,
-                                   last_at=a.last_at, finished_at=a.finished_at, day_end_ms=end_ms)
+                                   last_at=a.last_at, finished_at=a.finished_at, day_end_ms=end_ms,
+                                   new_player=_new_player(profiles[a.owner], day),
+                                   pace_floor_ms=self.settings.machine_pace_ms_per_move)
             records.append(_record(standing))
         await self.store.record(day.iso, variant, records, keep, batch=self.batch)
 
@@ -250,6 +264,11 @@ class DailyService:
                                          require_closed=False)
             assert page is not None
         return page
+
+
+def _new_player(profile: Profile, day: Day) -> bool:
+    """Signed up after the day began (a player from before ``joined`` was kept: no)."""
+    return profile.joined_s is not None and profile.joined_s >= day.starts_at.timestamp()
 
 
 def _record(s: Standing) -> Record:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +19,19 @@ import aiohttp
 import pytest
 
 from service.clock import FakeClock
+from service.daily.ranking import machine_paced
 from service.store import keys
 from tests.live import settings_for_test
 from tests.redis_servers import sync_client
-from tests.service.daily_helpers import DAY, MORNING, VARIANT, remember_chosen, restore_chosen
+from tests.service.daily_helpers import (
+    DAY,
+    MORNING,
+    NEXT_DAY,
+    VARIANT,
+    remember_chosen,
+    restore_chosen,
+    winning_line,
+)
 from tests.service.helpers import Api, running_app
 
 SLOW = 0.001  # a rate that refills nothing while a test runs
@@ -244,3 +254,76 @@ async def test_a_page_reads_its_names_in_one_call_and_a_gone_player_shows_its_id
         assert len(names) == 30 and names[gone] == gone
         assert all(names[pid] == f"p{i}" for i, (pid, _) in enumerate(players) if pid != gone)
         assert body["me"]["name"] == "p0"
+
+
+# --- point 5: the leaderboard's integrity -------------------------------------------------------
+
+async def play(daily: Api, clock: FakeClock, token: str, game_id: str,
+               commands: Sequence[dict[str, Any]], seconds_each: float) -> None:
+    for command in commands:
+        clock.advance(seconds_each)
+        await daily.command(token, game_id, command)
+
+
+async def test_a_player_made_on_the_day_ranks_after_every_player_from_before_it(
+        redis_url: str, tmp_path: Path, clock: FakeClock) -> None:
+    """The scout's way: a throwaway made on the day learns the deal, or is itself the
+    one ranked. Players made after the day began are listed, marked ``new_player``,
+    after everyone who was there before: a throwaway cannot take a place above them."""
+    line = winning_line()
+    async with daily_service(redis_url, tmp_path, clock) as daily:
+        clock.set(datetime.combine(DAY, time(0), UTC) - timedelta(minutes=1))
+        veteran, veteran_token = await daily.player("veteran")
+        clock.set(MORNING)
+        fresh, fresh_token = await daily.player("fresh")
+        # The fresh player wins at a person's pace, the veteran only resigns: the win is
+        # listed after the resignation.
+        fresh_game = (await daily.request("POST", ATTEMPTS, fresh_token, expect=201)).body
+        await play(daily, clock, fresh_token, fresh_game["game_id"], line, 1.0)
+        await resigned_attempt(daily, veteran_token)
+        body = (await daily.request("GET", BOARD, fresh_token, expect=200)).body
+        assert [(e["player_id"], e["rank"], e["won"], e["new_player"], e["machine_paced"])
+                for e in body["entries"]] == [(veteran, 1, False, False, False),
+                                              (fresh, 2, True, True, False)]
+        assert body["me"]["rank"] == 2 and body["me"]["new_player"] is True
+        # A past day's board keeps its marks.
+        clock.set(NEXT_DAY + timedelta(hours=1))
+        past = (await daily.request("GET", BOARD, expect=200)).body
+        assert [e["new_player"] for e in past["entries"]] == [False, True]  # marks stay
+
+
+async def test_an_attempt_faster_than_a_person_is_marked_and_ranked_after_human_paced_ones(
+        redis_url: str, tmp_path: Path, clock: FakeClock) -> None:
+    """The bot's way: a solver's line sent as fast as the network allows (the audit's
+    Shamrocks win: 83 moves in 2.7 s, 33 ms a move). Under machine_pace_ms_per_move
+    (100 ms) a move on average, the entry is marked ``machine_paced`` and listed after
+    every human-paced one, a slower win included; when the day ends, an attempt left
+    open is judged the same way."""
+    line = winning_line()
+    async with daily_service(redis_url, tmp_path, clock) as daily:
+        clock.set(datetime.combine(DAY, time(0), UTC) - timedelta(minutes=1))
+        (bot, bot_token), (human, human_token), (idle, idle_token) = [
+            await daily.player(name) for name in ("bot", "human", "idle")]
+        clock.set(MORNING)
+        games = {pid: (await daily.request("POST", ATTEMPTS, token, expect=201)).body["game_id"]
+                 for pid, token in ((bot, bot_token), (human, human_token), (idle, idle_token))}
+        await play(daily, clock, bot_token, games[bot], line, 0.03)
+        await play(daily, clock, human_token, games[human], line, 0.8)
+        await play(daily, clock, idle_token, games[idle], line[:40], 0.01)  # left open
+        body = (await daily.request("GET", BOARD, expect=200)).body
+        assert [(e["player_id"], e["won"], e["machine_paced"]) for e in body["entries"]] == [
+            (human, True, False), (bot, True, True)]
+        bot_entry = body["entries"][1]
+        assert bot_entry["duration_ms"] < 100 * bot_entry["moves"] and bot_entry["rank"] == 2
+        clock.set(NEXT_DAY)
+        body = (await daily.request("GET", BOARD, expect=200)).body
+        assert [(e["player_id"], e["machine_paced"]) for e in body["entries"]] == [
+            (human, False), (bot, True), (idle, True)]
+
+
+def test_the_machine_pace_test_marks_only_what_no_person_plays() -> None:
+    assert machine_paced(moves=83, duration_ms=2_700, floor_ms_per_move=100)  # the audit's bot
+    assert not machine_paced(moves=83, duration_ms=8_300, floor_ms_per_move=100)
+    assert machine_paced(moves=83, duration_ms=8_299, floor_ms_per_move=100)
+    assert not machine_paced(moves=9, duration_ms=0, floor_ms_per_move=100)  # too few to say
+    assert machine_paced(moves=10, duration_ms=0, floor_ms_per_move=100)

@@ -176,6 +176,8 @@ def winning_line(day: date = DAY, variant: str = VARIANT) -> tuple[dict[str, Any
 
 def spec_order(entry: dict[str, Any]) -> tuple[Any, ...]:
     """PROTOCOL.md's ranking: won first, then more foundation cards, then shorter duration,
-    then fewer moves, then earlier finish (a finish the day's end caught counts as that end)."""
-    return (not entry["won"], -entry["foundation_cards"], entry["duration_ms"], entry["moves"],
+    then fewer moves, then earlier finish (a finish the day's end caught counts as that end);
+    marked entries (a new player's, a machine-paced one) after every unmarked one (issue 23)."""
+    return (entry["new_player"] or entry["machine_paced"], not entry["won"],
+            -entry["foundation_cards"], entry["duration_ms"], entry["moves"],
             entry["finished_at"] or "9999", entry["player_id"])

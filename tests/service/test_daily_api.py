@@ -427,7 +427,9 @@ async def test_day_rollover_ranks_open_attempts_reveals_the_seed_and_opens_the_n
             aiohttp.ClientSession() as session:
         a, b = Api(session, one), Api(session, two)
         await a.chosen()
-        players = [await (a if i % 2 else b).player(f"P{i}") for i in range(12)]
+        clock.set(datetime.combine(DAY, time(0), UTC) - timedelta(hours=1))  # players from
+        players = [await (a if i % 2 else b).player(f"P{i}") for i in range(12)]  # before the day
+        clock.set(MORNING)
         games = {}
         for i, (pid, token) in enumerate(players):
             games[pid] = (await (a if i % 2 else b).attempt(token))["game_id"]
@@ -436,6 +438,7 @@ async def test_day_rollover_ranks_open_attempts_reveals_the_seed_and_opens_the_n
             clock.advance(10)
         winner_pid, winner = players[0]
         for command in line:
+            clock.advance(1)  # a person's pace (a move a second)
             await b.command(winner, games[winner_pid], command)
         _, stranger = await a.player("Stranger")
         await a.call("GET", f"/v1/games/{games[winner_pid]}", stranger, 404)

@@ -21,10 +21,12 @@ SECRET = b"test-secret-0123456789abcdef"
 
 
 def standing(player: str = "p_a", *, won: bool = False, fc: int = 0, duration: int = 0,
-             moves: int = 0, finish_ms: int = 0) -> Standing:
+             moves: int = 0, finish_ms: int = 0, new_player: bool = False,
+             machine_paced: bool = False) -> Standing:
     return Standing(player_id=player, game_id="g_" + player, seq=1,
                     status="won" if won else "resigned", foundation_cards=fc, moves=moves,
-                    duration_ms=duration, finished_at=None, finish_ms=finish_ms)
+                    duration_ms=duration, finished_at=None, finish_ms=finish_ms,
+                    new_player=new_player, machine_paced=machine_paced)
 
 
 def at(clock_time: str) -> datetime:
@@ -34,8 +36,10 @@ def at(clock_time: str) -> datetime:
 
 def spec_order(s: Standing) -> tuple[object, ...]:
     """PROTOCOL.md: won first, then more foundation cards, then shorter duration, then
-    fewer moves, then earlier finish (then the player id, so the order is total)."""
-    return (not s.won, -s.foundation_cards, s.duration_ms, s.moves, s.finish_ms, s.player_id)
+    fewer moves, then earlier finish (then the player id, so the order is total); marked
+    entries (a new player's, a machine-paced one) after every unmarked one (issue 23)."""
+    return (s.new_player or s.machine_paced, not s.won, -s.foundation_cards, s.duration_ms,
+            s.moves, s.finish_ms, s.player_id)
 
 
 # --- dates -----------------------------------------------------------------------------
@@ -127,12 +131,14 @@ def test_an_earlier_finish_ranks_higher() -> None:
 
 
 @given(st.lists(st.tuples(st.booleans(), st.integers(0, 104), st.integers(0, 10**9),
-                          st.integers(0, 10**6), st.integers(0, 4 * 10**12)),
+                          st.integers(0, 10**6), st.integers(0, 4 * 10**12),
+                          st.sampled_from([(False, False), (True, False), (False, True)])),
                 min_size=2, max_size=40))
 def test_the_sort_key_orders_exactly_as_the_ranking(
-        rows: list[tuple[bool, int, int, int, int]]) -> None:
-    standings = [standing(f"p_{i:03d}", won=w, fc=fc, duration=d, moves=m, finish_ms=f)
-                 for i, (w, fc, d, m, f) in enumerate(rows)]
+        rows: list[tuple[bool, int, int, int, int, tuple[bool, bool]]]) -> None:
+    standings = [standing(f"p_{i:03d}", won=w, fc=fc, duration=d, moves=m, finish_ms=f,
+                          new_player=marks[0], machine_paced=marks[1])
+                 for i, (w, fc, d, m, f, marks) in enumerate(rows)]
     by_key = sorted(standings, key=lambda s: s.member().encode())  # Redis compares bytes
     assert by_key == sorted(standings, key=spec_order)
     assert all(len(s.sort_key()) == KEY_LEN for s in standings)

@@ -130,6 +130,8 @@ async def test_an_entry_shows_the_figures_it_was_written_with(daily: DailyStore)
             "moves": 150,
             "duration_ms": 90_250,
             "finished_at": None,
+            "new_player": False,
+            "machine_paced": False,
         }
     ]
 
