@@ -114,6 +114,7 @@ async def update_player(request: web.Request) -> web.Response:
     settings = ctx.settings
     await ctx.players.set_name(player, name, settings.player_ttl_days * 86_400,
                                settings.unplayed_player_ttl_s)
+    ctx.daily.renamed(player)
     return json_response(Player(player_id=player, name=name))
 
 

@@ -52,6 +52,11 @@ from service.store.meta import DailyTag
 log = logging.getLogger("service.daily")
 
 AROUND = 2  # neighbours above and below the caller's own entry
+# Names a worker read for a page are reused this long: the top page's players are on
+# nearly every read, and reading their names each time cost the store 2.5 times the
+# page itself (benchmarks/README.md). A rename shows at once on the worker that took it.
+NAME_CACHE_S = 1.0
+NAME_CACHE_MAX = 50_000
 ANSWER_MARGIN_S = 0.25  # of the request's deadline, kept to answer once a wait gives up
 
 
@@ -72,6 +77,7 @@ class DailyService:
         self._job = Periodic("daily-ranking", "ranking yesterday's attempts", self._rank_yesterday,
                              self.poll_s, log)
         self._deals: dict[tuple[str, str], Game] = {}
+        self._names: dict[str, tuple[str | None, float]] = {}  # player -> (name, until)
 
     # --- challenges ----------------------------------------------------------------
     async def seed(self, day: Day, variant: str) -> int:
@@ -241,7 +247,7 @@ class DailyService:
         """
         over = day.is_over(self.clock.now())
         page = await self._page(day, variant, after, limit, me, over)
-        names = {pid: p.name for pid, p in (await self.store.profiles(page.player_ids())).items()}
+        names = await self._names_of(page.player_ids())
 
         def entry(row: Row) -> LeaderboardEntry:
             return board_entry(row, names.get(row.player_id))
@@ -253,6 +259,30 @@ class DailyService:
         cursor = encode_cursor(page.last) if page.more and page.last else None
         return Leaderboard(entries=[entry(row) for row in page.entries], next_cursor=cursor,
                            me=mine)
+
+    async def _names_of(self, player_ids: list[str]) -> dict[str, str | None]:
+        """The players' names, from the last ``NAME_CACHE_S`` or in one call to the store."""
+        now = self.clock.time()
+        out: dict[str, str | None] = {}
+        missing = []
+        for pid in player_ids:
+            kept = self._names.get(pid)
+            if kept is not None and kept[1] > now:
+                out[pid] = kept[0]
+            else:
+                missing.append(pid)
+        if missing:
+            if len(self._names) > NAME_CACHE_MAX:
+                self._names.clear()
+            for pid, profile in (await self.store.profiles(missing)).items():
+                out[pid] = profile.name
+                self._names[pid] = (profile.name, now + NAME_CACHE_S)
+        return out
+
+    def renamed(self, player_id: str) -> None:
+        """The player has a new name: this worker reads it again (the others within
+        ``NAME_CACHE_S``)."""
+        self._names.pop(player_id, None)
 
     async def _page(self, day: Day, variant: str, after: bytes | None, limit: int, me: str | None,
                     over: bool) -> Page:

@@ -24,6 +24,7 @@ import pytest
 
 from service.clock import FakeClock
 from service.daily.ranking import machine_paced
+from service.daily.service import NAME_CACHE_S
 from service.store import keys
 from tests.live import settings_for_test
 from tests.redis_servers import sync_client
@@ -314,3 +315,26 @@ def test_the_machine_pace_test_marks_only_what_no_person_plays() -> None:
     assert machine_paced(moves=83, duration_ms=8_299, floor_ms_per_move=100)
     assert not machine_paced(moves=9, duration_ms=0, floor_ms_per_move=100)  # too few to say
     assert machine_paced(moves=10, duration_ms=0, floor_ms_per_move=100)
+
+
+async def test_a_workers_names_are_reused_a_second_and_its_own_renames_show_at_once(
+        redis_url: str, tmp_path: Path, clock: FakeClock) -> None:
+    """Names read for a page are reused for NAME_CACHE_S (the top page's players are on
+    nearly every read); a rename another worker took shows after that, one taken here at
+    once."""
+    async with daily_service(redis_url, tmp_path, clock) as daily:
+        ann, ann_token = await daily.player("ann")
+        await resigned_attempt(daily, ann_token)
+
+        async def shown() -> str:
+            return str((await daily.request("GET", BOARD, expect=200)).body["entries"][0]["name"])
+
+        assert await shown() == "ann"
+        with sync_client(redis_url) as client:  # as another worker's rename writes it
+            client.hset(keys.player(ann), "name", "Annie")
+        assert await shown() == "ann"
+        clock.advance(NAME_CACHE_S)
+        assert await shown() == "Annie"
+        await daily.request("PATCH", "/v1/players/me", ann_token, json={"name": "Ann B"},
+                            expect=200)
+        assert await shown() == "Ann B"
