@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import time
 
-import msgspec
 from _harness import median
 
 from protocol.codec import encode
@@ -31,15 +30,17 @@ def members(n: int) -> list[bytes]:
         s = Standing(player_id=f"player_{i:06d}", game_id=f"g_{i:022d}", seq=200, status="won",
                      foundation_cards=52, moves=120 + i, duration_ms=300_000 + i,
                      finished_at="2026-12-01T10:00:00.123Z", finish_ms=1_796_119_200_123)
-        out.append(s.member().encode() + b"|" + s.entry_json() + b"|"
-                   + msgspec.json.encode(f"Player {i}"))
+        out.append(s.member().encode() + b"|" + s.entry_json())
     return out
 
 
+NAMES = {f"player_{i:06d}": f"Player {i}" for i in range(1000)}
+
+
 def page(board: list[bytes]) -> bytes:
-    missing: list[str] = []
-    rows = [_row(m, 1 + i, missing) for i, m in enumerate(board)]
-    return encode(Leaderboard(entries=[board_entry(r) for r in rows], next_cursor=None, me=None))
+    rows = [_row(m, 1 + i) for i, m in enumerate(board)]
+    return encode(Leaderboard(entries=[board_entry(r, NAMES.get(r.player_id)) for r in rows],
+                              next_cursor=None, me=None))
 
 
 def main() -> None:

@@ -39,7 +39,14 @@ class DailyDay(msgspec.Struct):
 class LeaderboardEntry(msgspec.Struct):
     """One ranked attempt. Ranking: won first, then more foundation cards, then
     shorter duration, then fewer moves, then earlier finish; attempts equal in all five
-    are ordered by player id, each with a rank of its own."""
+    are ordered by player id, each with a rank of its own. Marked entries (`new_player`,
+    `machine_paced`) come after every unmarked one, in the same order among themselves.
+
+    `new_player`: the player signed up after the challenge's day began (UTC), so a
+    player made on the day cannot rank above those who were there before it.
+    `machine_paced`: faster than a person can play (less than the server's
+    `machine_pace_ms_per_move`, 100 ms by default, per move on average, over 10 moves
+    or more)."""
 
     rank: Annotated[int, Meta(ge=1)]
     player_id: str
@@ -51,9 +58,11 @@ class LeaderboardEntry(msgspec.Struct):
     moves: Count
     duration_ms: Count
     finished_at: Timestamp | None
+    new_player: bool = False
+    machine_paced: bool = False
 
 
-class MyEntry(LeaderboardEntry):
+class MyEntry(LeaderboardEntry, kw_only=True):
     """The caller's own entry, with its neighbours in the ranking."""
 
     around: list[LeaderboardEntry]

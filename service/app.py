@@ -118,6 +118,13 @@ def build_context(settings: Settings, redis_url: str, clock: Clock) -> Context:
                                        settings.create_per_address_burst,
                                        what="new games from this address",
                                        setting="create_per_address_rate_per_s"),
+        signup_limiter=Limiter(rates, settings.signup_per_address_rate_per_s,
+                               settings.signup_per_address_burst,
+                               what="new players from this address",
+                               setting="signup_per_address_rate_per_s"),
+        rename_limiter=Limiter(rates, settings.renames_per_day / 86_400, settings.renames_per_day,
+                               what="renames of this player", setting="renames_per_day",
+                               shown_rate=f"{settings.renames_per_day} a day"),
         hub=Hub(redis), pool=pool, solutions=solutions, hints=Hints(pool, settings),
         daily=DailyService(settings, clock, games, DailyStore(redis), deals),
     )

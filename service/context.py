@@ -48,6 +48,8 @@ class Context:
     read_limiter: Limiter  # reads per client address (REST reads of a game and socket hellos)
     create_limiter: Limiter  # game creation per player
     create_address_limiter: Limiter  # game creation per client address
+    signup_limiter: Limiter  # sign-ups per client address
+    rename_limiter: Limiter  # renames per player
     hub: Hub
     pool: SolverPool  # the solver's worker processes
     solutions: Solutions

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from datetime import datetime
+from datetime import UTC, datetime
 
 from protocol.fields import PLAYER_NAME_MAX
 from service.errors import ApiError
@@ -69,17 +69,19 @@ class Players:
                            "and . ' - _ and starts with a letter or digit", {"field": "name"})
         return clean
 
-    async def set_name(self, player_id: str, name: str, ttl_s: int = 0,
-                       created_at: datetime | None = None) -> None:
-        """Set the name; the player is kept ``ttl_s`` more (0: for ever). ``created_at``: a
-        new player's making, kept once."""
-        await self.redis.run(_SET_NAME, [keys.player(player_id)],
-                             [name, ttl_s, mf.TIME.to_text(created_at) if created_at else ""])
+    async def sign_up(self, player_id: str, name: str, joined_s: float, ttl_s: int) -> None:
+        """A new player: kept ``ttl_s`` (``unplayed_player_ttl_s``) until its first game."""
+        await self.redis.run(_SIGN_UP, [keys.player(player_id)], [name, int(joined_s), ttl_s])
+
+    async def set_name(self, player_id: str, name: str, ttl_s: int, unplayed_ttl_s: int) -> None:
+        """A new name; the player is kept ``ttl_s`` more, or ``unplayed_ttl_s`` while it has
+        not played (a player whose record is gone comes back as one that has not)."""
+        await self.redis.run(_SET_NAME, [keys.player(player_id)], [name, ttl_s, unplayed_ttl_s])
 
     async def touch(self, player_id: str, ttl_s: int) -> None:
-        """A use of the player: keep it ``ttl_s`` more."""
-        if ttl_s > 0:
-            await self.redis.execute("EXPIRE", keys.player(player_id), ttl_s)
+        """A game of the player (the first ends its short unplayed lifetime): keep it
+        ``ttl_s`` more."""
+        await self.redis.run(_TOUCH, [keys.player(player_id)], [ttl_s])
 
     async def open_game(self, player_id: str, game_id: str, now_s: float, expires_s: float,
                         cap: int) -> None:
@@ -97,14 +99,14 @@ class Players:
                            retry_after_s=retry)
 
     async def get(self, player_id: str) -> tuple[str, datetime | None] | None:
-        """The player's name and when they were made (None: made before that was kept), or
+        """The player's name and when they signed up (None: made before that was kept), or
         None when the player is not kept (never made, or expired)."""
-        name, created = await self.redis.execute("HMGET", keys.player(player_id),
-                                                 mf.PLAYER_NAME, mf.PLAYER_CREATED_AT)
+        name, joined = await self.redis.execute("HMGET", keys.player(player_id),
+                                                mf.PLAYER_NAME, mf.PLAYER_JOINED)
         if name is None:
             return None
         return (name.decode(),
-                None if created is None else mf.TIME.from_text(created.decode()))
+                None if joined is None else datetime.fromtimestamp(int(joined), UTC))
 
     async def closed_game(self, player_id: str, game_id: str, variant: str = "",
                           kept_s: int = 0) -> None:
@@ -185,13 +187,33 @@ end
 return 1
 """)
 
-_SET_NAME = Script(mf.lua("""
-redis.call('HSET', KEYS[1], '$name', ARGV[1])
-if ARGV[3] ~= '' then redis.call('HSETNX', KEYS[1], '$created', ARGV[3]) end
-local ttl = tonumber(ARGV[2])
-if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) else redis.call('PERSIST', KEYS[1]) end
+# KEYS: the player. ARGV: name, joined (s), ttl_s.
+_SIGN_UP = Script(mf.lua("""
+redis.call('HSET', KEYS[1], '$name', ARGV[1], '$joined', ARGV[2], '$unplayed', '1')
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
 return 1
-""", name=mf.PLAYER_NAME, created=mf.PLAYER_CREATED_AT))
+""", name=mf.PLAYER_NAME, joined=mf.PLAYER_JOINED, unplayed=mf.PLAYER_UNPLAYED))
+
+# KEYS: the player. ARGV: name, ttl_s, unplayed ttl_s. A rename does not lengthen the life
+# of a player that never played (nor bring back one that is gone for longer than that).
+_SET_NAME = Script(mf.lua("""
+if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('HSET', KEYS[1], '$unplayed', '1') end
+redis.call('HSET', KEYS[1], '$name', ARGV[1])
+if redis.call('HEXISTS', KEYS[1], '$unplayed') == 1 then
+  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[3]))
+else
+  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+end
+return 1
+""", name=mf.PLAYER_NAME, unplayed=mf.PLAYER_UNPLAYED))
+
+# KEYS: the player. ARGV: ttl_s. A game of the player: it has played, keep it ttl_s more.
+_TOUCH = Script(mf.lua("""
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HDEL', KEYS[1], '$unplayed')
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1]))
+return 1
+""", unplayed=mf.PLAYER_UNPLAYED))
 
 # KEYS: the player's open games. ARGV: game_id, now_s, expires_s, cap.
 # A game whose score has passed has expired untouched, or was played since and lives

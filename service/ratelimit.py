@@ -44,6 +44,7 @@ class Limiter:
     what: str = "requests"  # named in the refusal: "too many <what>"
     setting: str = "rate_limit_per_s"  # details.limit: the name of the limit's setting
     reads: bool = False  # counts reads: let them through while the store refuses writes
+    shown_rate: str | None = None  # the rate as the refusal says it ("10 a day"; else "<n>/s")
     _leases: dict[str, _Lease] = field(default_factory=dict)
     _refused: str | None = None  # why the store refuses this limit's writes, while it does
 
@@ -68,7 +69,7 @@ class Limiter:
             if self._spend(who):
                 return
             raise rate_limited(self.what, self.rate_per_s, self.burst, decision.retry_after_s,
-                               self.setting)
+                               self.setting, self.shown_rate)
         self._keep(who, size - 1)
 
     async def _allow(self, key: str, cost: int) -> RateDecision | None:
@@ -110,11 +111,12 @@ class Limiter:
 
 
 def rate_limited(what: str, rate_per_s: float, burst: int, retry_after_s: float,
-                 setting: str | None = None) -> ApiError:
+                 setting: str | None = None, shown_rate: str | None = None) -> ApiError:
     """The refusal of a rate limit: which limit (``details.limit``, its setting's name, as
     docs/protocol.md says), and when to retry (whole seconds, at least 1)."""
     retry = retry_seconds(retry_after_s)
-    return ApiError("rate_limited", f"too many {what}: at most {rate_per_s:g}/s "
+    rate = shown_rate or f"{rate_per_s:g}/s"
+    return ApiError("rate_limited", f"too many {what}: at most {rate} "
                     f"(bursts of {burst}); retry in {retry} s", {"limit": setting or what},
                     retry_after_s=retry)
 

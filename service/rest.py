@@ -93,11 +93,15 @@ async def variants(request: web.Request) -> web.Response:
 async def create_player(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
     body: CreatePlayer = await body_of(request, CreatePlayer)
-    await ctx.limiter.check("ip:" + client_address(request))
-    player_id = "p_" + secrets.token_urlsafe(12)
     name = ctx.players.validate_name(body.name)
-    await ctx.players.set_name(player_id, name, ctx.settings.player_ttl_days * 86_400,
-                               ctx.clock.now())
+    address = client_address(request)
+    await ctx.signup_limiter.check("signup:ip:" + address)
+    # A player is made to start games: it counts as one of its address's new games, so
+    # that new players cannot carry an address past its game-creation limit.
+    await ctx.create_address_limiter.check("new:ip:" + address)
+    player_id = "p_" + secrets.token_urlsafe(12)
+    await ctx.players.sign_up(player_id, name, ctx.clock.time(),
+                              ctx.settings.unplayed_player_ttl_s)
     return json_response(PlayerCreated(player_id=player_id, name=name,
                                        token=ctx.tokens.issue(player_id)), 201)
 
@@ -110,8 +114,10 @@ async def get_player(request: web.Request) -> web.Response:
     await count_read(request)
     found = await ctx.players.get(player)
     if found is None:
-        raise ApiError("not_found", f"no player {player!r}: a player unused for "
-                       f"{ctx.settings.player_ttl_days} days is not kept")
+        raise ApiError("not_found", f"no player {player!r}: a player is kept "
+                       f"{ctx.settings.player_ttl_days} days after its last game, and one that "
+                       f"never played {ctx.settings.unplayed_player_ttl_s} s after it signed up; "
+                       "a rename (PATCH /v1/players/me) brings it back")
     name, created = found
     return json_response(Me(player_id=player, name=name,
                             created_at=rfc3339(created) if created else None))
@@ -136,9 +142,20 @@ async def update_player(request: web.Request) -> web.Response:
     body: UpdatePlayer = await body_of(request, UpdatePlayer)
     await ctx.limiter.check(player)
     name = ctx.players.validate_name(body.name)
-    await ctx.players.set_name(player, name, ctx.settings.player_ttl_days * 86_400)
-    await ctx.daily.renamed(player, name)  # the copies of the name kept on leaderboards
+    await ctx.rename_limiter.check("rename:" + player)
+    settings = ctx.settings
+    await ctx.players.set_name(player, name, settings.player_ttl_days * 86_400,
+                               settings.unplayed_player_ttl_s)
+    ctx.daily.renamed(player)
     return json_response(Player(player_id=player, name=name))
+
+
+async def count_new_game(request: web.Request, player: str) -> None:
+    """Count a new game (or daily attempt) against its player's and its address's
+    creation limits (429 past either)."""
+    ctx = ctx_of(request)
+    await ctx.create_limiter.check("new:" + player)
+    await ctx.create_address_limiter.check("new:ip:" + client_address(request))
 
 
 # --- games ----------------------------------------------------------------------------
@@ -151,9 +168,7 @@ async def create_game(request: web.Request) -> web.Response:
     assert player is not None
     body: CreateGame = await body_of(request, CreateGame)
     await ctx.limiter.check(player)
-    assert ctx.create_limiter is not None and ctx.create_address_limiter is not None
-    await ctx.create_limiter.check("new:" + player)
-    await ctx.create_address_limiter.check("new:ip:" + client_address(request))
+    await count_new_game(request, player)
     settings, now = ctx.settings, ctx.clock.time()
     game_id = new_game_id()
     await ctx.players.open_game(player, game_id, now, now + settings.game_ttl_s,

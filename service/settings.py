@@ -121,8 +121,20 @@ class Settings:
     replay_max_diffs: int = 200
     # Finished (won or resigned) games are kept this long after their last command.
     finished_game_ttl_days: int = 90
-    # A player's name and id are kept this long after the player's last write.
+    # A player's name and id are kept this long after the player's last game or rename.
     player_ttl_days: int = 400
+    # --- issue 23: sign-ups, renames and the daily leaderboard's integrity --------------
+    # A player that has started no game (nor daily attempt) yet is kept only this long.
+    unplayed_player_ttl_s: int = 24 * 3600
+    # Sign-ups (POST /v1/players) per client address, a token bucket in the store of
+    # their own (each also counts as a new game from the address, see create_per_address).
+    signup_per_address_rate_per_s: float = 0.1
+    signup_per_address_burst: int = 60
+    # Renames (PATCH /v1/players/me) per player: this many a day, all at once at most.
+    renames_per_day: int = 10
+    # A daily attempt faster than this per move (on average, over 10 moves or more) is
+    # marked machine-paced and ranked after every human-paced one (docs/reliability.md).
+    machine_pace_ms_per_move: int = 100
     open_games_per_player: int = 100
     # Game creation per player and per client address (token buckets in the store).
     create_rate_per_s: float = 1.0

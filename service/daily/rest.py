@@ -12,7 +12,7 @@ from service.daily.challenge import Day, challenge_body, parse_date, today
 from service.daily.service import DailyService, decode_cursor
 from service.engine import VARIANTS
 from service.errors import ApiError, json_response
-from service.rest import ctx_of, no_body
+from service.rest import count_new_game, ctx_of, no_body
 
 routes = web.RouteTableDef()
 
@@ -54,7 +54,9 @@ async def start_attempt(request: web.Request) -> web.Response:
     day = Day(parse_date(request.match_info["date"]))
     variant = _variant(request)
     await ctx.limiter.check(player)
+    await count_new_game(request, player)  # an attempt is a new game: the same limits
     loaded = await daily.start_attempt(player, day, variant)
+    await ctx.players.touch(player, ctx.settings.player_ttl_days * 86_400)
     return json_response(GameCreated(game_id=loaded.game_id, state=ctx.games.state(loaded)), 201)
 
 

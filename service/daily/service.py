@@ -26,7 +26,7 @@ from datetime import timedelta
 
 import msgspec
 
-from protocol.daily import Leaderboard, MyEntry
+from protocol.daily import Leaderboard, LeaderboardEntry, MyEntry
 from service.clock import Clock
 from service.daily.challenge import Day, epoch_ms, today
 from service.daily.deals import DailyDeals
@@ -37,13 +37,26 @@ from service.engine import VARIANTS, Game, Status
 from service.errors import ApiError
 from service.games import DailyTags, GameService, Loaded, new_game_id
 from service.settings import Settings
-from service.store.daily import KEY_LEN, PLAYER_ID_PATTERN, DailyStore, Page, Record
+from service.store.daily import (
+    KEY_LEN,
+    PLAYER_ID_PATTERN,
+    DailyStore,
+    Page,
+    Profile,
+    Record,
+    Row,
+)
 from service.store.errors import GameExists, StoreError
 from service.store.meta import DailyTag
 
 log = logging.getLogger("service.daily")
 
 AROUND = 2  # neighbours above and below the caller's own entry
+# Names a worker read for a page are reused this long: the top page's players are on
+# nearly every read, and reading their names each time cost the store 2.5 times the
+# page itself (benchmarks/README.md). A rename shows at once on the worker that took it.
+NAME_CACHE_S = 1.0
+NAME_CACHE_MAX = 50_000
 ANSWER_MARGIN_S = 0.25  # of the request's deadline, kept to answer once a wait gives up
 
 
@@ -64,6 +77,7 @@ class DailyService:
         self._job = Periodic("daily-ranking", "ranking yesterday's attempts", self._rank_yesterday,
                              self.poll_s, log)
         self._deals: dict[tuple[str, str], Game] = {}
+        self._names: dict[str, tuple[str | None, float]] = {}  # player -> (name, until)
 
     # --- challenges ----------------------------------------------------------------
     async def seed(self, day: Day, variant: str) -> int:
@@ -130,18 +144,13 @@ class DailyService:
         if tag is None or not loaded.game.status.is_final:
             return  # not an attempt, or lost (undo may still save it): ranked at the day's end
         day, variant = Day(tag.date), tag.variant
+        profiles = await self.store.profiles([loaded.owner])
         standing = Standing.from_stats(loaded.owner, loaded.game_id, loaded.seq,
                                        loaded.game.status.value, self.games.stats(loaded),
-                                       epoch_ms(day.ends_at))
-        name = (await self.store.names([loaded.owner]))[loaded.owner]
-        await self.store.record(day.iso, variant, [_record(standing, name)], self.keep_s(day))
-
-    async def renamed(self, player: str, name: str) -> int:
-        """Show the player's new name on every board they are on (the days still kept)."""
-        first = today(self.clock.now()) + timedelta(days=1)
-        boards = [((first - timedelta(days=n)).isoformat(), v)
-                  for n in range(self.settings.daily_keep_days + 2) for v in VARIANTS]
-        return await self.store.rename(player, name, boards)
+                                       epoch_ms(day.ends_at),
+                                       new_player=_new_player(profiles[loaded.owner], day),
+                                       pace_floor_ms=self.settings.machine_pace_ms_per_move)
+        await self.store.record(day.iso, variant, [_record(standing)], self.keep_s(day))
 
     # --- the day's end ---------------------------------------------------------------
     async def ensure_ranked(self, day: Day, variant: str) -> None:
@@ -204,7 +213,7 @@ class DailyService:
                           end_ms: int) -> None:
         final = [s.value for s in Status if s.is_final]
         attempts = await self.games.store.attempts(chunk, keep, final)
-        names = await self.store.names(sorted({a.owner for a in attempts if a is not None}))
+        profiles = await self.store.profiles(sorted({a.owner for a in attempts if a is not None}))
         records = []
         for gid, a in zip(chunk, attempts, strict=True):
             if a is None:
@@ -212,8 +221,10 @@ class DailyService:
             fc = a.foundation_cards if a.foundation_cards is not None else deal.foundation_cards
             standing = Standing.of(player_id=a.owner, game_id=gid, seq=a.seq, status=a.status,
                                    foundation_cards=fc, moves=a.moves, started_at=a.started_at,
-                                   last_at=a.last_at, finished_at=a.finished_at, day_end_ms=end_ms)
-            records.append(_record(standing, names[a.owner]))
+                                   last_at=a.last_at, finished_at=a.finished_at, day_end_ms=end_ms,
+                                   new_player=_new_player(profiles[a.owner], day),
+                                   pace_floor_ms=self.settings.machine_pace_ms_per_move)
+            records.append(_record(standing))
         await self.store.record(day.iso, variant, records, keep, batch=self.batch)
 
     async def _rank_yesterday(self) -> None:
@@ -230,35 +241,48 @@ class DailyService:
     # --- the leaderboard --------------------------------------------------------------
     async def leaderboard(self, day: Day, variant: str, after: bytes | None, limit: int,
                           me: str | None) -> Leaderboard:
-        """The ``Leaderboard`` body of PROTOCOL.md: one round trip, usually.
-
-        The caller's current name is read with the page, so a player who renamed sees
-        the new name at once, and from then on everyone does (see :meth:`renamed`).
+        """The ``Leaderboard`` body of PROTOCOL.md: two round trips, the page, then the
+        names of the players on it (at most ``limit`` + 5), read as they are now: the
+        board keeps player ids, so a rename costs one write and shows everywhere at once.
         """
         over = day.is_over(self.clock.now())
         page = await self._page(day, variant, after, limit, me, over)
-        stale = False
-        current = page.current_name
-        if (me is not None and current is not None and page.me is not None
-                and page.me.name != current):
-            stale = True
-            if page.me.name is None:
-                await self.store.rename(me, current, [(day.iso, variant)])
-            else:
-                await self.renamed(me, current)
-        if page.missing:  # entries written without a name: their players' own, from now on
-            for pid, name in (await self.store.names(page.missing)).items():
-                await self.store.rename(pid, name, [(day.iso, variant)])
-            stale = True
-        if stale:
-            page = await self._page(day, variant, after, limit, me, False)
-        entries = [board_entry(row) for row in page.entries]
+        names = await self._names_of(page.player_ids())
+
+        def entry(row: Row) -> LeaderboardEntry:
+            return board_entry(row, names.get(row.player_id))
+
         mine = None
         if page.me is not None:
-            mine = MyEntry(**msgspec.structs.asdict(board_entry(page.me)),
-                           around=[board_entry(row) for row in page.around])
+            mine = MyEntry(**msgspec.structs.asdict(entry(page.me)),
+                           around=[entry(row) for row in page.around])
         cursor = encode_cursor(page.last) if page.more and page.last else None
-        return Leaderboard(entries=entries, next_cursor=cursor, me=mine)
+        return Leaderboard(entries=[entry(row) for row in page.entries], next_cursor=cursor,
+                           me=mine)
+
+    async def _names_of(self, player_ids: list[str]) -> dict[str, str | None]:
+        """The players' names, from the last ``NAME_CACHE_S`` or in one call to the store."""
+        now = self.clock.time()
+        out: dict[str, str | None] = {}
+        missing = []
+        for pid in player_ids:
+            kept = self._names.get(pid)
+            if kept is not None and kept[1] > now:
+                out[pid] = kept[0]
+            else:
+                missing.append(pid)
+        if missing:
+            if len(self._names) > NAME_CACHE_MAX:
+                self._names.clear()
+            for pid, profile in (await self.store.profiles(missing)).items():
+                out[pid] = profile.name
+                self._names[pid] = (profile.name, now + NAME_CACHE_S)
+        return out
+
+    def renamed(self, player_id: str) -> None:
+        """The player has a new name: this worker reads it again (the others within
+        ``NAME_CACHE_S``)."""
+        self._names.pop(player_id, None)
 
     async def _page(self, day: Day, variant: str, after: bytes | None, limit: int, me: str | None,
                     over: bool) -> Page:
@@ -272,8 +296,13 @@ class DailyService:
         return page
 
 
-def _record(s: Standing, name: str = "") -> Record:
-    return Record(s.player_id, s.game_id, s.seq, s.sort_key(), s.entry_json(), name)
+def _new_player(profile: Profile, day: Day) -> bool:
+    """Signed up after the day began (a player from before ``joined`` was kept: no)."""
+    return profile.joined_s is not None and profile.joined_s >= day.starts_at.timestamp()
+
+
+def _record(s: Standing) -> Record:
+    return Record(s.player_id, s.game_id, s.seq, s.sort_key(), s.entry_json())
 
 
 # --- cursors -------------------------------------------------------------------------

@@ -4,14 +4,17 @@ Everything of one challenge (date, variant) lives in one Cluster slot (see
 ``keys.daily_keys``) and every write is one Lua script over that slot only.
 
 The leaderboard is a sorted set whose members all have score 0 and read
-``<sort key><player_id>|<entry JSON>|<name JSON>``: Redis orders equal scores
+``<sort key><player_id>|<entry JSON>``: Redis orders equal scores
 by bytes, so the fixed-width sort key orders the board exactly as the ranking
 (no float precision to lose; the player id breaks full ties), and a page is a
 single ``ZRANGE ... BYLEX`` whose members are the entries themselves (split into
 :class:`Row` here; the service makes each the protocol's entry). A cursor is
 the ``<sort key><player_id>`` of the last entry read: the next page starts just
 after it, so entries added meanwhile shift nothing, none is skipped, none
-repeated.
+repeated. The board keeps player ids, not names: a rename writes the player's
+own hash and nothing here, and a page's names are read when it is shown
+(:meth:`DailyStore.names`, one round trip for the page). Members written before
+(``...|<entry JSON>|<name JSON>``) are read the same way, their name ignored.
 
 Each attempt's standing is kept as ``<seq>|<sort key>|<entry JSON>`` per game:
 a later write of the same game wins only with a higher seq, so writing an
@@ -25,11 +28,10 @@ computed by the service (:mod:`service.daily.ranking`).
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -50,11 +52,6 @@ PLAYER_ID_PATTERN = r"[A-Za-z0-9_\-]{1,100}"
 _PLAYER_ID = re.compile(f"^{PLAYER_ID_PATTERN}$")
 
 
-def _json(name: str) -> bytes:
-    """A name as a JSON string: the board keeps names ready to splice into an entry."""
-    return msgspec.json.encode(name)
-
-
 _COMMON = f"""
 local KEYLEN = {KEY_LEN}
 local function key_of(v)  -- v = '<seq>|<sort key>|<json>'
@@ -68,31 +65,30 @@ local function json_of(v)
   local _, bar = key_of(v)
   return string.sub(v, bar + KEYLEN + 2)
 end
--- a board member: '<sort key><player id>|<entry JSON>|<name JSON or empty>'
+-- a board member: '<sort key><player id>|<entry JSON>' (a member written before names
+-- were read at display time has '|<name JSON>' after it)
 local function split(m)
   local a = string.find(m, '|', KEYLEN + 1, true)
   local b = string.find(m, '|', a + 1, true)
-  return string.sub(m, KEYLEN + 1, a - 1), string.sub(m, a + 1, b - 1), string.sub(m, b + 1)
+  return string.sub(m, KEYLEN + 1, a - 1), string.sub(m, a + 1, (b or 0) - 1)
 end
 """
 
-# KEYS: board, entries, ranked, attempts, open, names
-# ARGV: ttl_s, then per entry: player_id, game_id, seq, sort key, entry JSON, name JSON ('' = keep)
+# KEYS: board, entries, ranked, attempts, open
+# ARGV: ttl_s, then per entry: player_id, game_id, seq, sort key, entry JSON
 # ``ranked``: player -> their board member. Returns how many entries were written (the
 # others were stale).
 _RECORD = Script(_COMMON + """
 local ttl = tonumber(ARGV[1])
 local written = 0
-for i = 2, #ARGV, 6 do
-  local player, gid, seq, key, json, name =
-    ARGV[i], ARGV[i+1], tonumber(ARGV[i+2]), ARGV[i+3], ARGV[i+4], ARGV[i+5]
+for i = 2, #ARGV, 5 do
+  local player, gid, seq, key, json =
+    ARGV[i], ARGV[i+1], tonumber(ARGV[i+2]), ARGV[i+3], ARGV[i+4]
   local prev = redis.call('HGET', KEYS[2], gid)
   if not prev or seq_of(prev) < seq then
     written = written + 1
     redis.call('HSET', KEYS[2], gid, seq .. '|' .. key .. '|' .. json)
     redis.call('HDEL', KEYS[5], gid)
-    if name ~= '' then redis.call('HSET', KEYS[6], player, name)
-    else name = redis.call('HGET', KEYS[6], player) or '' end
     local cur = redis.call('HGET', KEYS[3], player)
     local curkey, curgid = nil, nil
     if cur then
@@ -114,12 +110,9 @@ for i = 2, #ARGV, 6 do
           end
         end
       end
-    elseif name ~= '' then
-      local _, _, curname = split(cur)
-      if curname ~= name then bkey, bjson = curkey, select(2, split(cur)) end  -- renamed meanwhile
     end
     if bkey then
-      local member = bkey .. player .. '|' .. bjson .. '|' .. name
+      local member = bkey .. player .. '|' .. bjson
       if cur ~= member then
         if cur then redis.call('ZREM', KEYS[1], cur) end
         redis.call('ZADD', KEYS[1], 0, member)
@@ -129,18 +122,18 @@ for i = 2, #ARGV, 6 do
   end
 end
 if ttl > 0 then
-  for i = 1, 6 do redis.call('EXPIRE', KEYS[i], ttl) end
+  for i = 1, 5 do redis.call('EXPIRE', KEYS[i], ttl) end
 end
 return written
 """)
 
-# KEYS: board, ranked, closed[, the caller's player hash (single server only)]
+# KEYS: board, ranked, closed
 # ARGV: require_closed ('0'/'1'), start ('-' or '(<bound>'), limit, me (player id or ''), around
 # Returns {-1} when the day must be ranked first, else {0, rank - 1 of the first member,
-# more (0/1), members, my rank - 1 or -1, rank - 1 of the first near member, near members,
-# the caller's own name or ''}. The members are split by the caller (Python is
-# quicker at it than Redis's Lua, and Redis is the shared one).
-_PAGE = Script(_COMMON + mf.lua("""
+# more (0/1), members, my rank - 1 or -1, rank - 1 of the first near member, near members}.
+# The members are split by the caller (Python is quicker at it than Redis's Lua, and
+# Redis is the shared one).
+_PAGE = Script("""
 if ARGV[1] == '1' and redis.call('EXISTS', KEYS[3]) == 0 then return {-1} end
 local limit = tonumber(ARGV[3])
 local members = redis.call('ZRANGE', KEYS[1], ARGV[2], '+', 'BYLEX', 'LIMIT', 0, limit + 1)
@@ -161,25 +154,7 @@ if ARGV[4] ~= '' then
     near = redis.call('ZRANGE', KEYS[1], lo, r + around)
   end
 end
-local current = ''
-if KEYS[4] then current = redis.call('HGET', KEYS[4], '$name') or '' end
-return {0, first, more, members, rank, lo, near, current}
-""", name=mf.PLAYER_NAME))
-
-# KEYS: board, ranked, names;  ARGV: player_id, name JSON.  A new name, on a board the
-# player is on.
-_RENAME = Script(_COMMON + """
-local cur = redis.call('HGET', KEYS[2], ARGV[1])
-if not cur then return 0 end
-redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
-local _, json = split(cur)
-local member = string.sub(cur, 1, KEYLEN) .. ARGV[1] .. '|' .. json .. '|' .. ARGV[2]
-if member ~= cur then
-  redis.call('ZREM', KEYS[1], cur)
-  redis.call('ZADD', KEYS[1], 0, member)
-  redis.call('HSET', KEYS[2], ARGV[1], member)
-end
-return 1
+return {0, first, more, members, rank, lo, near}
 """)
 
 # KEYS: attempts, open, over
@@ -236,12 +211,25 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1
 """)
 
-# KEYS: player hashes (single server only: they span slots).  Returns each ``name`` or ''.
-_NAMES = Script(mf.lua("""
+# KEYS: player hashes (single server only: they span slots).  Returns each one's name and
+# when it joined, '' for either it has not.
+_PROFILES = Script(mf.lua("""
 local out = {}
-for i, key in ipairs(KEYS) do out[i] = redis.call('HGET', key, '$name') or '' end
+for i, key in ipairs(KEYS) do
+  local v = redis.call('HMGET', key, '$name', '$joined')
+  out[2 * i - 1], out[2 * i] = v[1] or '', v[2] or ''
+end
 return out
-""", name=mf.PLAYER_NAME))
+""", name=mf.PLAYER_NAME, joined=mf.PLAYER_JOINED))
+
+
+class Profile(NamedTuple):
+    """What a board needs of a player: the ``name`` to show (None: the player's record is
+    gone) and when it ``joined`` (seconds since the epoch; None: before that was kept)."""
+
+    name: str | None
+    joined_s: int | None
+
 
 @dataclass(frozen=True, slots=True)
 class Record:
@@ -252,18 +240,15 @@ class Record:
     seq: int
     sort_key: str
     entry: bytes
-    name: str = ""  # the player's name, shown on this board ('' = leave it)
 
 
 class Row(msgspec.Struct, frozen=True, gc=False):
     """One entry of a page as the board keeps it: its ``rank`` (from 1), the
-    ``player_id``, the ``name`` the board shows for them (None: the board has none),
-    and ``entry``, the entry's stored JSON (``Record.entry``). A Struct: a page makes
-    many, and a Struct is made in a fifth of a NamedTuple's time."""
+    ``player_id`` and ``entry``, the entry's stored JSON (``Record.entry``). A Struct:
+    a page makes many, and a Struct is made in a fifth of a NamedTuple's time."""
 
     rank: int
     player_id: str
-    name: str | None
     entry: bytes
 
 
@@ -272,16 +257,18 @@ class Page:
     """A page from the cursor on: ``entries`` in rank order, ``last`` the cursor
     (``<sort key><player id>``) of the last one, ``more`` whether entries follow.
     ``me``: the caller's entry (or None) and ``around`` its neighbours, ``around``
-    entries either side. ``missing``: players the board has no name for. ``current_name``:
-    the caller's name as their player record has it now."""
+    entries either side."""
 
     entries: list[Row]
     last: bytes | None
     more: bool
     me: Row | None
     around: list[Row]
-    missing: list[str]
-    current_name: str | None = None
+
+    def player_ids(self) -> list[str]:
+        """Every player the page shows, once each (whose names it needs)."""
+        rows = [*self.entries, *self.around] + ([self.me] if self.me is not None else [])
+        return list(dict.fromkeys(row.player_id for row in rows))
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,18 +280,12 @@ class CloseStart:
     open_attempts: dict[str, str]
 
 
-_decode_name = msgspec.json.Decoder(str).decode
-
-
-def _row(member: bytes, rank: int, missing: list[str]) -> Row:
-    """The entry of the board member ``<sort key><player id>|<entry>|<name>``."""
+def _row(member: bytes, rank: int) -> Row:
+    """The entry of the board member ``<sort key><player id>|<entry>`` (a name kept
+    after it by an older version is left out: names are read when shown)."""
     head, _, rest = member.partition(b"|")
-    entry, _, name = rest.partition(b"|")
-    player = head[KEY_LEN:].decode()
-    if not name:
-        missing.append(player)
-        return Row(rank, player, None, entry)
-    return Row(rank, player, _decode_name(name), entry)
+    entry = rest.partition(b"|")[0]
+    return Row(rank, head[KEY_LEN:].decode(), entry)
 
 
 class DailyStore:
@@ -352,64 +333,35 @@ class DailyStore:
                 if not _PLAYER_ID.match(r.player_id):
                     raise ValueError(
                         f"a player id holds letters, digits, _ and -: got {r.player_id!r}")
-                args += (r.player_id, r.game_id, r.seq, r.sort_key, r.entry,
-                         _json(r.name) if r.name else "")
+                args += (r.player_id, r.game_id, r.seq, r.sort_key, r.entry)
             written += int(await self.redis.run(
-                _RECORD, [k.board, k.entries, k.ranked, k.attempts, k.open, k.names], args))
+                _RECORD, [k.board, k.entries, k.ranked, k.attempts, k.open], args))
         return written
 
     async def page(self, date: str, variant: str, after: bytes | None, limit: int, me: str | None,
                    around: int, require_closed: bool) -> Page | None:
         """A page of up to ``limit`` entries after the entry ``after`` (``<sort key><player
-        id>``; None: from the top),
-        the caller's entry with ``around`` entries either side, and the caller's current
-        name (``Page.current_name``). None when ``require_closed`` and the day has not
-        been ranked yet. One round trip: on a single server one script reads the
-        caller's player hash too (a key it declares); a Cluster, where that hash is in
-        another slot, reads it with a command of its own sent alongside."""
+        id>``; None: from the top), and the caller's entry with ``around`` entries either
+        side, in one script. None when ``require_closed`` and the day has not been ranked
+        yet."""
         k = keys.daily_keys(date, variant)
         # Just after every member of that entry: '<sort key><player id>|...' < '...|\xff'.
         start = b"-" if after is None else b"(" + after + b"|\xff"
-        script_keys = [k.board, k.ranked, k.closed]
-        own_name = None
-        if me is not None:
-            if self.redis.is_cluster:
-                own_name = asyncio.ensure_future(
-                    self.redis.execute("HGET", keys.player(me), mf.PLAYER_NAME))
-            else:
-                script_keys.append(keys.player(me))
-        try:
-            reply = await self.redis.run(
-                _PAGE, script_keys,
-                ["1" if require_closed else "0", start, limit, me or "", around])
-        finally:
-            current = await own_name if own_name is not None else None
+        reply = await self.redis.run(
+            _PAGE, [k.board, k.ranked, k.closed],
+            ["1" if require_closed else "0", start, limit, me or "", around])
         if int(reply[0]) < 0:
             return None
-        _, first, more, members, rank, lo, near, current_in_script = reply
-        if own_name is None:
-            current = current_in_script
-        missing: list[str] = []
-        entries = [_row(m, int(first) + 1 + i, missing) for i, m in enumerate(members)]
+        _, first, more, members, rank, lo, near = reply
+        entries = [_row(m, int(first) + 1 + i) for i, m in enumerate(members)]
         last = members[-1][:members[-1].index(b"|", KEY_LEN)] if members else None
         mine, neighbours = None, []
         if int(rank) >= 0:
             rank, lo = int(rank), int(lo)
             at = rank - lo
-            mine = _row(near[at], rank + 1, missing)
-            neighbours = [_row(m, lo + 1 + i, missing) for i, m in enumerate(near) if i != at]
-        return Page(entries, last, bool(more), mine, neighbours, sorted(set(missing)),
-                    current.decode() if current else None)
-
-    async def rename(self, player_id: str, name: str, boards: Sequence[tuple[str, str]]) -> int:
-        """Show ``name`` for the player on each of ``boards`` (date, variant) they are on;
-        how many they were on."""
-        calls = []
-        for date, variant in boards:
-            k = keys.daily_keys(date, variant)
-            calls.append(("EVAL", _RENAME.source, 3, k.board, k.ranked, k.names,
-                          player_id, _json(name)))
-        return sum(int(r) for r in await self.redis.pipeline(calls))
+            mine = _row(near[at], rank + 1)
+            neighbours = [_row(m, lo + 1 + i) for i, m in enumerate(near) if i != at]
+        return Page(entries, last, bool(more), mine, neighbours)
 
     async def size(self, date: str, variant: str) -> int:
         return int(await self.redis.execute("ZCARD", keys.daily_keys(date, variant).board))
@@ -438,19 +390,21 @@ class DailyStore:
         return bool(await self.redis.execute("EXISTS", keys.daily_keys(date, variant).closed))
 
     # --- players -------------------------------------------------------------------
-    async def names(self, player_ids: Sequence[str]) -> dict[str, str]:
-        """Each player's name (their id when they have none), in one round trip.
+    async def profiles(self, player_ids: Sequence[str]) -> dict[str, Profile]:
+        """Each player's name and when it joined, in one round trip, however many.
 
         A single server reads them all in one script that declares every key it
         reads (as MGET would); a Cluster, where each player is a slot of their
-        own, gets one pipeline of HGETs split by node.
+        own, gets one pipeline of HMGETs split by node.
         """
         if not player_ids:
             return {}
+        fields = (mf.PLAYER_NAME, mf.PLAYER_JOINED)
         if self.redis.is_cluster:
             replies = await self.redis.pipeline(
-                [("HGET", keys.player(pid), mf.PLAYER_NAME) for pid in player_ids])
+                [("HMGET", keys.player(pid), *fields) for pid in player_ids])
+            flat = [value for reply in replies for value in reply]
         else:
-            replies = await self.redis.run(_NAMES, [keys.player(pid) for pid in player_ids], [])
-        return {pid: raw.decode() if raw else pid
-                for pid, raw in zip(player_ids, replies, strict=True)}
+            flat = await self.redis.run(_PROFILES, [keys.player(pid) for pid in player_ids], [])
+        return {pid: Profile(name.decode() if name else None, int(joined) if joined else None)
+                for pid, name, joined in zip(player_ids, flat[::2], flat[1::2], strict=True)}

@@ -69,7 +69,8 @@ def rate_limit(player_id: str) -> str:
 # -- players ----------------------------------------------------------------
 
 def player(player_id: str) -> str:
-    """Hash: the player's ``name`` (shown on leaderboards)."""
+    """Hash: the player's ``name`` (shown on leaderboards), when it ``joined``, and
+    ``unplayed`` until its first game (service/store/meta.py's player catalogue)."""
     return f"p:{{{player_id}}}"
 
 
@@ -94,11 +95,10 @@ def player_games(player_id: str, variant: str | None = None) -> str:
 #
 # | key                     | type   | holds                                             |
 # |-------------------------|--------|---------------------------------------------------|
-# | ``daily:{d:v}:board``   | zset   | score 0, ``<sort key><player_id>|<entry>|<name>``: |
-# |                         |        | the ranking, each member an entry ready to render |
+# | ``daily:{d:v}:board``   | zset   | score 0, ``<sort key><player_id>|<entry>``: the |
+# |                         |        | ranking, each member an entry (names: when shown) |
 # | ``daily:{d:v}:entries`` | hash   | game_id -> ``<seq>|<sort key>|<entry JSON>``      |
 # | ``daily:{d:v}:ranked``  | hash   | player_id -> their member of the board            |
-# | ``daily:{d:v}:names``   | hash   | player_id -> name (a JSON string), as shown       |
 # | ``daily:{d:v}:attempts``| hash   | player_id -> their attempts' game ids (spaced)    |
 # | ``daily:{d:v}:open``    | hash   | game_id -> player_id, attempts not yet ranked     |
 # | ``daily:{d:v}:over``    | string | set when ranking the day began: no new attempt    |
@@ -130,7 +130,6 @@ class DailyKeys(NamedTuple):
     board: str
     entries: str
     ranked: str
-    names: str
     attempts: str
     open: str
     over: str

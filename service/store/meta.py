@@ -165,11 +165,15 @@ ATTEMPT = (OWNER, SEQ, STATUS, MOVES, FOUNDATION_CARDS, STARTED_AT, LAST_AT, FIN
 
 # -- a player's hash (keys.player), not a game's ----------------------------------
 PLAYER_NAME = "name"
-PLAYER_CREATED_AT = "created_at"
+PLAYER_JOINED = "joined"
+PLAYER_UNPLAYED = "unplayed"
 
 PLAYER_CATALOGUE: tuple[Field, ...] = (
     Field(PLAYER_NAME, TEXT, "the player's name as leaderboards show it (service/players.py)"),
-    Field(PLAYER_CREATED_AT, TIME, "when the player was made (absent: made before it was kept)"),
+    Field(PLAYER_JOINED, INTEGER, "when the player signed up, in seconds since the epoch "
+          "(players from before it was kept have none: they count as joined long ago)"),
+    Field(PLAYER_UNPLAYED, FLAG, "present until the player's first game or daily attempt: "
+          "until then it is kept unplayed_player_ttl_s, not player_ttl_days"),
 )
 
 

@@ -125,6 +125,9 @@ def service(
         "SOLITAIRE_CREATE_BURST": "100000",
         "SOLITAIRE_CREATE_PER_ADDRESS_RATE_PER_S": "100000",
         "SOLITAIRE_CREATE_PER_ADDRESS_BURST": "100000",
+        "SOLITAIRE_SIGNUP_PER_ADDRESS_RATE_PER_S": "100000",
+        "SOLITAIRE_SIGNUP_PER_ADDRESS_BURST": "100000",
+        "SOLITAIRE_RENAMES_PER_DAY": "100000",
         "SOLITAIRE_OPEN_GAMES_PER_PLAYER": "100000",
         # A solution is searched within the request: short, so one never outlasts the
         # request deadline (a 503 "still being searched" is tested with the solver).

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 
 from service.daily.challenge import Seeds
-from service.engine import Draw, Game, Status
+from service.engine import VARIANTS, Draw, Game, Status
+from service.store.connection import RedisConn
+from service.store.solver import ChosenDeal, SolverStore
+from tests.live import settings_for_test
 
 SECRET = "test-secret-0123456789abcdef"
 DAILY_SECRET = "test-daily-secret-0123456789abcdef"  # tests.live.settings_for_test's
@@ -24,6 +28,36 @@ DAY = date(2026, 11, 13)
 VARIANT = "gate"
 MORNING = datetime(2026, 11, 13, 9, tzinfo=UTC)
 NEXT_DAY = datetime(2026, 11, 14, 0, 0, 5, tzinfo=UTC)
+
+
+# The deals the service chose for a date, kept across tests: every test starts on a
+# flushed store, and choosing again would cost each test most of a minute of solving.
+# Written back before the service starts, they are what it would have kept itself.
+_CHOSEN: dict[str, dict[str, ChosenDeal]] = {}
+
+
+async def restore_chosen(url: str, tmp_path: Path) -> None:
+    """Write back the deals an earlier test's service chose (none before the first)."""
+    redis = RedisConn(settings_for_test(url, tmp_path), url)
+    try:
+        store = SolverStore(redis)
+        for day, deals in _CHOSEN.items():
+            for variant, deal in deals.items():
+                await store.keep_chosen(day, variant, deal, 40 * 86400)
+    finally:
+        await redis.aclose()
+
+
+async def remember_chosen(url: str, tmp_path: Path) -> None:
+    """Keep the deals of DAY and the next day, once the service has chosen them all."""
+    redis = RedisConn(settings_for_test(url, tmp_path), url)
+    try:
+        for day in (DAY, DAY + timedelta(days=1)):
+            found = await SolverStore(redis).chosen_many(day.isoformat(), tuple(VARIANTS))
+            if all(found.values()):
+                _CHOSEN[day.isoformat()] = found  # type: ignore[assignment]
+    finally:
+        await redis.aclose()
 
 
 class Api:
@@ -142,6 +176,8 @@ def winning_line(day: date = DAY, variant: str = VARIANT) -> tuple[dict[str, Any
 
 def spec_order(entry: dict[str, Any]) -> tuple[Any, ...]:
     """PROTOCOL.md's ranking: won first, then more foundation cards, then shorter duration,
-    then fewer moves, then earlier finish (a finish the day's end caught counts as that end)."""
-    return (not entry["won"], -entry["foundation_cards"], entry["duration_ms"], entry["moves"],
+    then fewer moves, then earlier finish (a finish the day's end caught counts as that end);
+    marked entries (a new player's, a machine-paced one) after every unmarked one (issue 23)."""
+    return (entry["new_player"] or entry["machine_paced"], not entry["won"],
+            -entry["foundation_cards"], entry["duration_ms"], entry["moves"],
             entry["finished_at"] or "9999", entry["player_id"])

@@ -34,6 +34,8 @@ from tests.service.daily_helpers import (
     NEXT_DAY,
     VARIANT,
     Api,
+    remember_chosen,
+    restore_chosen,
     spec_order,
     winning_line,
 )
@@ -48,44 +50,16 @@ def clock() -> FakeClock:
     return FakeClock(MORNING)
 
 
-# The deals the service chose for a date, kept across tests: every test starts on a
-# flushed store, and choosing again would cost each test most of a minute of solving.
-# Written back before the service starts, they are what it would have kept itself.
-_CHOSEN: dict[str, dict[str, ChosenDeal]] = {}
-
-
-async def _restore_chosen(url: str, tmp_path: Path) -> None:
-    redis = RedisConn(settings_for_test(url, tmp_path), url)
-    try:
-        store = SolverStore(redis)
-        for date, deals in _CHOSEN.items():
-            for variant, deal in deals.items():
-                await store.keep_chosen(date, variant, deal, 40 * 86400)
-    finally:
-        await redis.aclose()
-
-
-async def _remember_chosen(url: str, tmp_path: Path) -> None:
-    redis = RedisConn(settings_for_test(url, tmp_path), url)
-    try:
-        for date in (D, NEXT):
-            found = await SolverStore(redis).chosen_many(date, VARIANTS)
-            if all(found.values()):
-                _CHOSEN[date] = found  # type: ignore[assignment]
-    finally:
-        await redis.aclose()
-
-
 @pytest.fixture
 async def api(any_redis_url: str, tmp_path: Path, clock: FakeClock) -> AsyncIterator[Api]:
     """The service on a single server, then on a Redis Cluster (each test runs twice)."""
-    await _restore_chosen(any_redis_url, tmp_path)
+    await restore_chosen(any_redis_url, tmp_path)
     async with running_service(settings_for_test(any_redis_url, tmp_path), clock) as base, \
             aiohttp.ClientSession() as session:
         api = Api(session, base)
         await api.chosen()  # the day's deals are chosen at start-up (503 until then)
         yield api
-        await _remember_chosen(any_redis_url, tmp_path)
+        await remember_chosen(any_redis_url, tmp_path)
 
 
 def check_board(body: Any) -> Leaderboard:
@@ -438,7 +412,7 @@ async def test_more_attempts_when_the_setting_allows_and_the_best_counts(
         any_redis_url: str, tmp_path: Path, clock: FakeClock) -> None:
     settings = settings_for_test(any_redis_url, tmp_path, daily_attempts=2)
     line = winning_line()
-    await _restore_chosen(any_redis_url, tmp_path)
+    await restore_chosen(any_redis_url, tmp_path)
     async with running_service(settings, clock) as base, aiohttp.ClientSession() as session:
         api = Api(session, base)
         await api.chosen()
@@ -464,12 +438,14 @@ async def test_day_rollover_ranks_open_attempts_reveals_the_seed_and_opens_the_n
     """Two instances share the store; both are read at the moment the day is over."""
     settings = settings_for_test(any_redis_url, tmp_path)
     line = winning_line()
-    await _restore_chosen(any_redis_url, tmp_path)
+    await restore_chosen(any_redis_url, tmp_path)
     async with running_service(settings, clock) as one, running_service(settings, clock) as two, \
             aiohttp.ClientSession() as session:
         a, b = Api(session, one), Api(session, two)
         await a.chosen()
-        players = [await (a if i % 2 else b).player(f"P{i}") for i in range(12)]
+        clock.set(datetime.combine(DAY, time(0), UTC) - timedelta(hours=1))  # players from
+        players = [await (a if i % 2 else b).player(f"P{i}") for i in range(12)]  # before the day
+        clock.set(MORNING)
         games = {}
         for i, (pid, token) in enumerate(players):
             games[pid] = (await (a if i % 2 else b).attempt(token))["game_id"]
@@ -478,6 +454,7 @@ async def test_day_rollover_ranks_open_attempts_reveals_the_seed_and_opens_the_n
             clock.advance(10)
         winner_pid, winner = players[0]
         for command in line:
+            clock.advance(1)  # a person's pace (a move a second)
             await b.command(winner, games[winner_pid], command)
         _, stranger = await a.player("Stranger")
         await a.call("GET", f"/v1/games/{games[winner_pid]}", stranger, 404)

@@ -21,10 +21,12 @@ SECRET = b"test-secret-0123456789abcdef"
 
 
 def standing(player: str = "p_a", *, won: bool = False, fc: int = 0, duration: int = 0,
-             moves: int = 0, finish_ms: int = 0) -> Standing:
+             moves: int = 0, finish_ms: int = 0, new_player: bool = False,
+             machine_paced: bool = False) -> Standing:
     return Standing(player_id=player, game_id="g_" + player, seq=1,
                     status="won" if won else "resigned", foundation_cards=fc, moves=moves,
-                    duration_ms=duration, finished_at=None, finish_ms=finish_ms)
+                    duration_ms=duration, finished_at=None, finish_ms=finish_ms,
+                    new_player=new_player, machine_paced=machine_paced)
 
 
 def at(clock_time: str) -> datetime:
@@ -34,8 +36,10 @@ def at(clock_time: str) -> datetime:
 
 def spec_order(s: Standing) -> tuple[object, ...]:
     """PROTOCOL.md: won first, then more foundation cards, then shorter duration, then
-    fewer moves, then earlier finish (then the player id, so the order is total)."""
-    return (not s.won, -s.foundation_cards, s.duration_ms, s.moves, s.finish_ms, s.player_id)
+    fewer moves, then earlier finish (then the player id, so the order is total); marked
+    entries (a new player's, a machine-paced one) after every unmarked one (issue 23)."""
+    return (s.new_player or s.machine_paced, not s.won, -s.foundation_cards, s.duration_ms,
+            s.moves, s.finish_ms, s.player_id)
 
 
 # --- dates -----------------------------------------------------------------------------
@@ -127,12 +131,14 @@ def test_an_earlier_finish_ranks_higher() -> None:
 
 
 @given(st.lists(st.tuples(st.booleans(), st.integers(0, 104), st.integers(0, 10**9),
-                          st.integers(0, 10**6), st.integers(0, 4 * 10**12)),
+                          st.integers(0, 10**6), st.integers(0, 4 * 10**12),
+                          st.sampled_from([(False, False), (True, False), (False, True)])),
                 min_size=2, max_size=40))
 def test_the_sort_key_orders_exactly_as_the_ranking(
-        rows: list[tuple[bool, int, int, int, int]]) -> None:
-    standings = [standing(f"p_{i:03d}", won=w, fc=fc, duration=d, moves=m, finish_ms=f)
-                 for i, (w, fc, d, m, f) in enumerate(rows)]
+        rows: list[tuple[bool, int, int, int, int, tuple[bool, bool]]]) -> None:
+    standings = [standing(f"p_{i:03d}", won=w, fc=fc, duration=d, moves=m, finish_ms=f,
+                          new_player=marks[0], machine_paced=marks[1])
+                 for i, (w, fc, d, m, f, marks) in enumerate(rows)]
     by_key = sorted(standings, key=lambda s: s.member().encode())  # Redis compares bytes
     assert by_key == sorted(standings, key=spec_order)
     assert all(len(s.sort_key()) == KEY_LEN for s in standings)
@@ -156,7 +162,7 @@ def test_an_entry_read_back_is_the_protocols_entry_field_for_field() -> None:
     s = Standing.of(player_id="p_a", game_id="g_a", seq=9, status="won", foundation_cards=52,
                     moves=88, started_at=at("10:00:00.000"), last_at=None,
                     finished_at=at("10:03:00.500"), day_end_ms=0)
-    read = board_entry(Row(3, "p_a", "Annie", s.entry_json()))
+    read = board_entry(Row(3, "p_a", s.entry_json()), "Annie")
     expected = LeaderboardEntry(rank=3, player_id="p_a", name="Annie", game_id="g_a",
                                 status="won", won=True, foundation_cards=52, moves=88,
                                 duration_ms=180_500, finished_at="2026-11-29T10:03:00.500Z")
@@ -166,8 +172,8 @@ def test_an_entry_read_back_is_the_protocols_entry_field_for_field() -> None:
     assert msgspec.json.decode(msgspec.json.encode(read), type=LeaderboardEntry) == expected
 
 
-def test_an_entry_the_board_has_no_name_for_shows_the_player_id() -> None:
-    read = board_entry(Row(1, "p_b", None, standing("p_b").entry_json()))
+def test_an_entry_whose_players_record_is_gone_shows_the_player_id() -> None:
+    read = board_entry(Row(1, "p_b", standing("p_b").entry_json()), None)
     assert (read.player_id, read.name) == ("p_b", "p_b")
 
 

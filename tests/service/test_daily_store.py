@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import itertools
 import random
 from datetime import UTC, datetime
@@ -49,15 +48,15 @@ async def write(daily: DailyStore, *standings: Standing) -> int:
 def entries(page: Page | None) -> list[dict[str, Any]]:
     """The page's entries as the service sends them."""
     assert page is not None
-    return [msgspec.to_builtins(board_entry(row)) for row in page.entries]
+    return [msgspec.to_builtins(board_entry(row, None)) for row in page.entries]
 
 
 def me(page: Page | None) -> dict[str, Any] | None:
     assert page is not None
     if page.me is None:
         return None
-    return {**msgspec.to_builtins(board_entry(page.me)),
-            "around": [msgspec.to_builtins(board_entry(row)) for row in page.around]}
+    return {**msgspec.to_builtins(board_entry(page.me, None)),
+            "around": [msgspec.to_builtins(board_entry(row, None)) for row in page.around]}
 
 
 async def read(
@@ -115,22 +114,15 @@ async def test_a_page_carries_its_ranks_and_a_cursor_to_the_next(daily: DailySto
         (21 + i, f"p_{4 - i:02d}") for i in range(5)]
 
 
-async def test_an_entry_shows_the_figures_and_the_name_it_was_written_with(
-    daily: DailyStore,
-) -> None:
+async def test_an_entry_shows_the_figures_it_was_written_with(daily: DailyStore) -> None:
     s = standing("p_a", won=True, fc=52, duration=90_250, moves=150)
-    await daily.record(
-        DATE,
-        VARIANT,
-        [Record(s.player_id, s.game_id, s.seq, s.sort_key(), s.entry_json(), 'Zoë "the Ace" 李')],
-        TTL_S,
-    )
+    await write(daily, s)
     page = await read(daily)
     assert entries(page) == [
         {
             "rank": 1,
             "player_id": "p_a",
-            "name": 'Zoë "the Ace" 李',
+            "name": "p_a",  # the service puts the player's name here when it shows the page
             "game_id": "g_p_a",
             "status": "won",
             "won": True,
@@ -138,21 +130,43 @@ async def test_an_entry_shows_the_figures_and_the_name_it_was_written_with(
             "moves": 150,
             "duration_ms": 90_250,
             "finished_at": None,
+            "new_player": False,
+            "machine_paced": False,
         }
     ]
-    assert page is not None and page.missing == []
-    await write(daily, standing("p_b"))  # written without a name: shown under the id, and said so
-    page = await read(daily)
-    assert entries(page)[1]["name"] == "p_b" and page is not None and page.missing == ["p_b"]
 
 
-async def test_a_new_name_shows_on_the_boards_the_player_is_on(daily: DailyStore) -> None:
-    await write(daily, standing("p_a"))
-    other_day = ("2026-11-28", VARIANT)
-    assert await daily.rename("p_a", "Annie", [(DATE, VARIANT), other_day]) == 1
-    assert entries(await read(daily))[0]["name"] == "Annie"
-    assert await daily.page(*other_day, None, 10, None, 2, require_closed=False) is not None
-    assert await daily.size(*other_day) == 0
+async def test_the_board_keeps_player_ids_and_their_names_are_read_in_one_call(
+        daily: DailyStore) -> None:
+    """A rename touches no board: the names of a page are the players' own, read when
+    shown; a player whose record is gone has none (the service shows the id)."""
+    await write(daily, standing("p_a"), standing("p_b"), standing("p_c"))
+    page = await read(daily, caller="p_b")
+    assert page is not None and page.player_ids() == ["p_a", "p_b", "p_c"]
+    for pid, name in (("p_a", 'Zoë "the Ace" 李'), ("p_b", "bob")):
+        await daily.redis.execute("HSET", keys.player(pid), "name", name, "joined", 1_700_000_000)
+    profiles = await daily.profiles(page.player_ids())
+    assert profiles == {"p_a": ('Zoë "the Ace" 李', 1_700_000_000),
+                        "p_b": ("bob", 1_700_000_000), "p_c": (None, None)}
+    assert await daily.profiles([]) == {}
+
+
+async def test_a_board_written_with_names_in_its_members_still_reads_and_updates(
+        daily: DailyStore) -> None:
+    """Members an older version wrote (``<key><player>|<entry>|<name JSON>``) are read
+    without their name, and a new best attempt of theirs replaces them."""
+    k = keys.daily_keys(DATE, VARIANT)
+    old = standing("p_a", fc=3, game="g_old")
+    member = (old.sort_key() + "p_a|").encode() + old.entry_json() + b'|"Old Name"'
+    await daily.redis.execute("ZADD", k.board, 0, member)
+    await daily.redis.execute("HSET", k.ranked, "p_a", member)
+    await daily.redis.execute("HSET", k.entries, "g_old",
+                              f"1|{old.sort_key()}|".encode() + old.entry_json())
+    assert [(e["player_id"], e["foundation_cards"]) for e in entries(await read(daily))] == [
+        ("p_a", 3)]
+    await write(daily, standing("p_a", won=True, fc=52, game="g_new"))
+    assert [(e["player_id"], e["won"]) for e in entries(await read(daily))] == [("p_a", True)]
+    assert int(await daily.redis.execute("ZCARD", k.board)) == 1
 
 
 async def test_pages_skip_and_repeat_nothing_while_entries_are_added(daily: DailyStore) -> None:
@@ -288,13 +302,11 @@ async def test_writing_an_entry_takes_its_game_out_of_the_open_attempts(daily: D
 
 async def test_every_key_of_a_challenge_expires(daily: DailyStore, store: Store) -> None:
     await daily.reserve(DATE, VARIANT, "p_a", "g_1", 1, TTL_S)
-    await daily.record(
-        DATE, VARIANT, [dataclasses.replace(record(standing("p_a")), name="Ann")], TTL_S
-    )
+    await write(daily, standing("p_a"))
     await daily.begin_close(DATE, VARIANT, "t", 60_000, TTL_S)
     await daily.finish_close(DATE, VARIANT, "t", TTL_S)
     k = keys.daily_keys(DATE, VARIANT)
-    for key in (k.board, k.entries, k.ranked, k.names, k.attempts, k.over, k.closed):
+    for key in (k.board, k.entries, k.ranked, k.attempts, k.over, k.closed):
         ttl = await store.redis.execute("TTL", key)
         assert 0 < ttl <= TTL_S, (key, ttl)
 
@@ -329,13 +341,14 @@ async def test_attempts_read_games_across_slots_and_keep_open_ones(
     assert 100 < await store.redis.execute("TTL", keys.game_meta("g_0")) <= 5000
 
 
-async def test_names_come_in_one_pipeline_and_default_to_the_id(
+async def test_names_come_in_one_call_across_slots_and_a_gone_player_has_none(
     daily: DailyStore, store: Store
 ) -> None:
     for i in range(5):
         await store.redis.execute("HSET", keys.player(f"p_{i}"), "name", f"Name {i}")
-    names = await daily.names([f"p_{i}" for i in range(6)])
-    assert names == {**{f"p_{i}": f"Name {i}" for i in range(5)}, "p_5": "p_5"}
+    profiles = await daily.profiles([f"p_{i}" for i in range(6)])
+    assert {pid: p.name for pid, p in profiles.items()} == {
+        **{f"p_{i}": f"Name {i}" for i in range(5)}, "p_5": None}
 
 
 async def test_a_board_of_many_entries_is_written_in_batches(daily: DailyStore) -> None:
