@@ -28,11 +28,14 @@ after the close.
 from __future__ import annotations
 
 import asyncio
+import inspect
+import math
 from typing import Any, cast
 
 from redis.asyncio import Redis
 from redis.asyncio.connection import AbstractConnection, Connection
 from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from service.store.pool import ClientClosed
 from service.store.resp import pack_commands
@@ -132,6 +135,37 @@ class AutoPipeline:
     async def _round_trip(self, conn: AbstractConnection, packed: bytes,
                           commands: list[tuple[Any, ...]]) -> list[Any]:
         await conn.send_packed_command(packed)
+        if conn._resp2_fallback:  # a server without RESP3: redis-py's callbacks differ
+            return await self._read_each(conn, commands)
+        # One deadline for the batch's replies (the connection's socket timeout), not one
+        # per reply as redis-py's reads have: the replies come together.
+        callbacks = self.client.response_callbacks
+        replies: list[Any] = []
+        try:
+            async with asyncio.timeout(conn.socket_timeout):
+                for args in commands:
+                    try:
+                        reply = await conn.read_response(timeout=math.inf)
+                    except ResponseError as exc:
+                        replies.append(exc)
+                        continue
+                    callback = callbacks.get(args[0])
+                    if callback is not None:
+                        reply = callback(reply)
+                        if inspect.isawaitable(reply):
+                            reply = await reply
+                    replies.append(reply)
+        except BaseException as exc:
+            # Cancelled, timed out or failed with replies still unread: the connection is
+            # not reused for anything else (a retry connects again).
+            await conn.disconnect(nowait=True)
+            if isinstance(exc, TimeoutError):  # the batch's deadline: retried as redis-py's
+                raise RedisTimeoutError("Timeout reading from the store") from exc
+            raise
+        return replies
+
+    async def _read_each(self, conn: AbstractConnection,
+                         commands: list[tuple[Any, ...]]) -> list[Any]:
         parse = self.client.parse_response
         replies: list[Any] = []
         try:
@@ -141,8 +175,6 @@ class AutoPipeline:
                 except ResponseError as exc:
                     replies.append(exc)
         except BaseException:
-            # Cancelled, or failed, with replies still unread: the connection is not
-            # reused for anything else (a retry connects again).
             await conn.disconnect(nowait=True)
             raise
         return replies
