@@ -5,12 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import platform
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 from service import memory
+from service.clock import FakeClock
+from service.games import GameService
 from service.memory import Trimmer
+from service.metrics import Metrics
+from service.store import keys
+from tests.live import settings_for_test
 from tests.service.helpers import wait_for
+from tests.stores import Store
 
 
 async def test_memory_is_given_back_once_a_burst_of_sockets_has_closed() -> None:
@@ -38,3 +47,22 @@ def test_glibc_malloc_trim_is_found() -> None:
     assert trim is not None
     assert trim() in (0, 1)  # 1: memory was returned, 0: there was none to return
 
+
+async def test_reading_a_game_the_cache_has_as_it_is_keeps_the_cached_copy(
+        redis_url: str, store_factory: Callable[..., Awaitable[Store]], tmp_path: Path) -> None:
+    # Each hello reads its game: a burst of hellos must not leave a new long-lived copy of
+    # each game among the sockets' memory (it would keep that memory from the system).
+    store = await store_factory(redis_url)
+    service = GameService(store.games, settings_for_test(redis_url, tmp_path),
+                          FakeClock(datetime(2026, 5, 1, 9, tzinfo=UTC)), Metrics())
+    created = await service.create("p1", "gilbert", 3, None, False)
+    first = await service.load(created.game_id)
+    assert await service.load(created.game_id) is first
+    await service.command(created.game_id, "p1", {"type": "draw"}, None, "c1")
+    after = await service.load(created.game_id)
+    assert after is not first and after.seq == 1
+    assert await service.load(created.game_id) is after
+    # Another instance's hint (the count beside the log) is not the cached copy's.
+    await store.redis.execute("HINCRBY", keys.game_meta(created.game_id), "hints", 1)
+    hinted = await service.load(created.game_id)
+    assert hinted is not after and hinted.hints == after.hints + 1
