@@ -11,10 +11,6 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from aiohttp import web
-
-from service.app import create_app
-from service.connections import AccessLog
 from service.settings import Settings, redact_url, unknown_variables
 from service.store.embedded import EmbeddedServer, EmbeddedServerError
 from service.workers import Supervisor, announce_ready, as_worker, is_worker, reserve_port
@@ -73,6 +69,13 @@ async def _supervise(settings: Settings) -> int:
 
 
 async def _serve_one(settings: Settings) -> None:
+    # Imported here, not at the top: a supervisor of workers runs none of it, and the
+    # web service's modules were a third of its memory (benchmarks/README.md, "Memory").
+    from aiohttp import web
+
+    from service.app import create_app
+    from service.connections import AccessLog
+
     runner = web.AppRunner(create_app(settings), handle_signals=False,
                            shutdown_timeout=SHUTDOWN_TIMEOUT_S,
                            access_log_class=AccessLog)

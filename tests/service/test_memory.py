@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import platform
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -66,3 +68,14 @@ async def test_reading_a_game_the_cache_has_as_it_is_keeps_the_cached_copy(
     await store.redis.execute("HINCRBY", keys.game_meta(created.game_id), "hints", 1)
     hinted = await service.load(created.game_id)
     assert hinted is not after and hinted.hints == after.hints + 1
+
+
+def test_the_supervisor_does_not_load_the_service_it_runs_in_its_workers() -> None:
+    # A supervisor of workers (python -m service with workers > 1) runs none of the web
+    # service: importing it was a third of the supervisor's memory (about 19 MiB of 54).
+    code = ("import sys, service.__main__; print(sorted(m for m in "
+            "('aiohttp', 'service.app', 'service.ws') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60, cwd=Path(__file__).resolve().parents[2])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
