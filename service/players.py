@@ -7,6 +7,7 @@ import unicodedata
 
 from protocol.fields import PLAYER_NAME_MAX
 from service.errors import ApiError
+from service.name_scripts import mixed_scripts
 from service.store import keys
 from service.store import meta as mf
 from service.store.connection import RedisConn, Script
@@ -54,6 +55,13 @@ class Players:
         if not 1 <= len(clean) <= PLAYER_NAME_MAX:
             raise ApiError("bad_request", f"a player name has 1 to {PLAYER_NAME_MAX} characters, "
                            f"got {len(clean)}", {"field": "name"})
+        mixed = mixed_scripts(clean)
+        if mixed is not None:
+            first, other, letter = mixed
+            raise ApiError("bad_request", f"a player name is written in one script: this one "
+                           f"mixes {first.title()} and {other.title()} letters ({letter!r} is "
+                           f"U+{ord(letter):04X} {unicodedata.name(letter)}), which lets one "
+                           f"name pass for another", {"field": "name"})
         if not _NAME.match(clean) or "  " in clean:
             raise ApiError("bad_request", "a player name holds letters, digits, single spaces "
                            "and . ' - _ and starts with a letter or digit", {"field": "name"})

@@ -30,7 +30,7 @@ from protocol.rest import (
 )
 from service import addresses, wire
 from service.caller import player_of
-from service.context import READY_PING_S, Context, context
+from service.context import Context, context
 from service.errors import COMMANDS_ROUTE, ApiError, json_response
 from service.games import engine_command, new_game_id
 from service.metrics import CONTENT_TYPE
@@ -216,10 +216,9 @@ async def healthz(request: web.Request) -> web.Response:
 
 @routes.get("/readyz")
 async def readyz(request: web.Request) -> web.Response:
-    ctx = ctx_of(request)
-    if not await ctx.store_ready():
-        raise ApiError("unavailable", "the game store is unreachable or did not answer a PING "
-                       f"within {READY_PING_S:g} s")
+    reason = await ctx_of(request).not_ready()
+    if reason is not None:
+        raise ApiError("unavailable", reason)
     return json_response(_OK)
 
 
