@@ -135,7 +135,7 @@ class AutoPipeline:
     async def _round_trip(self, conn: AbstractConnection, packed: bytes,
                           commands: list[tuple[Any, ...]]) -> list[Any]:
         await conn.send_packed_command(packed)
-        if conn._resp2_fallback:  # a server without RESP3: redis-py's callbacks differ
+        if getattr(conn, "_resp2_fallback", False):  # no RESP3 server: redis-py's callbacks differ
             return await self._read_each(conn, commands)
         # One deadline for the batch's replies (the connection's socket timeout), not one
         # per reply as redis-py's reads have: the replies come together.
