@@ -11,12 +11,7 @@ import signal
 import socket
 from collections.abc import Sequence
 
-from aiohttp import web
-
 from service import logs
-from service.app import create_app
-from service.auth import UnsafeSecretFile
-from service.connections import AccessLog
 from service.settings import Settings, redact_url, unknown_variables
 from service.store import persistence
 from service.store.connection import RedisConn
@@ -124,6 +119,14 @@ async def _supervise(settings: Settings) -> int:
 async def _serve_one(settings: Settings, listener: socket.socket | None) -> None:
     """Serve on ``listener`` (the one process's socket), or, in a worker, on the port it
     shares with the others of its instance (``SO_REUSEPORT``: service/workers.py)."""
+    # Imported here, not at the top: a supervisor of workers runs none of it, and the
+    # web service's modules were a third of its memory (benchmarks/README.md, "Memory").
+    from aiohttp import web
+
+    from service.app import create_app
+    from service.auth import UnsafeSecretFile
+    from service.connections import AccessLog
+
     try:
         app = create_app(settings)
     except UnsafeSecretFile as exc:

@@ -36,6 +36,7 @@ from service.errors import ApiError, Handler, error_middleware, json_protocol_er
 from service.games import GameService, Loaded
 from service.hints import Hints
 from service.looplag import LoopLag
+from service.memory import Trimmer
 from service.metrics import Metrics
 from service.players import Players
 from service.ratelimit import Limiter
@@ -216,14 +217,17 @@ async def _running(app: web.Application) -> AsyncIterator[None]:
     ctx = app[CONTEXT]
     daily = ctx.daily
     lag = LoopLag(ctx.metrics.loop_lag)
+    trimmer = Trimmer(ctx.sockets)  # memory given back after a burst of sockets closes
     try:
         lag.start()
+        trimmer.start()
         daily.deals.start()  # choosing the deals ahead
         daily.start()  # ranking the days that end
         yield
     finally:
         # The tasks stop before the store they use closes.
         await lag.stop()
+        await trimmer.stop()
         await daily.deals.stop()
         await daily.stop()
         await ctx.pool.aclose()

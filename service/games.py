@@ -133,6 +133,12 @@ class Loaded:
         return self.meta.owner
 
 
+def _same(a: Loaded, b: Loaded) -> bool:
+    """Whether two reads of a game found it as it was (the hash chains every event)."""
+    return (a.seq == b.seq and a.hash == b.hash and a.hints == b.hints and a.meta == b.meta
+            and a.last_at == b.last_at)
+
+
 FinalHook = Callable[[Loaded], Awaitable[None]]
 # Called as a game is made, before it is stored: (owner, game_id, variant, created_at).
 CreateHook = Callable[[str, str, str, datetime], Awaitable[None]]
@@ -194,6 +200,13 @@ class GameService:
             game = game.apply(decode_event(raw).command)[0]
         loaded = Loaded(game_id, meta, game, meta.seq, meta.started_at, meta.finished_at,
                         meta.last_at, meta.hash or START, meta.hints or 0)
+        cached = self._cache.get(game_id)
+        if cached is not None and _same(cached, loaded):
+            # The cache has it already: keep that one. Each hello reads its game, and a
+            # burst of hellos made as many copies, the last of each kept for good: the
+            # long-lived copies, scattered among the sockets' memory, kept most of it
+            # from being given back once the sockets closed (benchmarks/README.md, "Memory").
+            loaded = cached
         self._remember(loaded)
         return loaded
 

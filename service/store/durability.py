@@ -117,7 +117,9 @@ class Durability:
         its event published after it) to be as durable as the level asks."""
         if self.need is None:
             return False
-        if self.need != (1, 0) or isinstance(self.conn.client, RedisCluster):
+        # is_cluster, not isinstance(client, RedisCluster): a check of redis-py's Protocol
+        # classes, which cost most of this call, on every write.
+        if self.need != (1, 0) or self.conn.is_cluster:
             return True
         loop = asyncio.get_running_loop()
         if self._checked_at is not None and loop.time() - self._checked_at < CHECK_EVERY_S:

@@ -9,6 +9,16 @@ transaction: each keeps its own reply or error), with a few pipelines in
 flight at once. Under light load a batch is one command, and the cost is one
 extra loop turn.
 
+A batch is packed here (:func:`~service.store.resp.pack_commands`) and written on a
+connection the pipeline holds between batches (one per batch in flight, taken from the
+client's pool once), and its replies are read with redis-py's parser and response
+callbacks: what redis-py's ``Pipeline`` does, without its per-batch object, pool
+checkout (with a check that the connection has nothing unread), per-argument encoding
+and bookkeeping, which were about a tenth of a command's CPU (benchmarks/README.md). As
+with redis-py's pipeline, a connection error or timeout retries the whole batch on a
+fresh connection (the client's retry policy): an append sent twice finds its
+command_id and reports the first application.
+
 A batch runs in a task of its own, which outlives a caller that stops waiting (its
 deadline passed, its job was stopped): :meth:`AutoPipeline.aclose`, before the client
 closes, ends the batches still queued or in flight, so none of them uses a connection
@@ -18,11 +28,17 @@ after the close.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import inspect
+import math
+from typing import Any, cast
 
 from redis.asyncio import Redis
+from redis.asyncio.connection import AbstractConnection, Connection
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from service.store.pool import ClientClosed
+from service.store.resp import pack_commands
 
 
 class AutoPipeline:
@@ -35,6 +51,7 @@ class AutoPipeline:
         self._scheduled = False
         # The loop keeps only weak references to tasks: hold the batches in flight.
         self._tasks: set[asyncio.Task[None]] = set()
+        self._held: list[AbstractConnection] = []  # idle between batches, at most max_in_flight
         self.batches = 0
         self.commands = 0
         self._closed = False
@@ -67,11 +84,8 @@ class AutoPipeline:
 
     async def _send(self, batch: list[tuple[tuple[Any, ...], asyncio.Future[Any]]]) -> None:
         try:
-            pipe = self.client.pipeline(transaction=False)
-            for args, _ in batch:
-                pipe.execute_command(*args)
             try:
-                replies = await pipe.execute(raise_on_error=False)
+                replies = await self._exchange([args for args, _ in batch])
             except BaseException as exc:  # every waiter must hear of it
                 heard: BaseException = exc
                 if isinstance(exc, asyncio.CancelledError):  # the client is closing
@@ -98,6 +112,73 @@ class AutoPipeline:
                 self._scheduled = True
                 asyncio.get_running_loop().call_soon(self._launch)
 
+    async def _exchange(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Each command's reply (an error reply as its exception), in order; a failure of
+        the connection raised once the retries are spent."""
+        packed = pack_commands(commands)  # a DataError for a bad argument: nothing sent
+        pool = self.client.connection_pool
+        get = pool.get_connection
+        conn: AbstractConnection = (self._held.pop() if self._held
+                                    else await get())  # type: ignore[no-untyped-call]
+        done = False
+        try:
+            replies: list[Any] = await conn.retry.call_with_retry(
+                lambda: self._round_trip(conn, packed, commands), lambda _: conn.disconnect())
+            done = True
+            return replies
+        finally:
+            if done and not self._closed:
+                self._held.append(conn)
+            else:  # the pool disconnects it if it is closed
+                await pool.release(conn)
+
+    async def _round_trip(self, conn: AbstractConnection, packed: bytes,
+                          commands: list[tuple[Any, ...]]) -> list[Any]:
+        await conn.send_packed_command(packed)
+        if getattr(conn, "_resp2_fallback", False):  # no RESP3 server: redis-py's callbacks differ
+            return await self._read_each(conn, commands)
+        # One deadline for the batch's replies (the connection's socket timeout), not one
+        # per reply as redis-py's reads have: the replies come together.
+        callbacks = self.client.response_callbacks
+        replies: list[Any] = []
+        try:
+            async with asyncio.timeout(conn.socket_timeout):
+                for args in commands:
+                    try:
+                        reply = await conn.read_response(timeout=math.inf)
+                    except ResponseError as exc:
+                        replies.append(exc)
+                        continue
+                    callback = callbacks.get(args[0])
+                    if callback is not None:
+                        reply = callback(reply)
+                        if inspect.isawaitable(reply):
+                            reply = await reply
+                    replies.append(reply)
+        except BaseException as exc:
+            # Cancelled, timed out or failed with replies still unread: the connection is
+            # not reused for anything else (a retry connects again).
+            await conn.disconnect(nowait=True)
+            if isinstance(exc, TimeoutError):  # the batch's deadline: retried as redis-py's
+                raise RedisTimeoutError("Timeout reading from the store") from exc
+            raise
+        return replies
+
+    async def _read_each(self, conn: AbstractConnection,
+                         commands: list[tuple[Any, ...]]) -> list[Any]:
+        parse = self.client.parse_response
+        replies: list[Any] = []
+        try:
+            for args in commands:
+                try:
+                    replies.append(await parse(cast(Connection, conn), args[0]))
+                except ResponseError as exc:
+                    replies.append(exc)
+        except BaseException:
+            await conn.disconnect(nowait=True)
+            raise
+        return replies
+
     async def aclose(self) -> None:
         """End every batch: the queued ones are not sent, the ones in flight are cancelled
         (their connections are closed, not reused); their callers hear ClientClosed.
@@ -111,3 +192,6 @@ class AutoPipeline:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        held, self._held = self._held, []
+        for conn in held:
+            await self.client.connection_pool.release(conn)

@@ -1,4 +1,6 @@
-"""An incremental reader of RESP2 replies, for the fan-out's subscriber connections.
+"""RESP by hand where redis-py's general machinery costs most of a command: an
+incremental reader of RESP2 replies, for the fan-out's subscriber connections, and the
+packing of the commands a batch sends (:func:`pack_commands`).
 
 A subscriber connection receives one published message per event of every game the
 instance follows, its own events included: most of what it reads. redis-py reads
@@ -15,9 +17,39 @@ from __future__ import annotations
 
 from typing import Any
 
-from redis.exceptions import InvalidResponse, ResponseError
+from redis.exceptions import DataError, InvalidResponse, ResponseError
 
 _INCOMPLETE = object()
+
+
+def pack_commands(commands: list[tuple[Any, ...]]) -> bytes:
+    """``commands`` as the bytes that send them (RESP arrays of bulk strings), in order.
+
+    The arguments redis-py takes, encoded as its encoder does (UTF-8 text, ``repr`` of
+    numbers), and refused as it refuses them (:class:`redis.exceptions.DataError`: a bool,
+    None, anything else). redis-py's own packing costs several calls per argument; an
+    append has a handful of arguments, a batch up to hundreds of appends."""
+    out: list[bytes] = []
+    for args in commands:
+        out.append(b"*%d\r\n" % len(args))
+        for arg in args:
+            if isinstance(arg, bytes):
+                data = arg
+            elif isinstance(arg, str):
+                data = arg.encode()
+            elif isinstance(arg, int) and not isinstance(arg, bool):
+                data = b"%d" % arg
+            elif isinstance(arg, float):
+                data = repr(arg).encode()
+            elif isinstance(arg, (bytearray, memoryview)):
+                data = bytes(arg)
+            else:
+                raise DataError(f"Invalid input of type: '{type(arg).__name__}'. "
+                                "Convert to a bytes, string, int or float first.")
+            out.append(b"$%d\r\n" % len(data))
+            out.append(data)
+            out.append(b"\r\n")
+    return b"".join(out)
 
 
 class ReplyReader:

@@ -1,0 +1,54 @@
+"""The automatic pipeline's own packing and connections (service/store/pipeline.py,
+resp.py): the bytes redis-py would send, its refusals, and a held connection that the
+store dropped between batches, which the next batch replaces without its caller hearing."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from redis.asyncio.connection import Connection
+from redis.exceptions import DataError
+
+from service.settings import Settings
+from service.store.connection import RedisConn
+from service.store.resp import pack_commands
+from tests.redis_servers import sync_client
+
+
+@pytest.mark.parametrize("args", [
+    ("PING",),
+    ("EVALSHA", "0123abcd", 2, "game:{g1}:log", "game:{g1}:meta", b"\x00\xff bytes", -7, 0),
+    ("SET", "k", 1.5), ("SET", "k", "é ü"), ("SET", "k", bytearray(b"ab")),
+    ("SET", "k", memoryview(b"cd")), ("SET", "k", b""), ("SET", "k", 10**20),
+])
+def test_commands_are_packed_as_redis_py_packs_them(args: tuple[Any, ...]) -> None:
+    expected = b"".join(bytes(part) for part in Connection().pack_commands([args, ("PING",)]))
+    assert pack_commands([args, ("PING",)]) == expected
+
+
+@pytest.mark.parametrize("bad", [True, None, object(), [1]])
+def test_what_redis_py_refuses_is_refused(bad: Any) -> None:
+    with pytest.raises(DataError):
+        pack_commands([("SET", "k", bad)])
+
+
+async def test_a_held_connection_the_store_dropped_is_replaced_for_the_next_batch(
+        redis_url: str, make_settings: Callable[..., Settings]) -> None:
+    redis = RedisConn(make_settings(redis_url, instance_id="held"), redis_url)
+    try:
+        # One batch: every command of it on one connection, held for the next batches.
+        ids = await asyncio.gather(*(redis.execute("CLIENT", "ID") for _ in range(5)))
+        assert len(set(ids)) == 1
+        assert await redis.execute("CLIENT", "ID") == ids[0]
+        with sync_client(redis_url) as admin:
+            assert admin.execute_command("CLIENT", "KILL", "ID", ids[0]) == 1
+        # The batch after the kill goes out on a new connection, its reply as before.
+        assert await redis.execute("SET", "k", "v") is True
+        assert await redis.execute("GET", "k") == b"v"
+        assert await redis.execute("CLIENT", "ID") != ids[0]
+        assert await redis.execute("HGETALL", "nothing") == {}  # redis-py's reply callbacks
+    finally:
+        await redis.aclose()
