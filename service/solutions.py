@@ -23,6 +23,7 @@ from protocol.solver import Solution, SolveResultName
 from service import wire
 from service.engine import RULES_VERSION, get_variant
 from service.errors import ApiError, retry_seconds
+from service.searches import Searches
 from service.settings import Settings
 from service.solver import Budget, SolveResult, solve_deal
 from service.solving import WAIT_MARGIN_S, SolverPool, request_wait_s
@@ -51,9 +52,11 @@ def solution_body(result: SolveResult) -> bytes:
 
 
 class Solutions:
-    def __init__(self, pool: SolverPool, store: SolverStore, settings: Settings) -> None:
+    def __init__(self, pool: SolverPool, store: SolverStore, searches: Searches,
+                 settings: Settings) -> None:
         self.pool = pool
         self.store = store
+        self.searches = searches
         self.settings = settings
         self._running: dict[str, asyncio.Future[bytes]] = {}
 
@@ -69,21 +72,16 @@ class Solutions:
         return keys.solution(str(RULES_VERSION), variant, options_digest(full), seed)
 
     async def body(self, variant: str, options: Mapping[str, Any], seed: int,
-                   client: str | None = None) -> bytes:
+                   address: str | None = None, player: str | None = None) -> bytes:
         """The deal's ``Solution`` body: from Redis, or searched now (503 when the pool is busy;
-        429 when ``client``, a request's address, has its most searches running or waiting)."""
+        429 when ``address`` or ``player`` has its most searches running or waiting)."""
         key = self.key(variant, options, seed)
         kept = await self.store.solution(key)
         if kept is not None:
             return kept
         running = self._running.get(key)
         if running is None:
-            search = self.pool.submit(solve_deal, variant, dict(options), seed, self.budget(),
-                                      what="the solution", retry_s=self.settings.solution_solve_s,
-                                      client=client)
-            running = asyncio.ensure_future(self._keep_when_done(key, search))
-            self._running[key] = running
-            running.add_done_callback(lambda done: self._finished(key, done))
+            running = await self._start(key, variant, options, seed, address, player)
         # Within the request's deadline: past it the search goes on (and is kept), and the
         # client is told to come back for it.
         wait_s = request_wait_s(self.settings.solution_solve_s, self.settings.request_deadline_s)
@@ -96,6 +94,27 @@ class Solutions:
                            retry_after_s=retry) from None
         except BrokenProcessPool:
             raise self.pool.busy_error("the solution", 1) from None
+
+    async def _start(self, key: str, variant: str, options: Mapping[str, Any], seed: int,
+                     address: str | None, player: str | None) -> asyncio.Future[bytes]:
+        """The search of ``key``, started now unless a request started it meanwhile."""
+        what, budget_s = "the solution", self.settings.solution_solve_s
+        taken = await self.searches.take(what, address, player, budget_s)
+        running = self._running.get(key)  # started while this request was counted?
+        if running is not None:
+            await self.searches.give_back(taken)
+            return running
+        try:
+            search = self.pool.submit(solve_deal, variant, dict(options), seed, self.budget(),
+                                      what=what, retry_s=budget_s, search=True)
+        except BaseException:
+            await self.searches.give_back(taken)
+            raise
+        self.searches.until_done(taken, search)
+        running = asyncio.ensure_future(self._keep_when_done(key, search))
+        self._running[key] = running
+        running.add_done_callback(lambda done: self._finished(key, done))
+        return running
 
     def _finished(self, key: str, done: asyncio.Future[bytes]) -> None:
         self._running.pop(key, None)
