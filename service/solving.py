@@ -123,7 +123,10 @@ class _Processes:
         self.running += 1
         # The callback runs in the executor's thread: count down on the loop's thread.
         future.add_done_callback(lambda _: _call_soon(loop, self._done))
-        return asyncio.wrap_future(future, loop=loop)
+        wrapped = asyncio.wrap_future(future, loop=loop)
+        # Its waiter may be gone (waits are shielded): a failure is then nobody's to log.
+        wrapped.add_done_callback(_retrieve)
+        return wrapped
 
     def _done(self) -> None:
         self.running -= 1
@@ -146,7 +149,10 @@ class _Processes:
         if executor is None:
             return
         processes = list(getattr(executor, "_processes", {}).values())
-        executor.shutdown(wait=False, cancel_futures=True)
+        # No future is cancelled (nor is any ever: every wait on one is shielded): the
+        # processes' end fails them all, and Python 3.11's executor raises in its thread
+        # when it fails a future already cancelled.
+        executor.shutdown(wait=False)
         for process in processes:
             if process.is_alive():
                 process.terminate()
@@ -173,6 +179,7 @@ class SolverPool:
         self._searches = 0  # searches running or waiting (a turn, or a worker)
         self._background_jobs = 0
         self._search_turns = asyncio.Semaphore(self.search_slots)
+        self._background_turns = asyncio.Semaphore(1)
 
     @property
     def pending(self) -> int:
@@ -219,7 +226,7 @@ class SolverPool:
                       kwargs: dict[str, Any]) -> T:
         try:
             async with self._search_turns:
-                return await self._requests.submit(fn, *args, **kwargs)
+                return await asyncio.shield(self._requests.submit(fn, *args, **kwargs))
         finally:
             self._searches -= 1
 
@@ -246,7 +253,8 @@ class SolverPool:
         never refused (a job waits for the one before). ``what`` names it in the log."""
         self._background_jobs += 1
         try:
-            return await self._background.submit(fn, *args, **kwargs)
+            async with self._background_turns:  # one job in the process's queue at a time
+                return await asyncio.shield(self._background.submit(fn, *args, **kwargs))
         finally:
             self._background_jobs -= 1
 

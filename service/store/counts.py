@@ -26,6 +26,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 _TAKE = Script(_NOW_MS + """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
 for i = 2, #KEYS do
   local held = redis.call('HGETALL', KEYS[i])
   local others = 0
@@ -66,6 +67,7 @@ return 1
 _RENEW = Script(_NOW_MS + """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])  -- an instance gone for good leaves nothing
 return 1
 """)
 
