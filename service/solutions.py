@@ -4,12 +4,15 @@ Kept by (rules version, variant, options, seed), so every game of one deal
 shares it, and the daily chooser's winning line serves the day's attempts.
 A request waits at most the solving budget (plus a margin); past that it gets
 503 with ``Retry-After`` while the search finishes and stores its answer for
-the retry. Concurrent requests for one deal on one instance share one search.
+the retry. Concurrent requests for one deal share one search: on one worker its
+future, across workers and instances a claim in the store (the others get 503 with
+``Retry-After`` until its answer is kept).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 from collections.abc import Mapping
@@ -28,6 +31,7 @@ from service.settings import Settings
 from service.solver import Budget, SolveResult, solve_deal
 from service.solving import WAIT_MARGIN_S, SolverPool, request_wait_s
 from service.store import keys
+from service.store.errors import StoreError
 from service.store.solver import SolverStore
 
 log = logging.getLogger("service.solutions")
@@ -88,12 +92,15 @@ class Solutions:
         try:
             return await asyncio.wait_for(asyncio.shield(running), wait_s)
         except TimeoutError:
-            retry = retry_seconds(self.settings.solution_solve_s + WAIT_MARGIN_S - wait_s)
-            raise ApiError("unavailable", "the solution of this deal is still being searched "
-                           f"(up to {self.settings.solution_solve_s:g} s); retry in {retry} s",
-                           retry_after_s=retry) from None
+            raise self.still_searched(wait_s) from None
         except BrokenProcessPool:
             raise self.pool.busy_error("the solution", 1) from None
+
+    def still_searched(self, waited_s: float = 0.0) -> ApiError:
+        retry = retry_seconds(self.settings.solution_solve_s + WAIT_MARGIN_S - waited_s)
+        return ApiError("unavailable", "the solution of this deal is still being searched "
+                        f"(up to {self.settings.solution_solve_s:g} s); retry in {retry} s",
+                        retry_after_s=retry)
 
     async def _start(self, key: str, variant: str, options: Mapping[str, Any], seed: int,
                      address: str | None, player: str | None) -> asyncio.Future[bytes]:
@@ -105,8 +112,25 @@ class Solutions:
             await self.searches.give_back(taken)
             return running
         try:
-            search = self.pool.submit(solve_deal, variant, dict(options), seed, self.budget(),
-                                      what=what, retry_s=budget_s, search=True)
+            # One search of a deal at a time in the whole service: another worker's (or
+            # instance's) is not started again here.
+            # The claim lasts as long as the search may wait for its turn and run.
+            claim_ms = int((budget_s * (1 + self.pool.queue) + WAIT_MARGIN_S) * 1000)
+            if not await self.store.claim_search(key, claim_ms):
+                kept = await self.store.solution(key)  # finished meanwhile?
+                if kept is None:
+                    raise self.still_searched()
+                done: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+                done.set_result(kept)
+                await self.searches.give_back(taken)
+                return done
+            try:
+                search = self.pool.submit(solve_deal, variant, dict(options), seed,
+                                          self.budget(), what=what, retry_s=budget_s,
+                                          search=True)
+            except BaseException:
+                await self.store.searched(key)
+                raise
         except BaseException:
             await self.searches.give_back(taken)
             raise
@@ -122,11 +146,15 @@ class Solutions:
             log.warning("the solution search %s failed: %r", key, done.exception())
 
     async def _keep_when_done(self, key: str, search: asyncio.Future[SolveResult]) -> bytes:
-        result = await search
-        body = solution_body(result)
-        await self.store.keep_solution(
-            key, body, KEEP_PROVED_S if result.result != "unknown" else KEEP_UNKNOWN_S)
-        return body
+        try:
+            result = await search
+            body = solution_body(result)
+            await self.store.keep_solution(
+                key, body, KEEP_PROVED_S if result.result != "unknown" else KEEP_UNKNOWN_S)
+            return body
+        finally:
+            with contextlib.suppress(StoreError):
+                await self.store.searched(key)
 
     async def keep(self, variant: str, options: Mapping[str, Any], seed: int,
                    result: SolveResult) -> None:

@@ -17,6 +17,7 @@ its pub/sub channel (published with SPUBLISH) is served by the same node.
 | ``p:{pid}:open``      | zset   | the player's open games -> when each would expire  |
 | ``daily:{d:v}:...``   | (many) | a daily challenge: see the daily section below     |
 | ``sol:{v:seed}:r:o``  | string | a deal's solution (the solver's answer, JSON)      |
+| ``sol:…:searching``   | string | set while a worker searches that solution          |
 | ``inst:{i}:workers``  | zset   | an instance's live worker processes -> lease end   |
 | ``inst:{i}:n:<what>`` | hash   | worker -> what it holds of a per-instance limit    |
 """
@@ -142,6 +143,12 @@ def daily_keys(date: str, variant: str) -> DailyKeys:
 
 def solution(rules_version: str, variant: str, options_digest: str, seed: int) -> str:
     return f"sol:{{{variant}:{seed}}}:r{rules_version}:o{options_digest}"
+
+
+def solution_searching(solution_key: str) -> str:
+    """String, beside a solution (same slot): set while one worker of any instance searches
+    it (expires with the search's budget, so a dead searcher's runs out)."""
+    return solution_key + ":searching"
 
 
 # -- per-instance counts --------------------------------------------------------

@@ -155,3 +155,24 @@ async def _answered(api: Api, path: str):  # type: ignore[no-untyped-def]
     reply = await api.request("GET", path)
     assert reply.status in (200, 503), reply.error
     return reply if reply.status == 200 else None
+
+
+async def test_a_deal_being_searched_by_another_instance_is_not_searched_again(
+        redis_url: str, tmp_path: Path) -> None:
+    # Two instances on one store (as two workers of one would be): one search of the deal.
+    long = settings(redis_url, tmp_path, solution_solve_s=LONG_SEARCH_S)
+    async with (running_app(long) as (base, ctx), running_app(long) as (other_base, other),
+                client("127.0.0.40") as session):
+        for c in (ctx, other):
+            await c.daily.deals.stop()
+        api = Api(session, base)
+        _, token = await api.player("ann")
+        game = (await resigned_unknown_deals(api, token, unknown_gilbert_seeds(1)))[0]
+        first = asyncio.ensure_future(api.request("GET", f"/v1/games/{game}/solution"))
+        await wait_for(lambda: ctx.pool.pending == 1, 60, "the first instance's search")
+        again = await Api(session, other_base).request("GET", f"/v1/games/{game}/solution",
+                                                       expect=503)
+        assert "still being searched" in again.error["message"]
+        assert int(again.headers["Retry-After"]) >= 1
+        assert other.pool.pending == 0  # the second instance started no search
+        assert (await first).status == 503  # the first search goes on past the deadline
