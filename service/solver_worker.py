@@ -21,7 +21,8 @@ BACKGROUND_NICE = 19  # the background worker, where SCHED_IDLE is not available
 
 def start(service_pid: int, background: bool) -> None:
     """Initialize a worker: the solver imported, dead with the service, niced (a
-    background worker at the idle priority: it runs when nothing else wants the CPU)."""
+    background worker at SCHED_IDLE, the lowest CPU priority: it gets what nothing
+    else wants, and a sliver beside busy processes)."""
     import service.solver  # noqa: F401 - import once per worker, not on the first job
 
     # A service killed with SIGKILL must not leave its workers searching on as orphans.

@@ -11,8 +11,9 @@ and stop after ``idle_s`` without one.
   only when ``workers + queue`` hints are running or waiting, whatever the searches do;
   a search when ``search_slots + queue`` searches are, or the pool is full.
 - Background work (choosing the daily deals) runs in one process of its own at the
-  idle priority (``SCHED_IDLE``: it runs when nothing else wants the CPU), so it never
-  takes a request's worker and the first players' commands do not wait for it.
+  lowest CPU priority (``SCHED_IDLE``: the kernel gives it what nothing else wants, and
+  a sliver beside busy processes), so it never takes a request's worker and the first
+  players' commands do not wait for it.
 
 A caller waits at most ``wait_s`` for its result; the job itself runs on (its budget
 bounds it), so whoever stores its result still gets it.
@@ -197,9 +198,10 @@ class SolverPool:
     def busy_error(self, what: str, retry_s: float) -> ApiError:
         retry = retry_seconds(retry_s)
         return ApiError("unavailable",
-                        f"the solver is busy ({self._hints + self._searches} searches running "
-                        f"or queued, at most {self.capacity}): {what} could not be computed "
-                        f"now; retry in {retry} s", retry_after_s=retry)
+                        f"the solver is busy ({self._hints} hints and {self._searches} "
+                        f"solutions running or waiting, at most {self.capacity} hints and "
+                        f"{self.search_slots + self.queue} solutions): {what} could not be "
+                        f"computed now; retry in {retry} s", retry_after_s=retry)
 
     def submit(self, fn: Callable[..., T], *args: Any, what: str, retry_s: float,
                search: bool = False, **kwargs: Any) -> asyncio.Future[T]:
@@ -249,8 +251,9 @@ class SolverPool:
             raise self.busy_error(what, 1) from None
 
     async def background(self, fn: Callable[..., T], *args: Any, what: str, **kwargs: Any) -> T:
-        """Run ``fn`` in the background process, at the idle priority, one job at a time;
+        """Run ``fn`` in the background process, at the lowest CPU priority, one job at a time;
         never refused (a job waits for the one before). ``what`` names it in the log."""
+        log.debug("background search: %s", what)
         self._background_jobs += 1
         try:
             async with self._background_turns:  # one job in the process's queue at a time
