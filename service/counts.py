@@ -50,8 +50,9 @@ class InstanceCounts:
         """Count one of each ``(what, most)``, in this worker and in the instance; all or
         none. None when taken, else the limit that is full (nothing is counted)."""
         for what, most in limits:
-            if self.here.get(what, 0) >= most:  # full in this worker alone: no store call
-                return Full(what, self.here[what])
+            held = self.here.get(what, 0)
+            if held >= most:  # full in this worker alone (or a limit of 0): no store call
+                return Full(what, held)
         whats = [what for what, _ in limits]
         self._add(whats, 1)  # before the first await: concurrent takes see it
         sent = {what: self.here[what] for what in whats}

@@ -67,3 +67,9 @@ async def test_a_worker_refuses_what_it_holds_itself_without_asking_the_store(
     assert await other.take([("ws:x", 2)]) is None  # the instance holds 2 now
     full = await other.take([("ws:x", 2)])
     assert full is not None and full.held == 2 and other.here == {"ws:x": 1}
+
+
+async def test_a_limit_of_0_refuses_at_once(store: Store) -> None:
+    counts = InstanceCounts(CountsStore(store.redis, "i1", "w1"))
+    full = await counts.take([("watch:g", 0)])  # watchers_per_game=0: only the owner
+    assert full is not None and full.held == 0 and counts.here == {}
