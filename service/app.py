@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
@@ -27,6 +28,7 @@ from service.clock import Clock
 from service.connections import close_slow_requests
 from service.context import CONTEXT, Context
 from service.cors import cors_middleware
+from service.counts import InstanceCounts
 from service.daily.challenge import Seeds, epoch_ms
 from service.daily.deals import DailyDeals
 from service.daily.rest import routes as daily_routes
@@ -40,15 +42,18 @@ from service.memory import Trimmer
 from service.metrics import Metrics
 from service.players import Players
 from service.ratelimit import Limiter
+from service.searches import Searches
 from service.settings import Settings
 from service.solutions import Solutions
 from service.solving import SolverPool
 from service.store.connection import RedisConn
+from service.store.counts import CountsStore
 from service.store.daily import DailyStore
 from service.store.fanout import Hub
 from service.store.games import Games
 from service.store.ratelimit import RateLimiter
 from service.store.solver import SolverStore
+from service.workers import instance_of
 from service.ws import Close
 
 log = logging.getLogger("service")
@@ -95,11 +100,12 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
 def build_context(settings: Settings, redis_url: str, clock: Clock) -> Context:
     """Every resource of the instance, made (nothing started: see :func:`_running`)."""
     redis = RedisConn(settings, redis_url)
-    pool = SolverPool(settings.solver_workers, settings.solver_queue,
-                      settings.solver_searches_per_address)
+    pool = SolverPool(settings.solver_workers, settings.solver_queue, settings.solver_idle_s)
+    counts = InstanceCounts(CountsStore(redis, instance_of(settings), secrets.token_hex(8)))
+    searches = Searches(counts, settings)
     metrics = Metrics()
     games = GameService(Games(redis), settings, clock, metrics)
-    solutions = Solutions(pool, SolverStore(redis), settings)
+    solutions = Solutions(pool, SolverStore(redis), searches, settings)
     seeds = Seeds(load_secret(settings.daily_secret, settings.data_dir, "daily_secret"))
     deals = DailyDeals(settings, clock, SolverStore(redis), seeds, pool, solutions)
     metrics.solver_jobs.set_function(lambda: pool.pending)
@@ -126,8 +132,8 @@ def build_context(settings: Settings, redis_url: str, clock: Clock) -> Context:
         rename_limiter=Limiter(rates, settings.renames_per_day / 86_400, settings.renames_per_day,
                                what="renames of this player", setting="renames_per_day",
                                shown_rate=f"{settings.renames_per_day} a day"),
-        hub=Hub(redis), pool=pool, solutions=solutions, hints=Hints(pool, settings),
-        daily=DailyService(settings, clock, games, DailyStore(redis), deals),
+        hub=Hub(redis), pool=pool, solutions=solutions, hints=Hints(pool, searches, settings),
+        daily=DailyService(settings, clock, games, DailyStore(redis), deals), counts=counts,
     )
 
     async def closed(loaded: Loaded) -> None:  # a won or resigned game no longer counts as open
@@ -221,6 +227,7 @@ async def _running(app: web.Application) -> AsyncIterator[None]:
     try:
         lag.start()
         trimmer.start()
+        ctx.counts.start()
         daily.deals.start()  # choosing the deals ahead
         daily.start()  # ranking the days that end
         yield
@@ -230,6 +237,7 @@ async def _running(app: web.Application) -> AsyncIterator[None]:
         await trimmer.stop()
         await daily.deals.stop()
         await daily.stop()
+        await ctx.counts.stop()  # after the sockets closed: whatever is left stops counting
         await ctx.pool.aclose()
         await ctx.hub.aclose()
         await ctx.redis.aclose()

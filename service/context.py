@@ -14,6 +14,7 @@ from aiohttp import web
 
 from service.auth import Tokens
 from service.clock import Clock
+from service.counts import InstanceCounts
 from service.daily.service import DailyService
 from service.games import GameService
 from service.hints import Hints
@@ -55,10 +56,10 @@ class Context:
     solutions: Solutions
     hints: Hints
     daily: DailyService
+    # The per-instance limits' counts (sockets per address, watchers per game, searches),
+    # this worker's share and the instance's, in the store.
+    counts: InstanceCounts
     sockets: set[web.WebSocketResponse] = field(default_factory=set)
-    # Open sockets per client address, and watchers (not the owner) per game, here.
-    sockets_by_address: dict[str, int] = field(default_factory=dict)
-    watchers: dict[str, int] = field(default_factory=dict)
 
     async def store_ready(self) -> bool:
         """Whether the store answers a PING within :data:`READY_PING_S`."""

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from service.engine import Game
+from service.searches import Searches
 from service.settings import Settings
 from service.solver import Budget, HintResult, suggest
 from service.solving import SolverPool, request_wait_s
@@ -29,28 +30,36 @@ def view_seed(variant: str, options: Mapping[str, Any], piles: Mapping[str, Any]
 
 
 class Hints:
-    def __init__(self, pool: SolverPool, settings: Settings) -> None:
+    def __init__(self, pool: SolverPool, searches: Searches, settings: Settings) -> None:
         self.pool = pool
+        self.searches = searches
         self.settings = settings
 
     def budget(self) -> Budget:
         return Budget(max_nodes=self.settings.hint_sample_nodes,
                       max_seconds=self.settings.hint_sample_s)
 
-    async def suggest(self, game: Game, no_moves: bool = False,
-                      client: str | None = None) -> HintResult:
-        """The hint for ``game``'s public view (503 when the pool is busy); none when no
-        move or draw is legal, or the game takes none (``no_moves``: at the most commands a
-        game may have). The view alone cannot say so: a lost Gilbert game still
-        shows a stock to turn over, but accepts only undo and resign, which are never
-        suggested."""
+    async def suggest(self, game: Game, no_moves: bool = False, address: str | None = None,
+                      player: str | None = None) -> HintResult:
+        """The hint for ``game``'s public view (503 when the pool is busy; 429 when
+        ``address`` or ``player`` has its most searches); none when no move or draw is
+        legal, or the game takes none (``no_moves``: at the most commands a game may have).
+        The view alone cannot say so: a lost Gilbert game still shows a stock to turn
+        over, but accepts only undo and resign, which are never suggested."""
         if no_moves or not game.legal_moves():
             return HintResult(None, 0, 0)
         variant, options = game.variant.id, dict(game.variant.options)
         piles = game.public_piles()
         s = self.settings
-        return await self.pool.run(
-            suggest, variant, options, piles, samples=s.hint_samples,
-            budget_per_sample=self.budget(),
-            rng_seed=view_seed(variant, options, piles), what="a hint", client=client,
-            wait_s=request_wait_s(s.hint_samples * s.hint_sample_s, s.request_deadline_s))
+        wait_s = request_wait_s(s.hint_samples * s.hint_sample_s, s.request_deadline_s)
+        taken = await self.searches.take("a hint", address, player, wait_s)
+        try:
+            job = self.pool.submit(
+                suggest, variant, options, piles, samples=s.hint_samples,
+                budget_per_sample=self.budget(), rng_seed=view_seed(variant, options, piles),
+                what="a hint", retry_s=wait_s)
+        except BaseException:
+            await self.searches.give_back(taken)
+            raise
+        self.searches.until_done(taken, job)
+        return await self.pool.wait(job, "a hint", wait_s)

@@ -86,9 +86,12 @@ class Settings:
     # Jobs beyond the workers wait in a queue of this many; more get 503.
     solver_workers: int = 2
     solver_queue: int = 8
-    # Searches (solutions, hints) one client address may have running or waiting at once;
-    # more get 429, so that one address cannot fill the queue for everyone.
+    # Searches (solutions, hints) one client address, and one player, may have running or
+    # waiting at once on an instance; more get 429, so that nobody fills the queue.
     solver_searches_per_address: int = 2
+    solver_searches_per_player: int = 2
+    # The solver's processes start on first use and stop after this long without a job.
+    solver_idle_s: float = 60.0
     # A daily deal must be proved winnable within this budget (per candidate deal).
     daily_solve_s: float = 30.0
     daily_solve_nodes: int = 20_000_000

@@ -4,12 +4,15 @@ Kept by (rules version, variant, options, seed), so every game of one deal
 shares it, and the daily chooser's winning line serves the day's attempts.
 A request waits at most the solving budget (plus a margin); past that it gets
 503 with ``Retry-After`` while the search finishes and stores its answer for
-the retry. Concurrent requests for one deal on one instance share one search.
+the retry. Concurrent requests for one deal share one search: on one worker its
+future, across workers and instances a claim in the store (the others get 503 with
+``Retry-After`` until its answer is kept).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 from collections.abc import Mapping
@@ -23,10 +26,12 @@ from protocol.solver import Solution, SolveResultName
 from service import wire
 from service.engine import RULES_VERSION, get_variant
 from service.errors import ApiError, retry_seconds
+from service.searches import Searches
 from service.settings import Settings
 from service.solver import Budget, SolveResult, solve_deal
 from service.solving import WAIT_MARGIN_S, SolverPool, request_wait_s
 from service.store import keys
+from service.store.errors import StoreError
 from service.store.solver import SolverStore
 
 log = logging.getLogger("service.solutions")
@@ -51,9 +56,11 @@ def solution_body(result: SolveResult) -> bytes:
 
 
 class Solutions:
-    def __init__(self, pool: SolverPool, store: SolverStore, settings: Settings) -> None:
+    def __init__(self, pool: SolverPool, store: SolverStore, searches: Searches,
+                 settings: Settings) -> None:
         self.pool = pool
         self.store = store
+        self.searches = searches
         self.settings = settings
         self._running: dict[str, asyncio.Future[bytes]] = {}
 
@@ -69,33 +76,69 @@ class Solutions:
         return keys.solution(str(RULES_VERSION), variant, options_digest(full), seed)
 
     async def body(self, variant: str, options: Mapping[str, Any], seed: int,
-                   client: str | None = None) -> bytes:
+                   address: str | None = None, player: str | None = None) -> bytes:
         """The deal's ``Solution`` body: from Redis, or searched now (503 when the pool is busy;
-        429 when ``client``, a request's address, has its most searches running or waiting)."""
+        429 when ``address`` or ``player`` has its most searches running or waiting)."""
         key = self.key(variant, options, seed)
         kept = await self.store.solution(key)
         if kept is not None:
             return kept
         running = self._running.get(key)
         if running is None:
-            search = self.pool.submit(solve_deal, variant, dict(options), seed, self.budget(),
-                                      what="the solution", retry_s=self.settings.solution_solve_s,
-                                      client=client)
-            running = asyncio.ensure_future(self._keep_when_done(key, search))
-            self._running[key] = running
-            running.add_done_callback(lambda done: self._finished(key, done))
+            running = await self._start(key, variant, options, seed, address, player)
         # Within the request's deadline: past it the search goes on (and is kept), and the
         # client is told to come back for it.
         wait_s = request_wait_s(self.settings.solution_solve_s, self.settings.request_deadline_s)
         try:
             return await asyncio.wait_for(asyncio.shield(running), wait_s)
         except TimeoutError:
-            retry = retry_seconds(self.settings.solution_solve_s + WAIT_MARGIN_S - wait_s)
-            raise ApiError("unavailable", "the solution of this deal is still being searched "
-                           f"(up to {self.settings.solution_solve_s:g} s); retry in {retry} s",
-                           retry_after_s=retry) from None
+            raise self.still_searched(wait_s) from None
         except BrokenProcessPool:
             raise self.pool.busy_error("the solution", 1) from None
+
+    def still_searched(self, waited_s: float = 0.0) -> ApiError:
+        retry = retry_seconds(self.settings.solution_solve_s + WAIT_MARGIN_S - waited_s)
+        return ApiError("unavailable", "the solution of this deal is still being searched "
+                        f"(up to {self.settings.solution_solve_s:g} s); retry in {retry} s",
+                        retry_after_s=retry)
+
+    async def _start(self, key: str, variant: str, options: Mapping[str, Any], seed: int,
+                     address: str | None, player: str | None) -> asyncio.Future[bytes]:
+        """The search of ``key``, started now unless a request started it meanwhile."""
+        what, budget_s = "the solution", self.settings.solution_solve_s
+        taken = await self.searches.take(what, address, player, budget_s)
+        running = self._running.get(key)  # started while this request was counted?
+        if running is not None:
+            await self.searches.give_back(taken)
+            return running
+        try:
+            # One search of a deal at a time in the whole service: another worker's (or
+            # instance's) is not started again here.
+            # The claim lasts as long as the search may wait for its turn and run.
+            claim_ms = int((budget_s * (1 + self.pool.queue) + WAIT_MARGIN_S) * 1000)
+            if not await self.store.claim_search(key, claim_ms):
+                kept = await self.store.solution(key)  # finished meanwhile?
+                if kept is None:
+                    raise self.still_searched()
+                done: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+                done.set_result(kept)
+                await self.searches.give_back(taken)
+                return done
+            try:
+                search = self.pool.submit(solve_deal, variant, dict(options), seed,
+                                          self.budget(), what=what, retry_s=budget_s,
+                                          search=True)
+            except BaseException:
+                await self.store.searched(key)
+                raise
+        except BaseException:
+            await self.searches.give_back(taken)
+            raise
+        self.searches.until_done(taken, search)
+        running = asyncio.ensure_future(self._keep_when_done(key, search))
+        self._running[key] = running
+        running.add_done_callback(lambda done: self._finished(key, done))
+        return running
 
     def _finished(self, key: str, done: asyncio.Future[bytes]) -> None:
         self._running.pop(key, None)
@@ -103,11 +146,15 @@ class Solutions:
             log.warning("the solution search %s failed: %r", key, done.exception())
 
     async def _keep_when_done(self, key: str, search: asyncio.Future[SolveResult]) -> bytes:
-        result = await search
-        body = solution_body(result)
-        await self.store.keep_solution(
-            key, body, KEEP_PROVED_S if result.result != "unknown" else KEEP_UNKNOWN_S)
-        return body
+        try:
+            result = await search
+            body = solution_body(result)
+            await self.store.keep_solution(
+                key, body, KEEP_PROVED_S if result.result != "unknown" else KEEP_UNKNOWN_S)
+            return body
+        finally:
+            with contextlib.suppress(StoreError):
+                await self.store.searched(key)
 
     async def keep(self, variant: str, options: Mapping[str, Any], seed: int,
                    result: SolveResult) -> None:

@@ -48,7 +48,7 @@ async def get_solution(request: web.Request) -> web.Response:
                        f"is over, at {ends}: until then it would help the other players",
                        {"available_at": ends})
     body = await ctx.solutions.body(game.variant.id, game.variant.options, game.seed,
-                                    client_address(request))
+                                    client_address(request), player)
     return web.Response(body=body, content_type="application/json")
 
 
@@ -72,7 +72,7 @@ async def post_hint(request: web.Request) -> web.Response:
         raise ApiError("conflict", f"the game is {status.value}: there is no command to suggest",
                        {"status": status.value})
     hint = await ctx.hints.suggest(loaded.game, ctx.games.takes_no_moves(loaded.meta, loaded.seq),
-                                   client_address(request))
+                                   client_address(request), player)
     count = await SolverStore(ctx.redis).count_hint(loaded.game_id)
     if count is None:
         raise ApiError("not_found", f"no game {loaded.game_id!r}")

@@ -38,6 +38,7 @@ from service.settings import Settings
 log = logging.getLogger("service.workers")
 
 WORKER_ENV = "SOLITAIRE_WORKER_OF"  # set in a child: the supervisor's pid (not a setting)
+INSTANCE_ENV = "SOLITAIRE_WORKER_INSTANCE"  # set in a child: its instance's id (not a setting)
 _READY_FD_ENV = "SOLITAIRE_WORKER_READY_FD"  # set in a child: write one byte there once listening
 _RESTART_DELAY_S = 1.0
 # A worker still running this long after its SIGTERM is killed: the longest a stop takes
@@ -48,6 +49,12 @@ _CRASH_WINDOW_S = 60.0
 
 def is_worker() -> bool:
     return WORKER_ENV in os.environ
+
+
+def instance_of(settings: Settings) -> str:
+    """The id of the instance this process is part of: its supervisor's in a worker (each
+    worker's own ``instance_id`` ends in ``-w<index>``), else its own."""
+    return os.environ.get(INSTANCE_ENV) or settings.instance_id
 
 
 def as_worker() -> None:
@@ -80,7 +87,8 @@ class Supervisor:
         """The child's settings are the supervisor's (flags included), as environment variables."""
         child = dataclasses.replace(self.settings, redis_url=self.redis_url, workers=1,
                                     instance_id=f"{self.settings.instance_id}-w{index}")
-        env = {**os.environ, **child.to_env(), WORKER_ENV: str(os.getpid())}
+        env = {**os.environ, **child.to_env(), WORKER_ENV: str(os.getpid()),
+               INSTANCE_ENV: self.settings.instance_id}
         env.pop(_READY_FD_ENV, None)
         if ready_fd is not None:
             env[_READY_FD_ENV] = str(ready_fd)

@@ -126,7 +126,7 @@ class Connection:
         self.state = State.HELLO
         self.player: str | None = None
         self.token_expires: int | None = None  # the socket's token stops commanding then
-        self.watching = False  # counted in ctx.watchers
+        self.watching = False  # counted among the game's watchers (ctx.counts)
         settings = ctx.settings
         self.hellos = Bucket(settings.hello_rate_per_s, settings.hello_burst,
                              "hellos on this socket", setting="hello_rate_per_s")
@@ -364,7 +364,7 @@ class Connection:
                     await self.ws.send_frame(error_message(since_beyond(hello.since, loaded.seq)),
                                              WSMsgType.TEXT)
                     continue
-                self._watch(loaded)
+                await self._watch(loaded)
                 if hello.moves:
                     self.wants_moves, self.moves = True, MovesFeed(ctx.games, loaded)
             except Exception as exc:  # noqa: BLE001
@@ -383,27 +383,24 @@ class Connection:
             else:
                 raise
 
-    def _watch(self, loaded: Loaded) -> None:
-        """Count this socket among the game's watchers (anyone but the owner), or 429."""
-        if self.player is not None and self.player == loaded.owner:
+    async def _watch(self, loaded: Loaded) -> None:
+        """Count this socket among the game's watchers (anyone but the owner) on this
+        instance, or 429."""
+        if self.watching or (self.player is not None and self.player == loaded.owner):
             return
-        watchers = self.ctx.watchers
         cap = self.ctx.settings.watchers_per_game
-        if watchers.get(self.game_id, 0) >= cap:
-            raise ApiError("rate_limited", f"this game has {cap} watchers on this server, its "
-                           "limit; retry in 30 s",
+        async with deadline(self.ctx.settings.request_deadline_s):
+            full = await self.ctx.counts.take([(watching(self.game_id), cap)])
+        if full is not None:
+            raise ApiError("rate_limited", f"this game has {full.held} watchers on this "
+                           f"instance, at most {cap} (watchers_per_game); retry in 30 s",
                            {"limit": "watchers_per_game"}, retry_after_s=30)
-        watchers[self.game_id] = watchers.get(self.game_id, 0) + 1
         self.watching = True
 
-    def unwatch(self) -> None:
+    async def unwatch(self) -> None:
         if self.watching:
             self.watching = False
-            left = self.ctx.watchers.get(self.game_id, 1) - 1
-            if left > 0:
-                self.ctx.watchers[self.game_id] = left
-            else:
-                self.ctx.watchers.pop(self.game_id, None)
+            await self.ctx.counts.give_back([watching(self.game_id)])
 
     async def _live(self, hello: Hello, loaded: Loaded) -> None:
         ctx = self.ctx
@@ -589,6 +586,16 @@ class Connection:
             await self.ws.close(code=Close.POLICY_VIOLATION, message=close_reason(err.message))
 
 
+def sockets_from(address: str) -> str:
+    """The per-instance count of a client address's open sockets (service/counts.py)."""
+    return "ws:" + address
+
+
+def watching(game_id: str) -> str:
+    """The per-instance count of a game's watchers."""
+    return "watch:" + game_id
+
+
 def since_beyond(since: int, seq: int) -> ApiError:
     return ApiError("bad_request", f"since {since} is beyond the game's seq {seq}: send hello with "
                     "the seq of the last diff you have, or without since for a snapshot",
@@ -599,15 +606,14 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     ctx: Context = context(request.app)
     address = client_address(request.remote, request.headers.get("X-Forwarded-For", ""),
                              ctx.settings.trusted_proxies)
-    open_here = ctx.sockets_by_address.get(address, 0)
-    if open_here >= ctx.settings.ws_per_address:
+    cap = ctx.settings.ws_per_address
+    # Counted before the upgrade, so concurrent upgrades cannot overshoot.
+    full = await ctx.counts.take([(sockets_from(address), cap)])
+    if full is not None:
         # Before the upgrade: a plain 429 (the error middleware shapes it).
-        cap = ctx.settings.ws_per_address
-        raise ApiError("rate_limited", f"too many open sockets from this address: at most {cap} "
-                       "on this server; close one, or retry in 5 s",
-                       {"limit": "ws_per_address"}, retry_after_s=5)
-    # Counted before the upgrade's first await, so concurrent upgrades cannot overshoot.
-    ctx.sockets_by_address[address] = open_here + 1
+        raise ApiError("rate_limited", f"too many open sockets from this address: {full.held} "
+                       f"on this instance, at most {cap} (ws_per_address); close one, or retry "
+                       "in 5 s", {"limit": "ws_per_address"}, retry_after_s=5)
     try:
         ws = GameSocket(max_msg_size=ctx.settings.max_ws_message_bytes, heartbeat=30.0)
         if not ws.can_prepare(request).ok:
@@ -621,15 +627,13 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         try:
             await conn.run()
         finally:
-            conn.unwatch()
             ctx.sockets.discard(ws)
             ctx.metrics.ws_connections.dec()
-            if not ws.closed:
-                await ws.close()
+            try:
+                await conn.unwatch()
+            finally:
+                if not ws.closed:
+                    await ws.close()
     finally:
-        left = ctx.sockets_by_address.get(address, 1) - 1
-        if left > 0:
-            ctx.sockets_by_address[address] = left
-        else:
-            ctx.sockets_by_address.pop(address, None)
+        await ctx.counts.give_back([sockets_from(address)])
     return ws

@@ -95,6 +95,7 @@ def settings_for_test(redis_url: str, data_dir: Path, **overrides: Any) -> Setti
         ws_per_address=100_000,
         watchers_per_game=100_000,
         solver_searches_per_address=100_000,
+        solver_searches_per_player=100_000,
         hello_rate_per_s=10_000.0,
         hello_burst=10_000,
         replay_max_diffs=1_000_000,

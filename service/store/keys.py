@@ -19,6 +19,9 @@ its pub/sub channel (published with SPUBLISH) is served by the same node.
 | ``p:{pid}:games:<v>`` | zset   | the same, of variant ``v`` only                    |
 | ``daily:{d:v}:...``   | (many) | a daily challenge: see the daily section below     |
 | ``sol:{v:seed}:r:o``  | string | a deal's solution (the solver's answer, JSON)      |
+| ``sol:…:searching``   | string | set while a worker searches that solution          |
+| ``inst:{i}:workers``  | zset   | an instance's live worker processes -> lease end   |
+| ``inst:{i}:n:<what>`` | hash   | worker -> what it holds of a per-instance limit    |
 """
 
 from __future__ import annotations
@@ -150,6 +153,29 @@ def daily_keys(date: str, variant: str) -> DailyKeys:
 
 def solution(rules_version: str, variant: str, options_digest: str, seed: int) -> str:
     return f"sol:{{{variant}:{seed}}}:r{rules_version}:o{options_digest}"
+
+
+def solution_searching(solution_key: str) -> str:
+    """String, beside a solution (same slot): set while one worker of any instance searches
+    it (expires with the search's budget, so a dead searcher's runs out)."""
+    return solution_key + ":searching"
+
+
+# -- per-instance counts --------------------------------------------------------
+# The limits documented "per instance" (sockets per address, watchers per game,
+# searches per address and per player) are counted across an instance's worker
+# processes here. Every key of one instance shares the hash tag ``{<instance id>}``,
+# so one script sees the instance's live workers and its counts together.
+
+def instance_workers(instance: str) -> str:
+    """Sorted set: the instance's live worker processes (a token each), scored by when
+    their lease ends (ms, the store's clock)."""
+    return f"inst:{{{instance}}}:workers"
+
+
+def instance_count(instance: str, what: str) -> str:
+    """Hash: worker token -> how many of ``what`` (``ws:<address>``...) that worker holds."""
+    return f"inst:{{{instance}}}:n:{what}"
 
 
 # -- service ------------------------------------------------------------------

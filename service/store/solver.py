@@ -58,6 +58,15 @@ class SolverStore:
     async def keep_solution(self, key: str, data: bytes, ttl_s: int) -> None:
         await self.redis.execute("SET", key, data, "EX", max(1, ttl_s))
 
+    async def claim_search(self, key: str, ms: int) -> bool:
+        """Whether this worker may search the solution ``key`` (no one else is, for ``ms``)."""
+        return bool(await self.redis.execute("SET", keys.solution_searching(key), "1",
+                                             "NX", "PX", ms))
+
+    async def searched(self, key: str) -> None:
+        """The search of ``key`` is over (its answer kept, or it failed)."""
+        await self.redis.execute("DEL", keys.solution_searching(key))
+
     # --- daily deals ----------------------------------------------------------------
     async def chosen(self, date: str, variant: str) -> ChosenDeal | None:
         k, par = await self.redis.execute("HMGET", keys.daily_deal(date, variant),

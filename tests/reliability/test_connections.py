@@ -149,7 +149,7 @@ async def test_sockets_per_address_are_capped_with_a_429(redis_url: str, tmp_pat
             await sock.hello()
         for ws in held[1:]:
             await ws.close()
-        await wait_for(lambda: ctx.sockets_by_address == {}, what="every socket uncounted")
+        await wait_for(lambda: ctx.counts.here == {}, what="every socket uncounted")
 
 
 async def test_watchers_per_game_are_capped_and_the_owner_always_gets_in(
@@ -179,7 +179,8 @@ async def test_watchers_per_game_are_capped_and_the_owner_always_gets_in(
                 assert error["details"]["retry_after_s"] > 0
             async with game_socket(session, base, game_id) as owner:
                 await owner.hello(token)
-                assert ctx.watchers == {game_id: 2}
-        await wait_for(lambda: ctx.watchers == {}, what="the watchers uncounted")
+                assert ctx.counts.here["watch:" + game_id] == 2
+        await wait_for(lambda: "watch:" + game_id not in ctx.counts.here,
+                       what="the watchers uncounted")
         async with game_socket(session, base, game_id) as w4:  # the two left: room again
             await w4.hello()

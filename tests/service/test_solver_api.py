@@ -360,9 +360,9 @@ from service.solving import SolverPool
 async def main():
     pool = SolverPool(2, 0)
     jobs = [pool.submit(time.sleep, 600, what="a long search", retry_s=1) for _ in range(2)]
-    while len(pool._executor._processes) < 2:
+    while len(pool.pids()) < 2:
         await asyncio.sleep(0.05)
-    print(*pool._executor._processes, flush=True)
+    print(*pool.pids(), flush=True)
     await asyncio.gather(*jobs)
 
 asyncio.run(main())
@@ -389,25 +389,66 @@ def test_the_workers_die_with_a_killed_service() -> None:
     assert not survivors, f"solver workers {survivors} outlived their killed service"
 
 
-async def test_background_searches_leave_a_worker_free_for_requests(tmp_path: Path) -> None:
-    import os
-
+async def test_background_searches_run_in_their_own_process_at_the_idle_priority(
+        tmp_path: Path) -> None:
     from service.solving import SolverPool
 
-    pool = SolverPool(2, 4)
+    pool = SolverPool(1, 0)
     release = tmp_path / "release"
     try:
-        # Three daily-deal searches at once: one runs, the others wait for the background slot.
+        # Three daily-deal searches at once: one runs, the others wait for it.
         daily = [asyncio.ensure_future(pool.background(wait_for_file, str(release), what="a deal"))
                  for _ in range(3)]
-        await wait_for(lambda: pool.pending == 1, 60, "the first background search")
-        # A request is answered meanwhile, by the worker kept free.
-        assert await pool.run(os.getpid, what="a hint", wait_s=60) != os.getpid()
-        assert pool.pending == 1 and not any(job.done() for job in daily)
+        background = await wait_for(lambda: pool.pids(), 60, "the background process")
+        await wait_for(lambda: os.sched_getscheduler(background[0]) == os.SCHED_IDLE, 60,
+                       "the background process at the idle priority")
+        # A request is answered meanwhile, by the request worker (the only one, with no
+        # queue: the background work takes none of the requests' room).
+        worker = await pool.run(os.getpid, what="a hint", wait_s=60)
+        assert worker not in (os.getpid(), background[0])
+        assert os.getpriority(os.PRIO_PROCESS, worker) >= os.getpriority(os.PRIO_PROCESS, 0) + 10
+        assert pool.pending == 3 and not any(job.done() for job in daily)
         release.touch()
         await asyncio.gather(*daily)
     finally:
         release.touch()
+        await pool.aclose()
+
+
+async def test_searches_leave_a_worker_to_hints_and_have_their_own_room(tmp_path: Path) -> None:
+    from service.solving import SolverPool
+
+    pool = SolverPool(2, 2)  # one worker for searches at a time; room for 1 + 2 of them
+    release = tmp_path / "release"
+    try:
+        searches = [pool.submit(wait_for_file, str(release), what="a solution", retry_s=3,
+                                search=True) for _ in range(3)]
+        with pytest.raises(ApiError) as refused:
+            pool.submit(os.getpid, what="a solution", retry_s=3, search=True)
+        assert refused.value.status == 503 and refused.value.headers == {"Retry-After": "3"}
+        # Hints are answered meanwhile, by the worker searches may not take.
+        for _ in range(4):
+            assert await pool.run(os.getpid, what="a hint", wait_s=60) != os.getpid()
+        assert not any(search.done() for search in searches)
+        release.touch()
+        await asyncio.gather(*searches)
+    finally:
+        release.touch()
+        await pool.aclose()
+
+
+async def test_the_pool_starts_no_process_until_used_and_stops_them_when_idle() -> None:
+    from service.solving import SolverPool
+
+    pool = SolverPool(2, 0, idle_s=0.5)
+    try:
+        assert pool.pids() == []
+        worker = await pool.run(os.getpid, what="a hint", wait_s=60)
+        assert worker in pool.pids()
+        await wait_for(lambda: not pool.pids(), 60, "the idle processes to stop")
+        assert not alive(worker) or wait_until_dead(worker)
+        assert await pool.run(os.getpid, what="a hint", wait_s=60) != worker  # started again
+    finally:
         await pool.aclose()
 
 
@@ -432,28 +473,3 @@ async def test_a_hint_behind_a_busy_pool_is_a_busy_pool_within_the_request_deadl
         finally:
             release.touch()
             await blocker
-
-
-async def test_one_client_has_at_most_its_share_of_searches_running_or_waiting(
-        tmp_path: Path) -> None:
-    from service.solving import SolverPool
-
-    pool = SolverPool(1, 4, per_client=1)
-    release = tmp_path / "release"
-    try:
-        first = pool.submit(wait_for_file, str(release), what="a solution", retry_s=3,
-                            client="192.0.2.1")
-        # The queue has room, but not for this address: 429, saying the setting.
-        with pytest.raises(ApiError) as refused:
-            pool.submit(os.getpid, what="a hint", retry_s=3, client="192.0.2.1")
-        assert (refused.value.code, refused.value.status) == ("rate_limited", 429)
-        assert refused.value.details["limit"] == "solver_searches_per_address"
-        assert refused.value.headers == {"Retry-After": "3"}
-        other = pool.submit(os.getpid, what="a hint", retry_s=3, client="192.0.2.2")
-        release.touch()
-        await first
-        await other
-        again = pool.submit(os.getpid, what="a hint", retry_s=3, client="192.0.2.1")
-        assert await again != os.getpid()  # its first search over, the address may search
-    finally:
-        await pool.aclose()
