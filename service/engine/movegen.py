@@ -15,7 +15,7 @@ reason.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .cards import name
 from .commands import Move
@@ -24,13 +24,39 @@ from .piles import Kind, Pile, PileSpec, foundation_name
 from .refusals import Rule
 from .rules import ACCEPTS, BUILD_RULE_TEXT, foundation_next, run_length
 
-if TYPE_CHECKING:
-    from .variant import Variant
+
+class MoveRules(Protocol):
+    """What move generation reads of a variant: every :class:`~.variant.Variant` is one.
+    Said here, not imported, because a variant's lost test is built on this module."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def layout(self) -> tuple[PileSpec, ...]: ...
+    @property
+    def spec(self) -> Mapping[str, PileSpec]: ...
+    @property
+    def foundations(self) -> tuple[PileSpec, ...]: ...
+    @property
+    def sources(self) -> tuple[PileSpec, ...]: ...
+    @property
+    def tableau_build(self) -> str: ...
+    @property
+    def tableau_capacity(self) -> int | None: ...
+    @property
+    def runs_move(self) -> bool: ...
+    @property
+    def foundation_returns(self) -> frozenset[Kind]: ...
+    @property
+    def pile_nouns(self) -> Mapping[Kind, str]: ...
+    def empty_tableau_refusal(self, source_kind: Kind, card: str) -> str | None: ...
+    def stock_refusal(self, piles: Mapping[str, Pile]) -> tuple[Rule, str] | None: ...
+    def why_one_card_at_a_time(self) -> str: ...
 
 _UNLIMITED = 1 << 30  # the room of a tableau pile in a variant without a capacity
 
 
-def movable_counts(variant: Variant, spec: PileSpec, pile: Pile) -> range:
+def movable_counts(variant: MoveRules, spec: PileSpec, pile: Pile) -> range:
     """How many cards may leave the top of this pile in one move."""
     if not pile.up:
         return range(0)
@@ -39,7 +65,7 @@ def movable_counts(variant: Variant, spec: PileSpec, pile: Pile) -> range:
     return range(1, 2)
 
 
-def _moves(variant: Variant, piles: Mapping[str, Pile], sources: Iterable[PileSpec],
+def _moves(variant: MoveRules, piles: Mapping[str, Pile], sources: Iterable[PileSpec],
            dests: Iterable[PileSpec], first_only: bool = False) -> list[Move]:
     """The legal moves from ``sources`` onto ``dests``: for each source in order, each
     count (fewest cards first), the foundations, then the non-empty tableau piles,
@@ -101,17 +127,17 @@ def _moves(variant: Variant, piles: Mapping[str, Pile], sources: Iterable[PileSp
     return out
 
 
-def legal_moves(variant: Variant, piles: Mapping[str, Pile]) -> list[Move]:
+def legal_moves(variant: MoveRules, piles: Mapping[str, Pile]) -> list[Move]:
     """Every legal ``move`` now, foundations named by index, in layout order."""
     return _moves(variant, piles, variant.sources, variant.layout)
 
 
-def moves_from(variant: Variant, piles: Mapping[str, Pile], source: str) -> list[Move]:
+def moves_from(variant: MoveRules, piles: Mapping[str, Pile], source: str) -> list[Move]:
     """The legal moves whose ``from`` is ``source``, in the order of :func:`legal_moves`."""
     return _moves(variant, piles, (variant.spec[source],), variant.layout)
 
 
-def has_legal_move(variant: Variant, piles: Mapping[str, Pile]) -> bool:
+def has_legal_move(variant: MoveRules, piles: Mapping[str, Pile]) -> bool:
     """Whether :func:`legal_moves` lists any move (the lost test, after every command):
     the same generator, stopped at the first move it finds."""
     return bool(_moves(variant, piles, variant.sources, variant.layout, first_only=True))
@@ -120,7 +146,7 @@ def has_legal_move(variant: Variant, piles: Mapping[str, Pile]) -> bool:
 # --- checking one command ------------------------------------------------------------
 
 
-def check_move(variant: Variant, piles: Mapping[str, Pile], move: Move) -> Move:
+def check_move(variant: MoveRules, piles: Mapping[str, Pile], move: Move) -> Move:
     """The move if :func:`legal_moves` lists it, with ``"foundation"`` resolved to the
     lowest-index foundation listed for it; else :class:`IllegalCommand` with the rule."""
     if type(move.count) is not int or move.count < 1:  # a Move built directly, not parsed
@@ -157,7 +183,7 @@ _SAME_FOR_EVERY_FOUNDATION = frozenset(
     {Rule.FOUNDATION_RETURNS, Rule.STOCK_FILLS_SPACES_ONLY, Rule.ONE_CARD_TO_FOUNDATION})
 
 
-def _why_refused(variant: Variant, piles: Mapping[str, Pile], src: PileSpec,
+def _why_refused(variant: MoveRules, piles: Mapping[str, Pile], src: PileSpec,
                  move: Move) -> tuple[Rule, str] | None:
     """The first rule ``move`` (between known piles) breaks: its ``rule`` and a sentence.
     ``None`` when it breaks none, which the generator and this agreeing rules out."""
@@ -181,7 +207,7 @@ def _why_refused(variant: Variant, piles: Mapping[str, Pile], src: PileSpec,
     return _destination_refusal(variant, piles, src, variant.spec[move.to], card, move.count)
 
 
-def _source_refusal(variant: Variant, piles: Mapping[str, Pile], src: PileSpec,
+def _source_refusal(variant: MoveRules, piles: Mapping[str, Pile], src: PileSpec,
                     count: int) -> tuple[Rule, str] | None:
     """Why ``count`` cards may not leave ``src`` now, wherever they go."""
     if src.kind == "stock":
@@ -206,7 +232,7 @@ def _source_refusal(variant: Variant, piles: Mapping[str, Pile], src: PileSpec,
     return None
 
 
-def _destination_refusal(variant: Variant, piles: Mapping[str, Pile], src: PileSpec,
+def _destination_refusal(variant: MoveRules, piles: Mapping[str, Pile], src: PileSpec,
                          dest: PileSpec, card: str, count: int) -> tuple[Rule, str] | None:
     """Why ``dest`` refuses the ``count`` cards from ``src`` starting with ``card``."""
     pile = piles[dest.id]
@@ -248,7 +274,7 @@ def _destination_refusal(variant: Variant, piles: Mapping[str, Pile], src: PileS
     return None if reason is None else (Rule.EMPTY_TABLEAU, reason)
 
 
-def _a_pile(variant: Variant, kind: Kind) -> str:
+def _a_pile(variant: MoveRules, kind: Kind) -> str:
     """``"the waste"``, ``"a pillar"``: a pile of ``kind`` in the variant's own words."""
     noun = variant.pile_nouns[kind]
     return f"the {noun}" if kind in ("stock", "waste") else f"a {noun}"
