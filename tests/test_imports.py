@@ -1,4 +1,5 @@
-"""No import circles in service/ or protocol/ (STYLE.md: "no import circles").
+"""No import circle in service/ or protocol/ (README.md, Testing: "no import circle in
+`service/` or `protocol/`").
 
 A circle of module-level imports works only in the order someone happened to import
 the modules in, and hides which module is built on which. This reads the sources
