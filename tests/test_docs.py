@@ -17,8 +17,8 @@ from service.ws import Close
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTOCOL_MD = ROOT / "docs" / "protocol.md"
-SKIP_DIRS = {".git", ".venv", ".venv-lock", ".venv-latest", "node_modules", "var", "__pycache__", ".pytest_cache",
-             ".hypothesis", ".mypy_cache", ".ruff_cache", "build", "artifacts"}
+SKIP_DIRS = {".git", ".venv", ".venv-lock", ".venv-latest", "node_modules", "var", "__pycache__",
+             ".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache", "build", "artifacts"}
 TEXT_SUFFIXES = {".md", ".py", ".js", ".html", ".css", ".yaml", ".yml", ".toml", ".json",
                  ".sh", ".ts", ".mjs", ".txt", ".conf", ".cfg", ""}
 
