@@ -11,6 +11,8 @@ from typing import Annotated, Any, Final, Literal, TypeAlias, TypedDict, get_arg
 import msgspec
 from msgspec import Meta
 
+from service.engine.refusals import Rule
+
 from .fields import PATTERN_WORDS, Date, Seq, Status, Timestamp
 
 ErrorCode: TypeAlias = Literal[
@@ -69,7 +71,9 @@ class ErrorDetails(TypedDict, total=False):
     rule: Annotated[
         str,
         Meta(
-            description="422: a short stable name of the rule that refuses the command.",
+            description="422: a short stable name of the rule that refuses the command, one "
+            "of: " + ", ".join(f"`{rule}`" for rule in Rule) + ". A client treats a name it "
+            "does not know like any other refusal (docs/protocol.md says when each applies).",
             examples=["empty_tableau", "foundation_order", "game_over"],
         ),
     ]

@@ -36,6 +36,7 @@ from service.engine import (
     IllegalCommand,
     Move,
     Resign,
+    Rule,
     Status,
     Undo,
     command_from_dict,
@@ -405,7 +406,7 @@ class GameService:
             raise ApiError("illegal_move",
                            f"this game has had {limit} commands, the most one game may have "
                            f"(SOLITAIRE_MAX_COMMANDS_PER_GAME): only resign is accepted now",
-                           {"rule": "command_limit", "limit": "max_commands_per_game",
+                           {"rule": Rule.COMMAND_LIMIT, "limit": "max_commands_per_game",
                             "seq": loaded.seq})
         try:
             game, diff = loaded.game.apply(command)

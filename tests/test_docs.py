@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from protocol.errors import HTTP_STATUS
+from service.engine.refusals import Rule
 from service.settings import Settings
 from service.ws import Close
 
@@ -94,6 +95,14 @@ def test_the_error_codes_of_the_page_are_the_contracts() -> None:
     rows = _table_rows(PROTOCOL_MD.read_text(encoding="utf-8"), "## Errors")
     table = {row[0].strip("`"): int(row[1]) for row in rows if row[1].isdigit()}
     assert table == dict(HTTP_STATUS)
+
+
+def test_the_rules_of_a_422_on_the_page_are_the_engines_catalogue() -> None:
+    rows = _table_rows(PROTOCOL_MD.read_text(encoding="utf-8"), "### The rules of a 422")
+    table = [(row[0].strip("`"), row[1]) for row in rows]
+    catalogue = [(rule.value, rule.meaning) for rule in Rule]
+    assert table == catalogue, "the table docs/protocol.md should have:\n" + "\n".join(
+        f"| `{name}` | {meaning} |" for name, meaning in catalogue)
 
 
 def test_the_close_codes_of_the_page_are_the_servers() -> None:

@@ -25,6 +25,7 @@ from .errors import BadCommand, BadOptions, EngineError, IllegalCommand, Unknown
 from .game import MAX_SEED, RULES_VERSION, SEED_BITS, Diff, Game, Status
 from .piles import Pile, PileSpec
 from .position import Position
+from .refusals import Rule
 from .variant import Option, Variant
 from .variants import VARIANTS, get_variant
 
@@ -32,5 +33,6 @@ __all__ = [
     "DRAW", "RESIGN", "UNDO", "Command", "Draw", "Move", "Resign", "Undo", "command_from_dict",
     "command_to_dict", "Op", "compute_ops", "BadCommand", "BadOptions", "EngineError",
     "IllegalCommand", "UnknownVariant", "MAX_SEED", "RULES_VERSION", "SEED_BITS", "Diff", "Game",
-    "Position", "Status", "Pile", "PileSpec", "Option", "Variant", "VARIANTS", "get_variant",
+    "Position", "Rule", "Status", "Pile", "PileSpec", "Option", "Variant", "VARIANTS",
+    "get_variant",
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .refusals import Rule
+
 
 class EngineError(ValueError):
     """Base of every error the engine raises for bad input."""
@@ -24,11 +26,11 @@ class BadCommand(EngineError):
 class IllegalCommand(EngineError):
     """A well-formed command that the rules forbid now.
 
-    ``rule`` is a short stable identifier of the rule (``"empty_tableau_sevens_only"``),
+    ``rule`` is the name of the rule, one of :class:`~.refusals.Rule` (``"empty_tableau"``),
     the message says it in words. Neither ever names a face-down card.
     """
 
-    def __init__(self, rule: str, message: str) -> None:
+    def __init__(self, rule: Rule, message: str) -> None:
         super().__init__(message)
-        self.rule = rule
+        self.rule: str = rule.value  # the name as sent, a plain str
         self.message = message

@@ -19,6 +19,7 @@ from .errors import BadCommand, IllegalCommand
 from .movegen import check_move, legal_moves
 from .piles import Pile
 from .position import Position
+from .refusals import Rule
 from .variants import get_variant
 
 if TYPE_CHECKING:
@@ -150,17 +151,18 @@ class Game:
         if not isinstance(command, (Move, Draw, Undo, Resign)):
             command = command_from_dict(command)
         if self.status.is_final:
-            raise IllegalCommand("game_over", "the game is over")
+            raise IllegalCommand(Rule.GAME_OVER, "the game is over")
         if isinstance(command, Resign):
             game = Game(self.variant, self.seed, self.position, self.moves, Status.RESIGNED)
             return game, Diff(command, [], game.status, game.moves, game.foundation_cards)
         if isinstance(command, Undo):
             parent = self.position.parent
             if parent is None:
-                raise IllegalCommand("nothing_to_undo", "there is nothing to undo")
+                raise IllegalCommand(Rule.NOTHING_TO_UNDO, "there is nothing to undo")
             return self._next(command, parent, None)
         if self.status is Status.LOST:
-            raise IllegalCommand("game_lost", "the game is lost: only undo or resign are accepted")
+            raise IllegalCommand(Rule.GAME_LOST,
+                                 "the game is lost: only undo or resign are accepted")
         if isinstance(command, Draw):
             return self._next(command, _after(self.variant, self.position, command), None)
         move = check_move(self.variant, self.position.piles, command)

@@ -17,6 +17,7 @@ from .cards import ordered_deck
 from .errors import BadOptions, IllegalCommand
 from .movegen import has_legal_move
 from .piles import Kind, Pile, PileSpec
+from .refusals import Rule
 from .rng import shuffle
 
 if TYPE_CHECKING:
@@ -105,11 +106,11 @@ class Variant:
         (``None``: it accepts it)."""
         return None
 
-    def stock_refusal(self, piles: Mapping[str, Pile]) -> tuple[str, str] | None:
+    def stock_refusal(self, piles: Mapping[str, Pile]) -> tuple[Rule, str] | None:
         """Why the stock's top card may not now be moved, turned face up, into an empty
         tableau pile: the ``rule`` and a sentence (``None``: it may). By default cards
         leave the stock only by a draw."""
-        return ("stock_by_draw_only", "cards leave the stock only by a draw")
+        return (Rule.STOCK_BY_DRAW_ONLY, "cards leave the stock only by a draw")
 
     def why_one_card_at_a_time(self) -> str:
         """The refusal of a run of cards moved as one, in a variant where they may not."""
@@ -121,7 +122,7 @@ class Variant:
     def draw(self, piles: dict[str, Pile]) -> bool:
         """Apply a ``draw`` to ``piles`` in place, or raise :class:`IllegalCommand`.
         True when it turned the waste back over into the stock."""
-        raise IllegalCommand("no_stock", f"{self.name} has no stock to draw from")
+        raise IllegalCommand(Rule.NO_STOCK, f"{self.name} has no stock to draw from")
 
     def after_move(self, piles: dict[str, Pile], source: str) -> None:
         """What happens at once after a move, as part of it. By default a tableau

@@ -39,11 +39,11 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 
 
 def _documented_rules() -> set[str]:
-    """The ``rule`` names docs/protocol.md lists ("The `rule` names the engine uses today")."""
+    """The ``rule`` names docs/protocol.md lists (the first column of the table under
+    "The rules of a 422")."""
     text = DOCS.read_text()
-    start = text.index("The `rule` names the engine uses today")
-    paragraph = text[start : text.index("\n\n", start)]
-    return set(re.findall(r"`([a-z_]+)`", paragraph)) - {"rule"}
+    section = text[text.index("### The rules of a 422") :].split("\n## ", 1)[0]
+    return set(re.findall(r"^\| `([a-z_]+)` \|", section, re.M))
 
 
 DOCUMENTED_RULES = _documented_rules()

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from ..cards import SUITS, ordered_deck
 from ..errors import IllegalCommand
 from ..piles import Kind, Pile, PileSpec
+from ..refusals import Rule
 from ..variant import Variant
 from ._layout import foundations, tableau
 
@@ -65,7 +66,7 @@ class Caprice(Variant):
     def draw(self, piles: dict[str, Pile]) -> bool:
         stock = piles["stock"].down
         if not stock:
-            raise IllegalCommand("stock_empty", "the stock is empty (one pass only)")
+            raise IllegalCommand(Rule.STOCK_EMPTY, "the stock is empty (one pass only)")
         for i in range(12):  # the stock's top card goes to tableau/0, the next to tableau/1...
             pile = piles[f"tableau/{i}"]
             piles[f"tableau/{i}"] = Pile(pile.down, pile.up + (stock[-1 - i],))

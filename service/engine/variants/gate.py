@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import IllegalCommand
 from ..piles import Kind, Pile, PileSpec
+from ..refusals import Rule
 from ..variant import Option, Variant
 from ._layout import foundations, tableau
 
@@ -67,12 +68,12 @@ class Gate(Variant):
         return ("a space may be filled only with the waste top, or with the stock's top card "
                 "when the waste is empty")
 
-    def stock_refusal(self, piles: Mapping[str, Pile]) -> tuple[str, str] | None:
+    def stock_refusal(self, piles: Mapping[str, Pile]) -> tuple[Rule, str] | None:
         """The stock's top card fills a space only when the waste is empty."""
         if not piles["stock"].down:
-            return ("stock_empty", "the stock is empty")
+            return (Rule.STOCK_EMPTY, "the stock is empty")
         if piles["waste"].up:
-            return ("space_from_waste_first",
+            return (Rule.SPACE_FROM_WASTE_FIRST,
                     "a space is filled from the stock only when the waste is empty: "
                     "play the waste top into it")
         return None
@@ -94,7 +95,7 @@ class Gate(Variant):
     def draw(self, piles: dict[str, Pile]) -> bool:
         stock = piles["stock"]
         if not stock.down:
-            raise IllegalCommand("stock_empty", "the stock is empty (one pass only, no redeal)")
+            raise IllegalCommand(Rule.STOCK_EMPTY, "the stock is empty (one pass only, no redeal)")
         piles["stock"] = Pile(stock.down[:-1], ())
         piles["waste"] = Pile((), piles["waste"].up + stock.down[-1:])
         return False

@@ -11,6 +11,7 @@ from ..cards import RANK
 from ..errors import IllegalCommand
 from ..movegen import has_legal_move, moves_from
 from ..piles import Kind, Pile, PileSpec
+from ..refusals import Rule
 from ..variant import Variant
 from ._layout import foundations, tableau
 
@@ -74,7 +75,7 @@ class Gilbert(Variant):
             piles["stock"] = Pile(waste.up[::-1], ())
             piles["waste"] = Pile()
             return True
-        raise IllegalCommand("stock_and_waste_empty", "the stock and the waste are both empty")
+        raise IllegalCommand(Rule.STOCK_AND_WASTE_EMPTY, "the stock and the waste are both empty")
 
     def is_lost(self, position: Position) -> bool:
         piles = position.piles
