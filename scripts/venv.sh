@@ -10,7 +10,10 @@ ensure_venv() {
         "$python" -m venv .venv
     fi
     local stamp=".venv/.installed-$(echo "$extras" | tr -c 'a-z' '_')"
-    if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    # setup.py builds the solver's native core from service/solver/_core.c: a change
+    # there rebuilds it too.
+    if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ] \
+        || [ service/solver/_core.c -nt "$stamp" ]; then
         echo "installing the project into .venv ($extras)"
         .venv/bin/python -m pip install -q -e "$extras"
         touch "$stamp"

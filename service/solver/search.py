@@ -17,6 +17,7 @@ import random
 from collections.abc import Callable, Hashable
 from typing import Any
 
+from . import native as core
 from .result import Budget, SolveResult
 from .rules import Cmd, Rules, State, command_dict
 
@@ -37,8 +38,11 @@ BEST_FIRST_SHARE = 0.5
 RESTART_SEED = 0  # the restarts' random order is seeded: same budget, same answer
 
 
-def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
+def search(rules: Rules, start: State, budget: Budget, *,
+           native: bool | None = None) -> SolveResult:
     """Search from ``start`` within ``budget``: won with a line, proved lost, or unknown.
+    Each search runs in the native core (:mod:`.native`) where it was built, unless
+    ``native`` is False (the pure-Python reference); both give the same answers.
 
     Wins in these games are mostly found within a few hundred positions by following
     the variant's move ordering, or not for a long time: one early step that the order
@@ -51,8 +55,11 @@ def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
     that wins answers; one that searches its whole reachable game with the full rules
     (not hasty) has proved the loss. If neither, the full search, with what is left of
     the budget, answers."""
+    native = core.AVAILABLE if native is None else native
+    if native and not core.AVAILABLE:
+        raise RuntimeError(core.MISSING)
     if rules.hasty or rules.won(start):
-        return _search(rules, start, budget)
+        return _search(rules, start, budget, native=native)
     clock = budget.clock
     began = clock()
     quick = rules.hastily() if rules.has_hasty else rules
@@ -60,7 +67,8 @@ def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
     nodes, limit, shaken, searched = 0, float(FIRST_LIMIT), False, False
     if rules.best_first:
         first = _search(quick, start, Budget(max(1, int(budget.max_nodes * BEST_FIRST_SHARE)),
-                                             budget.max_seconds * BEST_FIRST_SHARE, clock))
+                                             budget.max_seconds * BEST_FIRST_SHARE, clock),
+                        native=native)
         nodes += first.nodes
         if first.result == "won" or (first.result == "lost" and not quick.hasty):
             return _spent(first, nodes, began, clock)
@@ -72,7 +80,7 @@ def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
         if nodes_left < 1 or seconds_left <= 0:
             break
         first = _search(quick, start, Budget(nodes_left, seconds_left, clock),
-                        rng if shaken else None, depth_first=True)
+                        rng if shaken else None, depth_first=True, native=native)
         nodes += first.nodes
         if first.result == "won" or (first.result == "lost" and not quick.hasty):
             return _spent(first, nodes, began, clock)
@@ -84,7 +92,7 @@ def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
     seconds_left = budget.max_seconds - (clock() - began)
     if nodes_left < 1 or seconds_left <= 0:
         return _spent(SolveResult("unknown", (), 0, 0), nodes, began, clock)
-    rest = _search(rules, start, Budget(nodes_left, seconds_left, clock))
+    rest = _search(rules, start, Budget(nodes_left, seconds_left, clock), native=native)
     return _spent(rest, nodes + rest.nodes, began, clock)
 
 
@@ -108,9 +116,9 @@ def _shaken(steps_of: Callable[[State], list[Any]], rng: random.Random,
 
 
 def _search(rules: Rules, start: State, budget: Budget, rng: random.Random | None = None,
-            depth_first: bool = False) -> SolveResult:
+            depth_first: bool = False, native: bool = False) -> SolveResult:
     """One search: depth-first (with ``rng``, in a shaken order), or best-first for
-    variants that ask and unless ``depth_first``."""
+    variants that ask and unless ``depth_first``; in the native core if ``native``."""
     clock = budget.clock
     began = clock()
     deadline = began + budget.max_seconds
@@ -123,6 +131,9 @@ def _search(rules: Rules, start: State, budget: Budget, rng: random.Random | Non
 
     if rules.won(start):
         return done("won", [], 0)
+    if native:
+        return done(*core.run(rules, start, max_nodes, deadline, clock, rng,
+                              depth_first or not rules.best_first))
     if rules.best_first and not depth_first:
         return _best_first(rules, start, max_nodes, deadline, clock, done)
     seen: set[Hashable] = {rules.key(start)}
