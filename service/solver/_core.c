@@ -1,8 +1,8 @@
 /* The solver's native core: the same search as the pure-Python reference
  * (service/solver/search.py `_search`, with each variant's steps from gilbert.py,
  * shamrocks.py, gate.py and caprice.py), step for step: the same steps in the same
- * order, the same seeded shaking (CPython's Mersenne Twister, whose state crosses in
- * and out), the same positions counted, so that at a budget of positions both give
+ * order, the same seeded shaking (CPython's Mersenne Twister, seeded as random.Random),
+ * the same positions counted, so that at a budget of positions both give
  * the same answer. tests/solver/test_native.py holds them to it.
  *
  * Pure: no I/O. The only call out is to the budget's clock (a Python callable), every
@@ -48,7 +48,7 @@ typedef struct {
     uint8_t w;
     uint8_t ncards;
     uint8_t pad[2];
-    uint8_t cards[MAXCARDS];
+    uint8_t cards[MAXCARDS + 8];  /* 8 more: a hash reads 8 bytes at a time (masked) */
 } State;
 
 #define HEAD (offsetof(State, cards))
@@ -81,9 +81,10 @@ typedef struct {
 } Rules;
 
 /* ---- cards ------------------------------------------------------------------------ */
-#define RANK(c) ((c) % 13 + 1)
-#define SUIT(c) ((c) / 13)
-#define RED(c) (SUIT(c) == 1 || SUIT(c) == 2)
+static uint8_t RANK_T[52], SUIT_T[52], RED_T[52];  /* filled at import */
+#define RANK(c) (RANK_T[(c)])
+#define SUIT(c) (SUIT_T[(c)])
+#define RED(c) (RED_T[(c)])
 #define SRED(s) ((s) == 1 || (s) == 2)
 #define CARD(s, r) ((s) * 13 + (r) - 1)
 
@@ -93,9 +94,6 @@ static inline int alt_on(int c, int t) { /* c in ALT_DOWN[t] */
 static inline int adj_any(int c, int t) { /* c in ADJ_ANY[t] */
     int d = RANK(c) - RANK(t);
     return d == 1 || d == -1;
-}
-static inline int adj_suit(int c, int t) {
-    return SUIT(c) == SUIT(t) && adj_any(c, t);
 }
 
 /* ---- piles ------------------------------------------------------------------------ */
@@ -160,40 +158,52 @@ static inline uint64_t fmix(uint64_t x) {
 }
 typedef struct { uint64_t a, b; } H128;
 
-static inline void hadd(H128 *h, uint64_t seed, const uint8_t *p, int n) {
-    uint64_t h1 = fmix(seed * 0x9E3779B97F4A7C15ULL + (uint64_t)n);
-    uint64_t h2 = fmix(~seed * 0xC2B2AE3D27D4EB4FULL - (uint64_t)n);
-    while (n > 0) {
-        uint64_t w = 0;
-        int k = n < 8 ? n : 8;
-        memcpy(&w, p, k);
-        h1 = fmix(h1 ^ w) + 0x165667B19E3779F9ULL;
-        h2 = fmix((h2 + w) * 0x27D4EB2F165667C5ULL) ^ (h2 >> 29);
-        p += k; n -= k;
+/* A pile's 64-bit hash, then added into both halves of the fingerprint through two
+ * different finalizers: the piles of a multiset in any order give the same sum. */
+static inline uint64_t pile64(uint64_t seed, const uint8_t *p, int n) {
+    uint64_t h = (seed + 1) * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)n << 56);
+    for (;;) {
+        uint64_t w;
+        memcpy(&w, p, 8);  /* within the State: its cards have 8 bytes to spare */
+        if (n < 8) {
+            if (n) {
+                w &= ~0ULL >> (64 - 8 * n);
+                h = (h ^ w) * 0x94d049bb133111ebULL;
+                h ^= h >> 29;
+            }
+            return h;
+        }
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+        h ^= h >> 31;
+        p += 8; n -= 8;
     }
-    h->a += fmix(h1 ^ (h2 << 1));
-    h->b += fmix(h2 + 0x85EBCA77C2B2AE63ULL);
+}
+static inline void hadd(H128 *h, uint64_t seed, const uint8_t *p, int n) {
+    uint64_t x = pile64(seed, p, n);
+    h->a += (x ^ (x >> 32)) * 0xff51afd7ed558ccdULL;
+    h->b += (x ^ (x >> 29) ^ (x << 23)) * 0xD6E8FEB86659FD93ULL;
 }
 
-/* The reference's key, as a fingerprint. */
+/* The reference's key, as a fingerprint: the piles the key sorts each hashed alone with
+ * the same seed (a multiset: their sum does not depend on their order), the rest in one
+ * or two runs of bytes. */
 static H128 key_of(const Rules *R, const State *s) {
     H128 h = {0, 0};
-    uint8_t buf[MAXCARDS + 4];
+    uint8_t head[16];
     int o = 0;
-    hadd(&h, 1000, s->found, 8);
     switch (R->variant) {
     case GILBERT: {
-        for (int i = 0; i < 7; i++) {  /* sorted (pile, down) pairs: a multiset */
-            buf[0] = s->down[i];
-            memcpy(buf + 1, s->cards + o, s->len[i]);
-            hadd(&h, 1, buf, 1 + s->len[i]);
+        for (int i = 0; i < 7; i++) {  /* sorted (pile, down) pairs */
+            hadd(&h, 1 + 64 * (uint64_t)s->down[i], s->cards + o, s->len[i]);
             o += s->len[i];
         }
         int n = s->len[7], w = s->w;
         if (w % 3 == 0 || w == n) w = 0;
-        buf[0] = (uint8_t)w;
-        memcpy(buf + 1, s->cards + o, n);
-        hadd(&h, 2000, buf, 1 + n);
+        memcpy(head, s->found, 8);
+        head[8] = (uint8_t)w;
+        head[9] = (uint8_t)n;
+        hadd(&h, 1000, head, 10);
+        hadd(&h, 2000, s->cards + o, n);
         break;
     }
     case SHAMROCKS:
@@ -201,29 +211,33 @@ static H128 key_of(const Rules *R, const State *s) {
             hadd(&h, 1, s->cards + o, s->len[i]);
             o += s->len[i];
         }
+        hadd(&h, 1000, s->found, 4);
         break;
     case GATE: {
         for (int i = 0; i < 8; i++) {
             hadd(&h, 1, s->cards + o, s->len[i]);
             o += s->len[i];
         }
-        for (int i = 8; i < 10; i++) {
-            hadd(&h, 100 + i, s->cards + o, s->len[i]);
-            o += s->len[i];
-        }
-        buf[0] = s->w;
-        memcpy(buf + 1, s->cards + o, s->len[10]);
-        hadd(&h, 2000, buf, 1 + s->len[10]);
+        memcpy(head, s->found, 4);
+        head[4] = s->len[8]; head[5] = s->len[9]; head[6] = s->len[10]; head[7] = s->w;
+        hadd(&h, 1000, head, 8);
+        hadd(&h, 2000, s->cards + o, s->ncards - o);  /* the pillars then the talon */
         break;
     }
     case CAPRICE: {
         int stock = s->len[12];
+        if (stock) {  /* the piles in order, and how many cards the stock holds */
+            memcpy(head, s->found, 8);
+            hadd(&h, 1000, head, 8);
+            hadd(&h, 2000, s->len, 13);
+            hadd(&h, 2001, s->cards, s->ncards - stock);
+            break;
+        }
         for (int i = 0; i < 12; i++) {
-            hadd(&h, stock ? 100 + i : 1, s->cards + o, s->len[i]);
+            hadd(&h, 1, s->cards + o, s->len[i]);
             o += s->len[i];
         }
-        buf[0] = (uint8_t)stock;
-        hadd(&h, 2000, buf, 1);
+        hadd(&h, 1000, s->found, 8);
         break;
     }
     }
@@ -308,6 +322,63 @@ static double mt_random(MT *m) {
     uint32_t a = mt_next(m) >> 5, b = mt_next(m) >> 6;
     return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0);
 }
+static void mt_seed(MT *m, uint32_t seed) {  /* random.Random(seed) for 0 <= seed < 2**32 */
+    uint32_t *mt = m->mt;
+    mt[0] = 19650218U;
+    for (int i = 1; i < 624; i++) mt[i] = 1812433253U * (mt[i - 1] ^ (mt[i - 1] >> 30)) + (uint32_t)i;
+    int i = 1, j = 0;
+    for (int k = 624; k; k--) {  /* init_by_array with the key [seed] */
+        mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525U)) + seed + (uint32_t)j;
+        i++; j++;
+        if (i >= 624) { mt[0] = mt[623]; i = 1; }
+        if (j >= 1) j = 0;
+    }
+    for (int k = 623; k; k--) {
+        mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1566083941U)) - (uint32_t)i;
+        i++;
+        if (i >= 624) { mt[0] = mt[623]; i = 1; }
+    }
+    mt[0] = 0x80000000U;
+    m->index = 624;
+}
+
+/* The generator as a Python object: the restarts' one generator, kept in the core. */
+typedef struct {
+    PyObject_HEAD
+    MT mt;
+} RandomObject;
+
+static PyObject *random_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    unsigned long seed;
+    (void)kw;
+    if (!PyArg_ParseTuple(args, "k", &seed)) return NULL;
+    if (seed > 0xffffffffUL) return PyErr_Format(PyExc_ValueError, "a seed below 2**32");
+    RandomObject *self = (RandomObject *)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    mt_seed(&self->mt, (uint32_t)seed);
+    return (PyObject *)self;
+}
+
+static PyObject *random_random(PyObject *self, PyObject *unused) {
+    (void)unused;
+    return PyFloat_FromDouble(mt_random(&((RandomObject *)self)->mt));
+}
+
+static PyMethodDef random_methods[] = {
+    {"random", random_random, METH_NOARGS, "The next float in [0, 1), as random.Random's."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject RandomType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "service.solver._core.Random",
+    .tp_basicsize = sizeof(RandomObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Random(seed): CPython's Mersenne Twister seeded as random.Random(seed), for "
+              "the search's shaken restarts.",
+    .tp_new = random_new,
+    .tp_methods = random_methods,
+};
 
 /* ---- steps ------------------------------------------------------------------------ */
 typedef struct {
@@ -516,13 +587,19 @@ static int shamrocks_steps(const Rules *R, const State *s, Step *out) {
         off[i + 1] = off[i] + s->len[i];
         tops[i] = s->len[i] ? s->cards[off[i] + s->len[i] - 1] : -1;
     }
+    /* by_rank[r]: the fans that take a card of rank r (a top one rank away, fewer than 3 cards) */
+    uint32_t by_rank[15] = {0};
+    for (int j = 0; j < 18; j++)
+        if (s->len[j] > 0 && s->len[j] < 3) {
+            int r = RANK(tops[j]);
+            by_rank[r - 1] |= 1u << j;
+            by_rank[r + 1] |= 1u << j;
+        }
     for (int f = 0; f < 4; f++) {
         int k = s->found[f];
         if (!k) continue;
-        int c = CARD(f, k);
-        for (int j = 0; j < 18; j++)
-            if (s->len[j] > 0 && s->len[j] < 3 && adj_any(c, tops[j]))
-                add(out, &n, FROM_FOUNDATION, -1, K_F2T, f, 0, j);
+        for (uint32_t m = by_rank[k]; m; m &= m - 1)
+            add(out, &n, FROM_FOUNDATION, -1, K_F2T, f, 0, __builtin_ctz(m));
     }
     for (int i = 0; i < 18; i++) {
         if (!s->len[i]) continue;
@@ -530,9 +607,8 @@ static int shamrocks_steps(const Rules *R, const State *s, Step *out) {
         if (s->found[SUIT(c)] == RANK(c) - 1) add(out, &n, TO_FOUNDATION, 1, K_T2F, i, 1, SUIT(c));
         int prio = s->len[i] == 1 ? REVEALS
                    : adj_any(c, s->cards[off[i] + s->len[i] - 2]) ? SETTLED : TABLEAU;
-        for (int j = 0; j < 18; j++)
-            if (j != i && s->len[j] > 0 && s->len[j] < 3 && adj_any(c, tops[j]))
-                add(out, &n, prio, 0, K_T2T, i, 1, j);
+        for (uint32_t m = by_rank[RANK(c)] & ~(1u << i); m; m &= m - 1)
+            add(out, &n, prio, 0, K_T2T, i, 1, __builtin_ctz(m));
     }
     if (R->hasty) {
         for (int q = 0; q < n; q++)
@@ -734,12 +810,22 @@ static int caprice_steps(const Rules *R, const State *s, Step *out) {
         if (tops[j] < 0) empties[ne++] = j;
     int lone_to_empty = 1;
     if (!stock && ne) { ne = 1; lone_to_empty = 0; }
+    /* takes[c]: the piles whose top is one rank from c in its suit (c + 1 and c - 1 in
+     * the same suit, kept apart from the next suit by a gap: index suit * 15 + rank) */
+    uint16_t takes[60] = {0};
+    for (int j = 0; j < 12; j++)
+        if (tops[j] >= 0) {
+            int x = SUIT(tops[j]) * 15 + RANK(tops[j]);
+            takes[x - 1] |= (uint16_t)(1u << j);
+            takes[x + 1] |= (uint16_t)(1u << j);
+        }
+#define TAKES(c) (takes[SUIT(c) * 15 + RANK(c)])
     for (int f = 0; f < 8; f++) {
         int k = s->found[f];
         if (!k) continue;
         int c = ftop(f, k);
-        for (int j = 0; j < 12; j++)
-            if (tops[j] >= 0 && adj_suit(c, tops[j])) add(out, &n, FROM_FOUNDATION, 0, K_F2T, f, 0, j);
+        for (uint32_t m = TAKES(c); m; m &= m - 1)
+            add(out, &n, FROM_FOUNDATION, 0, K_F2T, f, 0, __builtin_ctz(m));
         for (int e = 0; e < ne; e++) add(out, &n, FROM_FOUNDATION, 0, K_F2T, f, 0, empties[e]);
     }
     for (int i = 0; i < 12; i++) {
@@ -748,8 +834,8 @@ static int caprice_steps(const Rules *R, const State *s, Step *out) {
         int nf = accepts(s, c, fs);
         for (int g = 0; g < nf; g++) add(out, &n, TO_FOUNDATION, 0, K_T2F, i, 1, fs[g]);
         int prio = alone ? REVEALS : TABLEAU;
-        for (int j = 0; j < 12; j++)
-            if (j != i && tops[j] >= 0 && adj_suit(c, tops[j])) add(out, &n, prio, 0, K_T2T, i, 1, j);
+        for (uint32_t m = TAKES(c) & ~(1u << i); m; m &= m - 1)
+            add(out, &n, prio, 0, K_T2T, i, 1, __builtin_ctz(m));
         if (alone && !lone_to_empty) continue;
         int eprio = alone ? SETTLED : TABLEAU;
         for (int e = 0; e < ne; e++) add(out, &n, eprio, 0, K_T2T, i, 1, empties[e]);
@@ -1243,41 +1329,14 @@ static int parse_state(const Rules *R, PyObject *t, State *s) {
     return 0;
 }
 
-static int rng_in(PyObject *state, MT *m) {
-    PyObject *fast = PySequence_Fast(state, "rng state");
-    if (!fast) return -1;
-    if (PySequence_Fast_GET_SIZE(fast) != 625) {
-        Py_DECREF(fast); PyErr_SetString(PyExc_ValueError, "an rng state is 625 numbers"); return -1;
-    }
-    for (int i = 0; i < 625; i++) {
-        unsigned long v = PyLong_AsUnsignedLong(PySequence_Fast_GET_ITEM(fast, i));
-        if (v == (unsigned long)-1 && PyErr_Occurred()) { Py_DECREF(fast); return -1; }
-        if (i < 624) m->mt[i] = (uint32_t)v;
-        else m->index = (int)v;
-    }
-    Py_DECREF(fast);
-    return 0;
-}
-static PyObject *rng_out(const MT *m) {
-    PyObject *t = PyTuple_New(625);
-    if (!t) return NULL;
-    for (int i = 0; i < 625; i++) {
-        PyObject *v = PyLong_FromUnsignedLong(i < 624 ? m->mt[i] : (unsigned long)m->index);
-        if (!v) { Py_DECREF(t); return NULL; }
-        PyTuple_SET_ITEM(t, i, v);
-    }
-    return t;
-}
-
 static const char *VARIANTS[] = {"gilbert", "shamrocks", "gate", "caprice"};
 
 PyDoc_STRVAR(search_doc,
-"search(variant, hasty, pruning, runs_move, position, max_nodes, deadline, clock, rng_state,\n"
-"       shake, depth_first) -> (result, line, nodes, rng_state)\n\n"
+"search(variant, hasty, pruning, runs_move, position, max_nodes, deadline, clock, rng,\n"
+"       shake, depth_first) -> (result, line, nodes)\n\n"
 "One search of service.solver.search._search, natively: result 'won', 'lost' or\n"
-"'unknown'; line the steps of a won line, each a tuple of (from, to, count) commands;\n"
-"rng_state the Mersenne Twister's 625 numbers (random.Random.getstate()[1]) after the\n"
-"shaking, or None when none was given (no shaking).");
+"'unknown'; line the steps of a won line, each a tuple of (from, to, count) commands.\n"
+"rng (a Random, advanced as random.Random would be) shakes the order; None: no shaking.");
 
 static PyObject *py_search(PyObject *self, PyObject *args) {
     (void)self;
@@ -1300,10 +1359,11 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     R.nfound = R.variant == GILBERT || R.variant == CAPRICE ? 8 : 4;
     State start;
     if (parse_state(&R, pos, &start) < 0) return NULL;
-    MT mt, *rng = NULL;
+    MT *rng = NULL;
     if (rng_state != Py_None) {
-        if (rng_in(rng_state, &mt) < 0) return NULL;
-        rng = &mt;
+        if (!PyObject_TypeCheck(rng_state, &RandomType))
+            return PyErr_Format(PyExc_TypeError, "the generator is a _core.Random");
+        rng = &((RandomObject *)rng_state)->mt;
     }
     Clock ck = {clock, deadline, 0};
     Outcome o = {UNKNOWN, NULL, 0, 0};
@@ -1323,11 +1383,8 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
         PyList_SET_ITEM(line, i, c);
     }
     free(o.line);
-    PyObject *rs;
-    if (rng) { rs = rng_out(&mt); if (!rs) { Py_DECREF(line); return NULL; } }
-    else { Py_INCREF(Py_None); rs = Py_None; }
     static const char *names[] = {"won", "lost", "unknown"};
-    return Py_BuildValue("(sNLN)", names[o.result], line, o.nodes, rs);
+    return Py_BuildValue("(sNL)", names[o.result], line, o.nodes);
 }
 
 static PyMethodDef methods[] = {
@@ -1342,6 +1399,11 @@ static struct PyModuleDef moduledef = {
 
 PyMODINIT_FUNC PyInit__core(void) {
     char name[32];
+    for (int c = 0; c < 52; c++) {  /* cards.py: suit * 13 + rank - 1, suits C D H S */
+        RANK_T[c] = (uint8_t)(c % 13 + 1);
+        SUIT_T[c] = (uint8_t)(c / 13);
+        RED_T[c] = SUIT_T[c] == 1 || SUIT_T[c] == 2;
+    }
     for (int i = 0; i < 8; i++) {
         snprintf(name, sizeof name, "foundation/%d", i);
         if (!(S_found[i] = PyUnicode_InternFromString(name))) return NULL;
@@ -1358,5 +1420,12 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (!(S_stock = PyUnicode_InternFromString("stock"))) return NULL;
     if (!(S_empty = PyUnicode_InternFromString(""))) return NULL;
     if (!(DRAW_CMD = Py_BuildValue("(OOi)", S_stock, S_empty, 0))) return NULL;
-    return PyModule_Create(&moduledef);
+    if (PyType_Ready(&RandomType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&moduledef);
+    if (!m) return NULL;
+    Py_INCREF(&RandomType);
+    if (PyModule_AddObject(m, "Random", (PyObject *)&RandomType) < 0) {
+        Py_DECREF(&RandomType); Py_DECREF(m); return NULL;
+    }
+    return m;
 }

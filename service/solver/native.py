@@ -8,9 +8,8 @@ reference: tests/solver/test_native.py holds the two to the same answers.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
-from typing import Any
+from typing import Protocol
 
 from .rules import Cmd, Rules, State
 
@@ -25,19 +24,26 @@ MISSING = ("the solver's native core (service/solver/_core.c) was not built (no 
            "when the package was installed): solving in pure Python, about 30 times slower")
 
 
-def run(rules: Rules, start: State, max_nodes: int, deadline: float, clock: Callable[[], float],
-        rng: random.Random | None, depth_first: bool) -> tuple[str, list[tuple[Cmd, ...]], int]:
-    """One search of :func:`search._search` in the core: (result, line, positions). A
-    given ``rng`` is advanced exactly as the reference's shaking advances it."""
+class Shaker(Protocol):
+    """What the restarts draw their shaking from: random.Random, or the core's own."""
+
+    def random(self) -> float: ...
+
+
+def generator(seed: int) -> Shaker:
+    """The core's Mersenne Twister seeded as ``random.Random(seed)``: the same numbers,
+    without the generator's state crossing into the core at every search."""
     assert _core is not None
-    rng_state: Any = None
-    gauss: Any = None
-    if rng is not None:
-        version, rng_state, gauss = rng.getstate()
-    result, line, nodes, after = _core.search(
+    return _core.Random(seed)
+
+
+def run(rules: Rules, start: State, max_nodes: int, deadline: float, clock: Callable[[], float],
+        rng: Shaker | None, depth_first: bool) -> tuple[str, list[tuple[Cmd, ...]], int]:
+    """One search of :func:`search._search` in the core: (result, line, positions).
+    ``rng``, from :func:`generator`, shakes the order as the reference's does."""
+    assert _core is not None
+    assert rng is None or isinstance(rng, _core.Random)
+    return _core.search(
         rules.variant_id, rules.hasty, bool(getattr(rules, "pruning", True)),
-        bool(getattr(rules, "runs_move", True)), start, max_nodes, deadline, clock, rng_state,
+        bool(getattr(rules, "runs_move", True)), start, max_nodes, deadline, clock, rng,
         float(rules.shake), depth_first)
-    if rng is not None:
-        rng.setstate((version, after, gauss))
-    return result, line, nodes

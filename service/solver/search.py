@@ -63,7 +63,7 @@ def search(rules: Rules, start: State, budget: Budget, *,
     clock = budget.clock
     began = clock()
     quick = rules.hastily() if rules.has_hasty else rules
-    rng = random.Random(RESTART_SEED)
+    rng = core.generator(RESTART_SEED) if native else random.Random(RESTART_SEED)
     nodes, limit, shaken, searched = 0, float(FIRST_LIMIT), False, False
     if rules.best_first:
         first = _search(quick, start, Budget(max(1, int(budget.max_nodes * BEST_FIRST_SHARE)),
@@ -102,7 +102,7 @@ def _spent(result: SolveResult, nodes: int, began: float,
     return SolveResult(result.result, result.commands, nodes, int((clock() - began) * 1000))
 
 
-def _shaken(steps_of: Callable[[State], list[Any]], rng: random.Random,
+def _shaken(steps_of: Callable[[State], list[Any]], rng: core.Shaker,
             spread: float) -> Callable[[State], list[Any]]:
     """``steps_of`` with each list of steps shaken: each step's rank gets a uniform
     draw in [0, ``spread``) added before they are sorted again (see Rules.shake)."""
@@ -115,7 +115,7 @@ def _shaken(steps_of: Callable[[State], list[Any]], rng: random.Random,
     return shaken
 
 
-def _search(rules: Rules, start: State, budget: Budget, rng: random.Random | None = None,
+def _search(rules: Rules, start: State, budget: Budget, rng: core.Shaker | None = None,
             depth_first: bool = False, native: bool = False) -> SolveResult:
     """One search: depth-first (with ``rng``, in a shaken order), or best-first for
     variants that ask and unless ``depth_first``; in the native core if ``native``."""
