@@ -1148,7 +1148,10 @@ static void best_first(const Rules *R, const State *start, long long max_nodes, 
                        Outcome *o) {
     Table seen;
     Heap heap = {0};
-    State *states = NULL;
+    /* the positions kept in a stride of what this variant's positions use */
+    size_t stride = (HEAD + (size_t)R->total + 8 + 7) & ~(size_t)7;
+    uint8_t *states = NULL;
+    State cur;
     uint32_t *parent = NULL;
     Step *via = NULL;
     int *score = NULL;
@@ -1163,7 +1166,7 @@ static void best_first(const Rules *R, const State *start, long long max_nodes, 
 #define GROW()                                                                     \
     if (count == cap) {                                                            \
         size_t nc = cap ? cap * 2 : 4096;                                          \
-        State *ns = realloc(states, nc * sizeof(State));                           \
+        uint8_t *ns = realloc(states, nc * stride);                                \
         if (!ns) goto oom;                                                         \
         states = ns;                                                               \
         uint32_t *np = realloc(parent, nc * sizeof(uint32_t));                     \
@@ -1179,15 +1182,17 @@ static void best_first(const Rules *R, const State *start, long long max_nodes, 
         heap.score = score;                                                        \
     }
     GROW();
-    states[0] = *start; parent[0] = 0; score[0] = score_of(R, start);
+    memcpy(states, start, stride); parent[0] = 0; score[0] = score_of(R, start);
     count = 1;
     if (!heap_push(&heap, 0)) goto oom;
     while (heap.n) {
         uint32_t id = heap_pop(&heap);
-        int k = gen_steps(R, &states[id], buf);
+        memset(&cur, 0, sizeof cur);
+        memcpy(&cur, states + id * stride, stride);
+        int k = gen_steps(R, &cur, buf);
         for (int q = 0; q < k; q++) {
             State child;
-            play(R, &states[id], &buf[q], &child);
+            play(R, &cur, &buf[q], &child);
             int added = table_add(&seen, key_of(R, &child));
             if (added < 0) goto oom;
             if (!added) continue;
@@ -1210,8 +1215,8 @@ static void best_first(const Rules *R, const State *start, long long max_nodes, 
                 goto done;
             }
             GROW();
-            /* GROW may move states: states[id] is read again next time round */
-            states[count] = child; parent[count] = id; via[count] = buf[q];
+            memcpy(states + count * stride, &child, stride);
+            parent[count] = id; via[count] = buf[q];
             score[count] = score_of(R, &child);
             if (!heap_push(&heap, (uint32_t)count)) goto oom;
             count++;
