@@ -1019,86 +1019,125 @@ typedef struct {
     long long nodes;
 } Outcome;
 
-/* search._search's depth-first branch. */
-static void dfs(const Rules *R, const State *start, long long max_nodes, Clock *ck, MT *rng,
-                double spread, Outcome *o) {
+/* search.DepthFirst: a depth-first search that a budget pauses and a later run resumes,
+ * its table and path kept. */
+typedef struct {
+    Rules R;
     Table seen;
-    Steps pool = {0};
-    Frame *frames = NULL;
-    size_t nfr = 0, capfr = 0;
+    Steps pool;
+    Frame *frames;
+    size_t nfr, capfr;
+    long long nodes;
+    int started, lost, has_pending;
+    State start, pending;
+    Step pending_via;
+} Dfs;
+
+static int dfs_init(Dfs *d, const Rules *R, const State *start) {
+    memset(d, 0, sizeof *d);
+    d->R = *R;
+    d->start = *start;
+    if (!table_init(&d->seen, 1 << 12)) { PyErr_NoMemory(); return -1; }
+    if (table_add(&d->seen, key_of(R, start)) < 0) { PyErr_NoMemory(); return -1; }
+    d->nodes = 1;
+    return 0;
+}
+
+static void dfs_free(Dfs *d) {
+    table_free(&d->seen);
+    free(d->pool.v); d->pool.v = NULL;
+    free(d->frames); d->frames = NULL;
+}
+
+static int dfs_push(Dfs *d, const State *s, const Step *via, MT *rng, double spread) {
+    if (d->nfr == d->capfr) {
+        size_t nc = d->capfr ? d->capfr * 2 : 256;
+        Frame *nf = realloc(d->frames, nc * sizeof(Frame));
+        if (!nf) return 0;
+        d->frames = nf; d->capfr = nc;
+    }
+    Frame *g = &d->frames[d->nfr];
+    g->s = *s;
+    if (via) g->via = *via;
+    g->step0 = d->pool.n;
+    g->at = 0;
+    if (!steps_of(&d->R, s, &d->pool, rng, spread, &g->nsteps)) return 0;
+    d->nfr++;
+    return 1;
+}
+
+/* Until max_nodes positions are counted in all, or the clock passes its deadline. */
+static void dfs_run(Dfs *d, long long max_nodes, Clock *ck, MT *rng, double spread, Outcome *o) {
+    const Rules *R = &d->R;
     o->line = NULL; o->nline = 0;
-    if (!table_init(&seen, 1 << 12)) { o->result = FAILED; PyErr_NoMemory(); return; }
-    table_add(&seen, key_of(R, start));
-    long long nodes = 1;
-    o->nodes = nodes;
-    if (max_nodes <= 1) { o->result = UNKNOWN; table_free(&seen); return; }
-    capfr = 256;
-    frames = malloc(capfr * sizeof(Frame));
-    if (!frames) goto oom;
-    frames[0].s = *start;
-    frames[0].step0 = 0;
-    frames[0].at = 0;
-    if (!steps_of(R, start, &pool, rng, spread, &frames[0].nsteps)) goto oom;
-    nfr = 1;
-    while (nfr) {
-        Frame *f = &frames[nfr - 1];
+    if (d->lost) { o->result = LOST; o->nodes = d->nodes; return; }
+    if (!d->started) {
+        if (max_nodes <= d->nodes) { o->result = UNKNOWN; o->nodes = d->nodes; return; }
+        if (!dfs_push(d, &d->start, NULL, rng, spread)) goto oom;
+        d->started = 1;
+    }
+    if (d->has_pending) {  /* counted when the last run paused, not yet entered */
+        d->has_pending = 0;
+        if (!dfs_push(d, &d->pending, &d->pending_via, rng, spread)) goto oom;
+    }
+    while (d->nfr) {
+        Frame *f = &d->frames[d->nfr - 1];
         if (f->at == f->nsteps) {
-            pool.n = f->step0;
-            nfr--;
+            d->pool.n = f->step0;
+            d->nfr--;
             continue;
         }
-        Step step = pool.v[f->step0 + f->at++];
+        Step step = d->pool.v[f->step0 + f->at++];
         State child;
         play(R, &f->s, &step, &child);
-        int added = table_add(&seen, key_of(R, &child));
+        int added = table_add(&d->seen, key_of(R, &child));
         if (added < 0) goto oom;
         if (!added) continue;
-        nodes++;
+        d->nodes++;
         if (is_won(R, &child)) {
-            int L = (int)nfr;  /* the line: frames 1.. then this step */
+            int L = (int)d->nfr;  /* the line: frames 1.. then this step */
             State *states = malloc((L + 1) * sizeof(State));
             Step *line = malloc(L * sizeof(Step));
             Step *out = malloc(L * sizeof(Step));
             if (!states || !line || !out) { free(states); free(line); free(out); goto oom; }
-            for (int i = 0; i < L; i++) states[i] = frames[i].s;
+            for (int i = 0; i < L; i++) states[i] = d->frames[i].s;
             states[L] = child;
-            for (int i = 1; i < L; i++) line[i - 1] = frames[i].via;
+            for (int i = 1; i < L; i++) line[i - 1] = d->frames[i].via;
             line[L - 1] = step;
             o->nline = shortcut(R, states, line, L, ck, out);
             o->line = out;
             free(states); free(line);
             o->result = ck->error ? FAILED : WON;
-            o->nodes = nodes;
-            goto done;
+            o->nodes = d->nodes;
+            return;
         }
-        if (nodes >= max_nodes || (nodes % CHECK_CLOCK_EVERY == 0 && past_deadline(ck))) {
+        if (d->nodes >= max_nodes || (d->nodes % CHECK_CLOCK_EVERY == 0 && past_deadline(ck))) {
+            d->has_pending = 1;
+            d->pending = child;
+            d->pending_via = step;
             o->result = ck->error ? FAILED : UNKNOWN;
-            o->nodes = nodes;
-            goto done;
+            o->nodes = d->nodes;
+            return;
         }
-        if (nfr == capfr) {
-            Frame *nf = realloc(frames, capfr * 2 * sizeof(Frame));
-            if (!nf) goto oom;
-            frames = nf; capfr *= 2;
-        }
-        Frame *g = &frames[nfr];
-        g->s = child;
-        g->via = step;
-        g->step0 = pool.n;
-        g->at = 0;
-        if (!steps_of(R, &child, &pool, rng, spread, &g->nsteps)) goto oom;
-        nfr++;
+        if (!dfs_push(d, &child, &step, rng, spread)) goto oom;
     }
+    d->lost = 1;
     o->result = LOST;
-    o->nodes = nodes;
-    goto done;
+    o->nodes = d->nodes;
+    return;
 oom:
     PyErr_NoMemory();
     o->result = FAILED;
-done:
-    table_free(&seen);
-    free(pool.v);
-    free(frames);
+}
+
+/* search._search's depth-first branch: one run of a fresh search. */
+static void dfs(const Rules *R, const State *start, long long max_nodes, Clock *ck, MT *rng,
+                double spread, Outcome *o) {
+    Dfs d;
+    o->line = NULL; o->nline = 0;
+    if (dfs_init(&d, R, start) < 0) { dfs_free(&d); o->result = FAILED; return; }
+    dfs_run(&d, max_nodes, ck, rng, spread, o);
+    dfs_free(&d);
 }
 
 /* search._best_first: always expand the open position of highest score, oldest first on ties. */
@@ -1343,6 +1382,106 @@ PyDoc_STRVAR(search_doc,
 "'unknown'; line the steps of a won line, each a tuple of (from, to, count) commands.\n"
 "rng (a Random, advanced as random.Random would be) shakes the order; None: no shaking.");
 
+static int rules_of(const char *variant, int hasty, int pruning, int runs_move, Rules *R) {
+    memset(R, 0, sizeof *R);
+    R->variant = -1;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(variant, VARIANTS[i]) == 0) R->variant = i;
+    if (R->variant < 0) { PyErr_Format(PyExc_ValueError, "no native rules for %s", variant); return -1; }
+    R->hasty = hasty; R->pruning = pruning; R->runs_move = runs_move;
+    R->total = R->variant == CAPRICE ? 104 : 52;
+    R->nfound = R->variant == GILBERT || R->variant == CAPRICE ? 8 : 4;
+    return 0;
+}
+
+static PyObject *outcome_tuple(const Rules *R, Outcome *o) {
+    if (o->result == FAILED) { free(o->line); return NULL; }
+    PyObject *line = PyList_New(o->nline);
+    if (!line) { free(o->line); return NULL; }
+    for (int i = 0; i < o->nline; i++) {
+        PyObject *c = step_commands(R, &o->line[i]);
+        if (!c) { free(o->line); Py_DECREF(line); return NULL; }
+        PyList_SET_ITEM(line, i, c);
+    }
+    free(o->line);
+    o->line = NULL;
+    static const char *names[] = {"won", "lost", "unknown"};
+    return Py_BuildValue("(sNL)", names[o->result], line, o->nodes);
+}
+
+/* The resumable search as a Python object. */
+typedef struct {
+    PyObject_HEAD
+    Dfs d;
+    int ready;
+} DepthFirstObject;
+
+static PyObject *depthfirst_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+    const char *variant;
+    int hasty, pruning, runs_move;
+    PyObject *pos;
+    (void)kw;
+    if (!PyArg_ParseTuple(args, "spppO", &variant, &hasty, &pruning, &runs_move, &pos)) return NULL;
+    Rules R;
+    if (rules_of(variant, hasty, pruning, runs_move, &R) < 0) return NULL;
+    State start;
+    if (parse_state(&R, pos, &start) < 0) return NULL;
+    DepthFirstObject *self = (DepthFirstObject *)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    if (dfs_init(&self->d, &R, &start) < 0) { dfs_free(&self->d); Py_DECREF(self); return NULL; }
+    self->ready = 1;
+    return (PyObject *)self;
+}
+
+static void depthfirst_dealloc(PyObject *self) {
+    DepthFirstObject *o = (DepthFirstObject *)self;
+    if (o->ready) dfs_free(&o->d);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *depthfirst_run(PyObject *self, PyObject *args) {
+    DepthFirstObject *o = (DepthFirstObject *)self;
+    long long max_nodes;
+    double deadline;
+    PyObject *clock;
+    if (!PyArg_ParseTuple(args, "LdO", &max_nodes, &deadline, &clock)) return NULL;
+    Clock ck = {clock, deadline, 0};
+    Outcome out = {UNKNOWN, NULL, 0, 0};
+    if (is_won(&o->d.R, &o->d.start)) { out.result = WON; out.nodes = 0; }
+    else dfs_run(&o->d, max_nodes, &ck, NULL, 0.0, &out);
+    return outcome_tuple(&o->d.R, &out);
+}
+
+static PyObject *depthfirst_nodes(PyObject *self, void *closure) {
+    (void)closure;
+    return PyLong_FromLongLong(((DepthFirstObject *)self)->d.nodes);
+}
+
+static PyMethodDef depthfirst_methods[] = {
+    {"run", depthfirst_run, METH_VARARGS,
+     "run(max_nodes, deadline, clock) -> (result, line, nodes): on until max_nodes positions "
+     "in all; 'unknown' pauses it, a later run resumes."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef depthfirst_getset[] = {
+    {"nodes", depthfirst_nodes, NULL, "positions counted so far", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject DepthFirstType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "service.solver._core.DepthFirst",
+    .tp_basicsize = sizeof(DepthFirstObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "DepthFirst(variant, hasty, pruning, runs_move, position): search.DepthFirst in "
+              "the core.",
+    .tp_new = depthfirst_new,
+    .tp_dealloc = depthfirst_dealloc,
+    .tp_methods = depthfirst_methods,
+    .tp_getset = depthfirst_getset,
+};
+
 static PyObject *py_search(PyObject *self, PyObject *args) {
     (void)self;
     const char *variant;
@@ -1354,14 +1493,7 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
                           &max_nodes, &deadline, &clock, &rng_state, &spread, &depth_first))
         return NULL;
     Rules R;
-    memset(&R, 0, sizeof R);
-    R.variant = -1;
-    for (int i = 0; i < 4; i++)
-        if (strcmp(variant, VARIANTS[i]) == 0) R.variant = i;
-    if (R.variant < 0) return PyErr_Format(PyExc_ValueError, "no native rules for %s", variant);
-    R.hasty = hasty; R.pruning = pruning; R.runs_move = runs_move;
-    R.total = R.variant == CAPRICE ? 104 : 52;
-    R.nfound = R.variant == GILBERT || R.variant == CAPRICE ? 8 : 4;
+    if (rules_of(variant, hasty, pruning, runs_move, &R) < 0) return NULL;
     State start;
     if (parse_state(&R, pos, &start) < 0) return NULL;
     MT *rng = NULL;
@@ -1379,17 +1511,7 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     } else {
         dfs(&R, &start, max_nodes, &ck, rng, spread, &o);
     }
-    if (o.result == FAILED) { free(o.line); return NULL; }
-    PyObject *line = PyList_New(o.nline);
-    if (!line) { free(o.line); return NULL; }
-    for (int i = 0; i < o.nline; i++) {
-        PyObject *c = step_commands(&R, &o.line[i]);
-        if (!c) { free(o.line); Py_DECREF(line); return NULL; }
-        PyList_SET_ITEM(line, i, c);
-    }
-    free(o.line);
-    static const char *names[] = {"won", "lost", "unknown"};
-    return Py_BuildValue("(sNL)", names[o.result], line, o.nodes);
+    return outcome_tuple(&R, &o);
 }
 
 static PyMethodDef methods[] = {
@@ -1425,12 +1547,16 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (!(S_stock = PyUnicode_InternFromString("stock"))) return NULL;
     if (!(S_empty = PyUnicode_InternFromString(""))) return NULL;
     if (!(DRAW_CMD = Py_BuildValue("(OOi)", S_stock, S_empty, 0))) return NULL;
-    if (PyType_Ready(&RandomType) < 0) return NULL;
+    if (PyType_Ready(&RandomType) < 0 || PyType_Ready(&DepthFirstType) < 0) return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (!m) return NULL;
     Py_INCREF(&RandomType);
     if (PyModule_AddObject(m, "Random", (PyObject *)&RandomType) < 0) {
         Py_DECREF(&RandomType); Py_DECREF(m); return NULL;
+    }
+    Py_INCREF(&DepthFirstType);
+    if (PyModule_AddObject(m, "DepthFirst", (PyObject *)&DepthFirstType) < 0) {
+        Py_DECREF(&DepthFirstType); Py_DECREF(m); return NULL;
     }
     return m;
 }

@@ -9,3 +9,11 @@ def search(variant: str, hasty: bool, pruning: bool, runs_move: bool, position: 
            max_nodes: int, deadline: float, clock: Callable[[], float], rng: Random | None,
            shake: float, depth_first: bool) -> tuple[str, list[tuple[tuple[str, str, int], ...]],
                                                      int]: ...
+
+class DepthFirst:
+    nodes: int
+    def __init__(self, variant: str, hasty: bool, pruning: bool, runs_move: bool,
+                 position: tuple[Any, ...]) -> None: ...
+    def run(self, max_nodes: int, deadline: float,
+            clock: Callable[[], float]) -> tuple[str, list[tuple[tuple[str, str, int], ...]],
+                                                 int]: ...

@@ -9,7 +9,7 @@ reference: tests/solver/test_native.py holds the two to the same answers.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from .rules import Cmd, Rules, State
 
@@ -35,6 +35,14 @@ def generator(seed: int) -> Shaker:
     without the generator's state crossing into the core at every search."""
     assert _core is not None
     return _core.Random(seed)
+
+
+def depth_first(rules: Rules, start: State) -> Any:
+    """search.DepthFirst (unshaken) in the core: ``run(max_nodes, deadline, clock)`` and
+    ``nodes``, its table kept between runs."""
+    assert _core is not None
+    return _core.DepthFirst(rules.variant_id, rules.hasty, bool(getattr(rules, "pruning", True)),
+                            bool(getattr(rules, "runs_move", True)), start)
 
 
 def run(rules: Rules, start: State, max_nodes: int, deadline: float, clock: Callable[[], float],
