@@ -395,9 +395,10 @@ static int steps_reserve(Steps *st, size_t extra) {
     st->v = nv; st->cap = ncap;
     return 1;
 }
-/* Every variant lists at most this many steps from one position (Caprice: 12 piles
- * onto 12, from 8 foundations onto 12 + spaces, ...). */
-#define MAXSTEPS 512
+/* More steps than any position lists (the most: Gilbert, under 450 = 8 foundations x 9
+ * places + 7 piles x (13 run lengths x 2 bases + 2 foundations + 6 spaces) + 9 waste
+ * cards x 10 places; Caprice under 400, Gate under 250, Shamrocks under 200). */
+#define MAXSTEPS 1024
 
 static inline void add(Step *out, int *n, int prio, int gain, int kind, int a, int b, int c) {
     Step s; s.prio = (int16_t)prio; s.gain = (int8_t)gain; s.kind = (uint8_t)kind;
