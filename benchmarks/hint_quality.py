@@ -10,13 +10,15 @@ bots: ``hint`` asks ``service.solver.suggest`` with the service's default settin
 same samples, budget per sample and sampling seed of the view as service/hints.py) and
 plays its command; ``first`` plays ``Game.legal_moves()[0]``. A game ends won, lost, with
 no command left to suggest, or after ``--max-commands`` commands (Gilbert's draws never
-run out). Prints each bot's win rate and the hints' time (median, p95). Not a test: it
-prints figures.
+run out). Prints each bot's win rate and the hints' time (median, p95), and writes them
+to ``benchmarks/data/hint-quality.csv`` (``--data``), which ``winnability.py report``
+puts in docs/winnability.md. Not a test: it prints figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import statistics
 import sys
 import time
@@ -32,6 +34,16 @@ from service.engine import Game, Status, command_from_dict  # noqa: E402
 from service.hints import view_seed  # noqa: E402
 from service.settings import Settings  # noqa: E402
 from service.solver import Budget, native, suggest  # noqa: E402
+
+HINT_COLUMNS = ["config", "deals", "hint_won", "first_won", "hint_ms_median", "hint_ms_p95",
+                "samples", "sample_nodes"]
+
+
+def read_hint_rows(path: Path) -> list[dict[str, str]]:
+    if not path.exists():
+        return []
+    with path.open() as f:
+        return list(csv.DictReader(f))
 
 
 def play(game: Game, bot: str, settings: Settings, max_commands: int,
@@ -73,6 +85,8 @@ def main() -> None:
     print("| game | deals (won with every card known) | hint bot | first-move bot | "
           "full information | hint time median / p95 |")
     print("|---|---|---|---|---|---|")
+    out = args.data / "hint-quality.csv"
+    rows = {r["config"]: r for r in read_hint_rows(out)}
     for config in args.configs:
         variant, options = CONFIGS[config]
         seeds = [r["seed"] for r in read_rows(config, args.data) if r["result"] == "won"]
@@ -88,6 +102,15 @@ def main() -> None:
         p95 = times[int(0.95 * (len(times) - 1))] if times else 0.0
         print(f"| {config} | {n} | {wins['hint'] / n:.1%} | {wins['first'] / n:.1%} | 100% | "
               f"{statistics.median(times) * 1000:.0f} / {p95 * 1000:.0f} ms |", flush=True)
+        rows[config] = {"config": config, "deals": n, "hint_won": wins["hint"],
+                        "first_won": wins["first"],
+                        "hint_ms_median": round(statistics.median(times) * 1000),
+                        "hint_ms_p95": round(p95 * 1000), "samples": settings.hint_samples,
+                        "sample_nodes": settings.hint_sample_nodes}
+        with out.open("w", newline="") as f:
+            writer = csv.DictWriter(f, HINT_COLUMNS)
+            writer.writeheader()
+            writer.writerows(rows[c] for c in CONFIGS if c in rows)
 
 
 if __name__ == "__main__":

@@ -361,9 +361,42 @@ def report(args: argparse.Namespace) -> None:
             f"{statistics.median(ms) / 1000:.2f} / {percentile(ms, 90) / 1000:.2f} / "
             f"{max(ms) / 1000:.2f} s | "
             f"{rate:,.0f} | {median_line} |")
-    lines += ["", *goal_text(rows, meta), "", *COMPARISON]
+    lines += ["", *goal_text(rows, meta), "", *hint_text(data), *COMPARISON]
     doc.write_text("\n".join(lines) + "\n")
     print("\n".join(lines[lines.index("") + 1:]))
+
+
+def hint_text(data: Path) -> list[str]:
+    """Hints worth taking, from ``hint-quality.csv`` (benchmarks/hint_quality.py)."""
+    path = data / "hint-quality.csv"
+    if not path.exists():
+        return []
+    with path.open() as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        return []
+    out = [
+        "## Hints worth taking",
+        "",
+        "Made by `python benchmarks/hint_quality.py` (`benchmarks/data/hint-quality.csv`): "
+        "deals that the full-information solver wins (the first N won seeds above), each "
+        "played from the deal by a bot that always plays the service's hint (the default "
+        f"hint settings: {rows[0]['samples']} samples of {int(rows[0]['sample_nodes']):,} "
+        "positions) and by one that always plays the first legal move; a game that reaches "
+        "600 commands counts as not won. With every card known the solver wins all of "
+        "them (100%). Hint times on the shared, loaded machine (a hint's search alone, "
+        "not the request).",
+        "",
+        "| game | deals | hint bot won | first-move bot won | full information | "
+        "hint time median / p95 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        n = int(r["deals"])
+        out.append(f"| {r['config']} | {n} | {int(r['hint_won']) / n:.1%} | "
+                   f"{int(r['first_won']) / n:.1%} | 100% | {r['hint_ms_median']} / "
+                   f"{r['hint_ms_p95']} ms |")
+    return [*out, ""]
 
 
 COMPARISON = [
