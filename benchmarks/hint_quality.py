@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import statistics
 import sys
 import time
@@ -78,8 +79,14 @@ def main() -> None:
     parser.add_argument("--configs", nargs="*", default=list(CONFIGS))
     parser.add_argument("--max-commands", type=int, default=600)
     parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--samples", type=int, help="instead of the default hint_samples")
+    parser.add_argument("--nodes", type=int, help="instead of the default hint_sample_nodes")
     args = parser.parse_args()
     settings = Settings()
+    if args.samples:
+        settings = dataclasses.replace(settings, hint_samples=args.samples)
+    if args.nodes:
+        settings = dataclasses.replace(settings, hint_sample_nodes=args.nodes)
     print(f"native core: {native.AVAILABLE}; hints: {settings.hint_samples} samples of "
           f"{settings.hint_sample_nodes:,} positions ({settings.hint_sample_s} s at most)")
     print("| game | deals (won with every card known) | hint bot | first-move bot | "
