@@ -1,4 +1,4 @@
-"""``asyncapi.yaml``: the WebSocket of a game as an AsyncAPI 3.0 document, generated
+"""``asyncapi.yaml``: the WebSocket of a game as an AsyncAPI 3.1 document, generated
 from the same Structs as the schemas of ``openapi.yaml``.
 
 ``python -m protocol.asyncapi`` writes the file; ``python -m protocol.asyncapi
@@ -175,7 +175,7 @@ def document() -> dict[str, Any]:
         ),
     }
     return {
-        "asyncapi": "3.0.0",
+        "asyncapi": "3.1.0",
         "info": {
             "title": "Solitaire service: the WebSocket of a game",
             "version": "1.0.0",

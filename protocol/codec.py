@@ -9,6 +9,7 @@ refused when an object of it gives a key twice (:mod:`protocol.duplicates`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -17,6 +18,7 @@ import msgspec
 from .commands import Command
 from .diffs import Diff, GameState
 from .duplicates import key_limits, may_repeat_a_key, refuse_repeated_keys
+from .errors import QueryError, field_of, in_words
 from .fields import CommandId
 from .rest import CommandRequest
 from .ws import ClientMessage, CommandMessage, ServerMessage
@@ -146,4 +148,29 @@ def decode_query(query: Mapping[str, str], type_: type[T]) -> T:
     first: dict[str, str] = {}
     for key, value in query.items():
         first.setdefault(key, value)
-    return msgspec.convert(first, type_, strict=False)
+    try:
+        return msgspec.convert(first, type_, strict=False)
+    except msgspec.ValidationError as exc:
+        field = field_of(exc)
+        if field is None or field not in first:
+            raise
+        # In the words of a path parameter: the value as sent, and what it is not.
+        reason = _AT.sub("", str(exc))
+        pattern = _PATTERN_ONLY.match(reason)
+        value = _shown(first[field])
+        message = (f"{value} is not {in_words(reason)[len('Expected '):]}" if pattern
+                   else f"{value} is not a valid {field}: {_lower(in_words(reason))}")
+        raise QueryError(message, field) from None
+
+
+def _shown(value: str) -> str:
+    """A parameter's value as a message quotes it: its first 40 characters at most."""
+    return repr(value) if len(value) <= 40 else repr(value[:40]) + "..."
+
+
+def _lower(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+_AT = re.compile(r" - at `\$[^`]*`$")
+_PATTERN_ONLY = re.compile(r"^Expected `str` matching regex .*$")

@@ -25,8 +25,8 @@ class Challenge(msgspec.Struct):
     starts_at: Timestamp
     ends_at: Timestamp
     seed: Seed | None
-    winnable: bool = True
-    par: Count | None = None
+    winnable: bool
+    par: Count
 
 
 class DailyDay(msgspec.Struct):

@@ -76,9 +76,9 @@ class Diff(msgspec.Struct):
     ops: list[Op]
     status: Status
     stats: Stats
+    at: Timestamp
+    hash: EventHash
     type: Literal["diff"] = "diff"
-    at: Timestamp | None = None
-    hash: EventHash | None = None
 
 
 class GameState(msgspec.Struct):

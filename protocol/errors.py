@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -10,7 +11,7 @@ from typing import Annotated, Any, Final, Literal, TypeAlias, TypedDict, get_arg
 import msgspec
 from msgspec import Meta
 
-from .fields import Date, Seq, Status, Timestamp
+from .fields import PATTERN_WORDS, Date, Seq, Status, Timestamp
 
 ErrorCode: TypeAlias = Literal[
     "bad_request",
@@ -49,7 +50,17 @@ class ErrorDetails(TypedDict, total=False):
 
     seq: Annotated[
         Seq,
-        Meta(description="409 and 422 on a command: the game's seq when it was refused."),
+        Meta(description="409 and 422 on a command: the game's seq when it was refused; "
+             "409 on a `command_id` used before for another command: the seq of that one."),
+    ]
+    command_id: Annotated[
+        str,
+        Meta(description="409: a `command_id` used before for another command (in `command`)."),
+    ]
+    command: Annotated[
+        dict[str, Any],
+        Meta(description="409 on a `command_id` used before for another command: that command, "
+             "as it was sent (with its `count`)."),
     ]
     expected_seq: Annotated[Seq, Meta(description="409: the `expected_seq` that was sent.")]
     since: Annotated[
@@ -174,14 +185,48 @@ def error_body(
     return ErrorBody(error=error_info(code, message, details))
 
 
+class QueryError(msgspec.ValidationError):
+    """A query parameter refused, in the words a path parameter gets
+    (``'yesterday' is not a UTC calendar date (YYYY-MM-DD)``); ``field`` names it."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
 def bad_request_from(exc: msgspec.DecodeError, what: str = "request") -> ErrorBody:
     """A ``bad_request`` body for input msgspec refused (malformed JSON, unknown field,
     wrong type): "invalid <what>: " and msgspec's own message, which names the field and
-    its path; ``details.field`` names it too, where one field is to blame. ``what`` is a
-    REST request, or a socket's ``hello`` or message."""
+    its path (a pattern said in words); ``details.field`` names it too, where one field is
+    to blame. ``what`` is a REST request, or a socket's ``hello`` or message. A query
+    parameter's :class:`QueryError` is its own message."""
+    if isinstance(exc, QueryError):
+        return error_body("bad_request", exc.message, {"field": exc.field})
     field = field_of(exc)
-    return error_body("bad_request", f"invalid {what}: {exc}",
+    return error_body("bad_request", f"invalid {what}: {in_words(str(exc))}",
                       {"field": field} if field is not None else None)
+
+
+# msgspec names a pattern a string did not match by its repr: `str` matching regex '^...$'.
+_MATCHING = re.compile(
+    r"`str` matching regex (?P<pattern>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
+
+
+def in_words(text: str) -> str:
+    """msgspec's message ``text`` with each regex it names said in words (PATTERN_WORDS):
+    "Expected a UTC calendar date (YYYY-MM-DD)", never the pattern itself."""
+    return _MATCHING.sub(lambda m: _words(m["pattern"]), text)
+
+
+def _words(quoted: str) -> str:
+    try:
+        pattern = ast.literal_eval(quoted)
+    except (ValueError, SyntaxError):
+        pattern = None
+    if isinstance(pattern, str) and pattern in PATTERN_WORDS:
+        return PATTERN_WORDS[pattern]
+    return "a string of the form openapi.yaml gives"
 
 
 # msgspec says where the input is wrong: "... - at `$.command.to`"; and names the field

@@ -8,7 +8,7 @@ JSON Schema in ``openapi.yaml`` states them to clients.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Literal, TypeAlias
+from typing import Annotated, Any, Final, Literal, TypeAlias, get_args
 
 from msgspec import Meta
 
@@ -109,6 +109,25 @@ EventHash: TypeAlias = Annotated[
         ),
     ),
 ]
+
+def _pattern(type_: Any) -> str:
+    pattern: str = get_args(type_)[1].pattern
+    return pattern
+
+
+# Each pattern above in words: what an error message says instead of the pattern.
+PATTERN_WORDS: Final[dict[str, str]] = {
+    _pattern(Card): "a card (a rank A 2-9 T J Q K, then a suit C D H S, as in `TD`)",
+    _pattern(PileId): "a pile id (`stock`, `waste`, `foundation/N`, `tableau/N` or `reserve/N`)",
+    _pattern(PileTarget): "a pile id (`stock`, `waste`, `foundation/N`, `tableau/N`, "
+                          "`reserve/N`) or `foundation`",
+    _pattern(Timestamp): "an RFC 3339 UTC time (as in 2026-03-01T12:00:00.000Z)",
+    DATE_PATTERN: "a UTC calendar date (YYYY-MM-DD)",
+    _pattern(VariantId): "a variant id (a lowercase letter, then up to 31 lowercase letters, "
+                         "digits or _)",
+    _pattern(PlayerName): "a name without control characters",
+    _pattern(EventHash): "an event hash (16 hex digits)",
+}
 
 CommandId: TypeAlias = Annotated[
     str,

@@ -1,6 +1,6 @@
 """The command line every generated contract file shares (``openapi.yaml``,
-``asyncapi.yaml``, ``clients/web/contract.js``): write the file, or ``--check``
-that the committed one is what the Structs make (exit 1 when it is not)."""
+``asyncapi.yaml``, ``clients/js/src/contract.js``, ``clients/js/types/wire.d.ts``): write
+the file, or ``--check`` that the committed one is what the Structs make (exit 1 when it is not)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,18 @@ import msgspec
 
 from .commands import Command
 from .diffs import Diff, GameState
-from .fields import CommandId, EventHash, Options, PlayerName, Seed, Seq, Timestamp, VariantId
+from .fields import (
+    CommandId,
+    Date,
+    EventHash,
+    Options,
+    PlayerName,
+    Seed,
+    Seq,
+    Status,
+    Timestamp,
+    VariantId,
+)
 
 
 class Request(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -47,6 +58,38 @@ class Player(msgspec.Struct):
     name: str
 
 
+class Me(Player):
+    """`GET /v1/players/me`: the player the token acts as. `created_at` is null only for a
+    player made before the service kept it."""
+
+    created_at: Timestamp | None
+
+
+class GameSummary(msgspec.Struct):
+    """One of the caller's games, as `GET /v1/players/me/games` lists it: enough to show
+    it in a list and to open it (`GET /v1/games/{id}`). `updated_at`: its latest command,
+    or its creation before the first; `daily`, only in a daily attempt: the date of its
+    challenge."""
+
+    game_id: str
+    variant: VariantId
+    options: Options
+    status: Status
+    seq: Seq
+    public: bool
+    created_at: Timestamp
+    updated_at: Timestamp
+    daily: Date | msgspec.UnsetType = msgspec.UNSET
+
+
+class PlayerGames(msgspec.Struct):
+    """A page of the caller's games, newest first; `next_cursor` is the `cursor` of the
+    next page, null on the last page."""
+
+    games: list[GameSummary]
+    next_cursor: str | None
+
+
 class CreateGame(Request):
     """`POST /v1/games`. Without `seed` the server picks one and keeps it secret
     until the game is over."""
@@ -66,7 +109,8 @@ class GameCreated(msgspec.Struct):
 
 class CommandRequest(Request):
     """`POST /v1/games/{id}/commands`. `expected_seq`: refuse with 409 unless the game
-    is at this seq. `command_id`: a repeat returns the first result, applies nothing."""
+    is at this seq. `command_id`: a repeat with the same command returns the first result,
+    applies nothing; with another command it is a 409 naming the first."""
 
     command: Command
     expected_seq: Seq | None = None
@@ -95,7 +139,7 @@ class Event(msgspec.Struct):
     seq: Seq
     command: Command
     at: Timestamp
-    hash: EventHash | None = None
+    hash: EventHash
 
 
 EVENTS_LIMIT_DEFAULT: Final = 1000
@@ -125,3 +169,23 @@ class EventsQuery(msgspec.Struct):
 
     after: Seq = 0
     limit: Annotated[int, msgspec.Meta(ge=1, le=EVENTS_LIMIT_MAX)] = EVENTS_LIMIT_DEFAULT
+
+
+PLAYER_GAMES_LIMIT_DEFAULT: Final = 20
+PLAYER_GAMES_LIMIT_MAX: Final = 100
+# With a status filter a request looks at this many of the player's games at most (newest
+# first from the cursor), so that its work is bounded however few of them match.
+PLAYER_GAMES_SCAN_MAX: Final = 200
+
+
+class PlayerGamesQuery(msgspec.Struct):
+    """`GET /v1/players/me/games?status=&variant=&limit=&cursor=`: at most `limit` of the
+    caller's games, newest first, of that status and variant when given."""
+
+    # UNSET, not None: a lax decode reads the text "null" as None, and `status=null` is a
+    # status that does not exist (400), not "any status".
+    status: Status | msgspec.UnsetType = msgspec.UNSET
+    variant: VariantId | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=PLAYER_GAMES_LIMIT_MAX)] = (
+        PLAYER_GAMES_LIMIT_DEFAULT)
+    cursor: Annotated[str, msgspec.Meta(min_length=1, max_length=256)] | None = None

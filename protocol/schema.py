@@ -29,10 +29,13 @@ from .rest import (
     CreatePlayer,
     Events,
     GameCreated,
+    GameSummary,
     Health,
     LegalMoves,
+    Me,
     Player,
     PlayerCreated,
+    PlayerGames,
     Request,
     UpdatePlayer,
 )
@@ -52,6 +55,9 @@ BODIES: Final[tuple[Any, ...]] = (
     PlayerCreated,
     UpdatePlayer,
     Player,
+    Me,
+    PlayerGames,
+    GameSummary,
     CreateGame,
     GameCreated,
     GameState,
@@ -110,15 +116,26 @@ def optional_without_default(schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "properties": properties} if properties else schema
 
 
-def every_field_required(schema: dict[str, Any]) -> dict[str, Any]:
+def every_field_required(schema: dict[str, Any],
+                         unset: frozenset[str] = frozenset()) -> dict[str, Any]:
     """A schema of what the server sends, with every property ``required``: msgspec writes
     every field of such a Struct, the ones with a default too (it does not omit defaults),
     so a client may count on each instead of checking for it. msgspec's own schema lists
-    only the fields without a default, as decoding needs them."""
+    only the fields without a default, as decoding needs them. The fields named in ``unset``
+    (their default is ``msgspec.UNSET``) are left out when they hold it: not required."""
     properties = schema.get("properties")
-    if not properties or set(schema.get("required", ())) == set(properties):
+    required = [name for name in properties or () if name not in unset]
+    if not properties or set(schema.get("required", ())) == set(required):
         return schema
-    return {**schema, "required": list(properties)}
+    return {**schema, "required": required}
+
+
+def unset_fields(struct: type[msgspec.Struct]) -> frozenset[str]:
+    """The fields of ``struct`` whose default is ``msgspec.UNSET`` (as JSON names)."""
+    # (msgspec.inspect reports such a default as none at all: the Struct's own tuples say it)
+    names, defaults = struct.__struct_encode_fields__, struct.__struct_defaults__
+    with_default = names[len(names) - len(defaults):]
+    return frozenset(n for n, d in zip(with_default, defaults, strict=True) if d is msgspec.UNSET)
 
 
 def _structs(types: Sequence[Any]) -> dict[str, type[msgspec.Struct]]:
@@ -158,7 +175,7 @@ def schemas_of(types: Sequence[Any], names: Sequence[str | None] = ()) -> dict[s
             return optional_without_default(named[name])
         struct = structs.get(name)
         if struct is not None and not struct.__struct_config__.omit_defaults:
-            return every_field_required(named[name])
+            return every_field_required(named[name], unset_fields(struct))
         return named[name]  # a union, or a Struct that leaves its defaults out
 
     return {name: finished(name) for name in sorted(named)}

@@ -97,8 +97,8 @@ class DiffMessage(BaseServerMessage, tag="diff"):
     ops: list[Op]
     status: Status
     stats: Stats
-    at: Timestamp | None = None
-    hash: EventHash | None = None
+    at: Timestamp
+    hash: EventHash
 
 
 class Ack(BaseServerMessage, tag="ack"):
@@ -109,9 +109,10 @@ class Ack(BaseServerMessage, tag="ack"):
 
 
 class ErrorMessage(BaseServerMessage, tag="error", omit_defaults=True, kw_only=True):
-    """An error; `command_id` is there when the error answers a command."""
+    """An error; `command_id` is there when the error answers a command (never null: left
+    out otherwise)."""
 
-    command_id: CommandId | None = None
+    command_id: CommandId | msgspec.UnsetType = msgspec.UNSET
     error: ErrorInfo
 
 

@@ -8,17 +8,29 @@ import gc
 import logging
 import os
 import signal
-import sys
+import socket
 from collections.abc import Sequence
 
 from aiohttp import web
 
+from service import logs
 from service.app import create_app
+from service.auth import UnsafeSecretFile
 from service.connections import AccessLog
 from service.settings import Settings, redact_url, unknown_variables
 from service.solver import native as solver_native
+from service.store import persistence
+from service.store.connection import RedisConn
 from service.store.embedded import EmbeddedServer, EmbeddedServerError
-from service.workers import Supervisor, announce_ready, as_worker, is_worker, reserve_port
+from service.store.errors import StoreError
+from service.workers import (
+    PortInUse,
+    Supervisor,
+    announce_ready,
+    as_worker,
+    claim_port,
+    is_worker,
+)
 
 log = logging.getLogger("service")
 
@@ -28,6 +40,24 @@ SHUTDOWN_TIMEOUT_S = 10.0
 
 async def serve(settings: Settings) -> int:
     """Run one instance until SIGTERM/SIGINT: one process, or a supervisor of ``workers``."""
+    held: list[socket.socket] = []
+    if not is_worker():
+        # First: an address in use stops the start before any store starts.
+        try:
+            held, settings = claim_port(settings)
+        except OSError as exc:
+            log.error("%s", exc.strerror if isinstance(exc, PortInUse) else
+                      f"cannot listen on {settings.host}:{settings.port}: {exc}")
+            return 2
+    try:
+        return await _serve_with_store(settings, held[0] if settings.workers <= 1 and held
+                                       else None)
+    finally:
+        for sock in held:
+            sock.close()
+
+
+async def _serve_with_store(settings: Settings, listener: socket.socket | None) -> int:
     embedded: EmbeddedServer | None = None
     if not settings.redis_url:
         # When new: its owner's alone.
@@ -43,11 +73,12 @@ async def serve(settings: Settings) -> int:
                  embedded.appendfsync, settings.durability)
         settings = dataclasses.replace(settings, redis_url=embedded.url)
     elif not is_worker():
-        log.info("store: %s", redact_url(settings.redis_url))
+        if not await _store_keeps_the_level(settings):
+            return 2
     try:
         if settings.workers > 1:
             return await _supervise(settings)
-        await _serve_one(settings)
+        await _serve_one(settings, listener)
         return 0
     finally:
         if embedded is not None:
@@ -55,26 +86,51 @@ async def serve(settings: Settings) -> int:
             log.info("embedded store stopped")
 
 
+async def _store_keeps_the_level(settings: Settings) -> bool:
+    """Ask the store (``REDIS_URL``) whether it can keep ``settings.durability``
+    (service/store/persistence.py): False, after one line saying why and the ways out,
+    if it cannot. A store that does not answer yet is asked again at the service's
+    first connection to it."""
+    assert settings.redis_url is not None
+    conn = RedisConn(settings, settings.redis_url, watch_persistence=False)  # asked here
+    try:
+        finding = await persistence.check(conn, settings.durability,
+                                          settings.redis_timeout_s * (2 + settings.redis_retries))
+    except (StoreError, TimeoutError) as exc:
+        log.info("store: %s", redact_url(settings.redis_url))
+        log.warning("the store's persistence could not be checked at start (%s): it is "
+                    "asked at the first connection to it", exc or "no answer in time")
+        return True
+    finally:
+        await conn.aclose()
+    if finding.fault is not None:
+        log.error("%s", finding.fault)
+        return False
+    log.info("store: %s (%s)", redact_url(settings.redis_url), finding.summary)
+    for warning in finding.warnings:
+        log.warning("%s", warning)
+    return True
+
+
 async def _supervise(settings: Settings) -> int:
     redis_url = settings.redis_url
     assert redis_url is not None
-    try:
-        reserved, settings = reserve_port(settings)
-    except OSError as exc:
-        log.error("cannot listen on %s:%d: %s", settings.host, settings.port, exc)
-        return 2
     supervisor = Supervisor(settings, redis_url)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, supervisor.stopping.set)
+    return await supervisor.run()
+
+
+async def _serve_one(settings: Settings, listener: socket.socket | None) -> None:
+    """Serve on ``listener`` (the one process's socket), or, in a worker, on the port it
+    shares with the others of its instance (``SO_REUSEPORT``: service/workers.py)."""
     try:
-        return await supervisor.run()
-    finally:
-        reserved.close()
-
-
-async def _serve_one(settings: Settings) -> None:
-    runner = web.AppRunner(create_app(settings), handle_signals=False,
+        app = create_app(settings)
+    except UnsafeSecretFile as exc:
+        log.error("%s", exc)
+        raise SystemExit(2) from None
+    runner = web.AppRunner(app, handle_signals=False,
                            shutdown_timeout=SHUTDOWN_TIMEOUT_S,
                            access_log_class=AccessLog)
     stop = asyncio.Event()
@@ -83,8 +139,9 @@ async def _serve_one(settings: Settings) -> None:
         loop.add_signal_handler(sig, stop.set)
     try:
         await runner.setup()
-        # A worker shares the port with the others of its instance (service/workers.py).
-        site = web.TCPSite(runner, settings.host, settings.port, reuse_port=is_worker() or None)
+        site: web.BaseSite = (web.SockSite(runner, listener) if listener is not None
+                              else web.TCPSite(runner, settings.host, settings.port,
+                                               reuse_port=True))
         await site.start()
         _tune_garbage_collector()
         log.info("listening on http://%s:%d (instance %s)", settings.host, settings.port,
@@ -114,8 +171,7 @@ def say_solver_core() -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     settings = Settings.from_args(argv)
-    logging.basicConfig(level=settings.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(settings.log_level)
     if not is_worker():  # the supervisor has said it already
         for problem in unknown_variables(os.environ):
             log.warning("%s", problem)

@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
 
 from aiohttp import web
@@ -26,12 +27,12 @@ from service.clock import Clock
 from service.connections import close_slow_requests
 from service.context import CONTEXT, Context
 from service.cors import cors_middleware
-from service.daily.challenge import Seeds
+from service.daily.challenge import Seeds, epoch_ms
 from service.daily.deals import DailyDeals
 from service.daily.rest import routes as daily_routes
 from service.daily.service import DailyService
 from service.deadline import deadline_middleware
-from service.errors import Handler, error_middleware, json_protocol_errors
+from service.errors import ApiError, Handler, error_middleware, json_protocol_errors
 from service.games import GameService, Loaded
 from service.hints import Hints
 from service.looplag import LoopLag
@@ -51,6 +52,8 @@ from service.ws import Close
 
 log = logging.getLogger("service")
 WEB_ROOT = Path(__file__).resolve().parent.parent / "clients" / "web"
+# The JavaScript client package's modules, which the web client imports as ../js/src/.
+JS_CLIENT_ROOT = WEB_ROOT.parent / "js" / "src"
 
 
 @web.middleware
@@ -121,9 +124,15 @@ def build_context(settings: Settings, redis_url: str, clock: Clock) -> Context:
 
     async def closed(loaded: Loaded) -> None:  # a won or resigned game no longer counts as open
         if loaded.game.status.is_final:
-            await ctx.players.closed_game(loaded.owner, loaded.game_id)
+            await ctx.players.closed_game(loaded.owner, loaded.game_id, loaded.game.variant.id,
+                                          games.final_ttl_s(loaded))
+
+    async def made(owner: str, game_id: str, variant: str, created_at: datetime) -> None:
+        await ctx.players.add_game(owner, game_id, variant, epoch_ms(created_at),
+                                   settings.player_ttl_days * 86_400)
 
     games.on_final.append(closed)
+    games.on_create.append(made)  # the player's index of their games
     games.on_final.append(ctx.daily.on_final)  # a daily attempt takes its place on the board
     return ctx
 
@@ -136,9 +145,38 @@ def _add_web_client(app: web.Application) -> None:
     async def index_page(request: web.Request) -> web.FileResponse:
         return web.FileResponse(index)
 
+    def assets(root: Path) -> Callable[[web.Request], Awaitable[web.FileResponse]]:
+        async def asset(request: web.Request) -> web.FileResponse:
+            name = request.match_info["path"]
+            path = web_asset(name, root)
+            if path is None:
+                raise ApiError("not_found", f"no web client asset {name!r}")
+            return web.FileResponse(path)
+
+        return asset
+
     app.router.add_get("/", index_page)
-    app.router.add_static("/web/", WEB_ROOT, show_index=False)
+    app.router.add_get("/web/{path:.+}", assets(WEB_ROOT))
+    app.router.add_get("/js/src/{path:.+}", assets(JS_CLIENT_ROOT))  # the package's modules
     app.on_response_prepare.append(_revalidate_web_client)
+
+
+# What the browser loads: the page, its modules, styles, images and fonts. Nothing else
+# under clients/web is served (its README, a developer's notes or stray files).
+WEB_ASSET_SUFFIXES = frozenset({".html", ".js", ".mjs", ".css", ".svg", ".png", ".ico",
+                                ".webmanifest", ".woff2"})
+
+
+def web_asset(name: str, root: Path = WEB_ROOT) -> Path | None:
+    """The file of the web client's asset ``name`` (a path under /web/, or under /js/src/
+    for the client package's modules in ``root``), or None when it is not one: not an
+    asset's suffix, hidden, outside the folder, or not there."""
+    path = (root / name).resolve()
+    if (path.suffix not in WEB_ASSET_SUFFIXES or not path.is_relative_to(root)
+            or any(part.startswith(".") for part in path.relative_to(root).parts)
+            or not path.is_file()):
+        return None
+    return path
 
 
 # The web client keeps its token in localStorage: no script but its own modules may
@@ -159,7 +197,7 @@ BROWSER_HEADERS = {
 
 async def _revalidate_web_client(request: web.Request, response: web.StreamResponse) -> None:
     # After a deploy, a browser must not mix cached modules of two versions.
-    if request.path == "/" or request.path.startswith("/web/"):
+    if request.path == "/" or request.path.startswith(("/web/", "/js/src/")):
         response.headers["Cache-Control"] = "no-cache"
         response.headers.update(BROWSER_HEADERS)
     else:  # the API's JSON is never a script or a page either

@@ -11,14 +11,17 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
 import os
 import secrets
+import stat
 from pathlib import Path
 
 from .clock import Clock
 from .errors import ApiError
 
 _PREFIX = "v1"
+log = logging.getLogger("service.auth")
 
 
 def _b64(data: bytes) -> str:
@@ -73,12 +76,31 @@ class Tokens:
         return _b64(digest)
 
 
+class UnsafeSecretFile(RuntimeError):
+    """A secret's file that others may read and this user cannot make private."""
+
+
+# What a reader of each generated secret could do: said when its file was found readable.
+_LEAKED = {
+    "token_secret": "sign a token for any player",
+    "daily_secret": "compute every future day's deals",
+}
+
+
 def load_secret(configured: str | None, data_dir: Path, name: str = "token_secret") -> bytes:
-    """The configured secret, or one generated once and kept in ``data_dir/<name>``."""
+    """The configured secret, or one generated once and kept in ``data_dir/<name>`` (0600).
+
+    A kept file that others may read (an older version, a copy, a restore from a backup
+    made it 0644) is tightened to 0600 with a warning: the file is the service's own, and
+    whoever could read it could do what the warning says, so the operator must hear of it
+    (and decide whether to rotate it); refusing to start would take the service down over
+    a fault it can fix alone. A file of another user, which it cannot fix, stops the start
+    (:class:`UnsafeSecretFile`)."""
     if configured:
         return configured.encode()
     path = data_dir / name
     if path.exists():
+        _private(path, name)
         return path.read_text().strip().encode()
     data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     secret = secrets.token_urlsafe(32)
@@ -86,6 +108,23 @@ def load_secret(configured: str | None, data_dir: Path, name: str = "token_secre
     with os.fdopen(fd, "w") as f:
         f.write(secret + "\n")
     return secret.encode()
+
+
+def _private(path: Path, name: str) -> None:
+    info = path.stat()
+    mode = stat.S_IMODE(info.st_mode)
+    if not mode & 0o077:
+        return
+    setting = f"SOLITAIRE_{name.upper()}"
+    if info.st_uid != os.geteuid():
+        raise UnsafeSecretFile(
+            f"{path} (the {name}) is readable by others (mode {mode:04o}) and belongs to "
+            f"another user (uid {info.st_uid}): make it this user's with mode 0600, or set "
+            f"{setting}")
+    os.chmod(path, 0o600)
+    log.warning("%s (the %s) was readable by others (mode %04o): it is 0600 now. Whoever "
+                "read it can %s: if anyone else may have, rotate it (delete the file, or set "
+                "%s; README, 'Secrets')", path, name, mode, _LEAKED.get(name, "use it"), setting)
 
 
 def bearer_token(header: str | None) -> str | None:

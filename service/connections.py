@@ -1,9 +1,9 @@
 """HTTP connections: what aiohttp leaves to the application.
 
 - :func:`close_slow_requests`: a connection that has not sent a complete request's
-  headers within ``request_header_timeout_s`` (of opening, or of its previous
-  request) is closed. aiohttp has no such timeout: a socket that sent nothing, or a
-  header every few seconds, was held for ever.
+  headers within ``request_header_timeout_s`` of opening, or of its previous answer
+  (idle keep-alive), is closed. aiohttp's default keeps one for an hour: a socket
+  that sent nothing, or a header every few seconds, was held that long.
 - :class:`AccessLog`: the access log without query strings (a client that puts
   ``?token=`` in a URL must not have it written down) or any header.
 """
@@ -11,15 +11,11 @@
 from __future__ import annotations
 
 import asyncio
-import logging
-from typing import Any
 
 from aiohttp import web, web_protocol
 from aiohttp.abc import AbstractAccessLogger
 
 from service.context import CONTEXT
-
-log = logging.getLogger("service.connections")
 
 
 def _timeout_of(handler: web_protocol.RequestHandler) -> float | None:
@@ -32,44 +28,27 @@ def _timeout_of(handler: web_protocol.RequestHandler) -> float | None:
 
 
 def close_slow_requests() -> None:
-    """Install the request-header timeout on aiohttp's request handler (once per process)."""
+    """Install the request-header timeout on aiohttp's request handler (once per process).
+
+    aiohttp's own keep-alive timer does the closing: it is set when a connection opens
+    and again when an answer has been sent, and at its time closes the connection if it
+    is waiting for a request (none yet, or part of one's headers). Its length is our
+    setting. (Our earlier timer, checked every ``timeout`` from the connection's opening,
+    closed an idle keep-alive connection between one and two timeouts after its answer.)
+    """
     original = web_protocol.RequestHandler.connection_made
     if getattr(original, "_solitaire_timeout", False):
         return
 
     def connection_made(self: web_protocol.RequestHandler,
                         transport: asyncio.BaseTransport) -> None:
-        original(self, transport)
         timeout = _timeout_of(self)
         if timeout and timeout > 0:
-            _arm(self, timeout, self._request_count)
+            self._keepalive_timeout = timeout  # read by connection_made and after each answer
+        original(self, transport)
 
     connection_made._solitaire_timeout = True  # type: ignore[attr-defined]
     web_protocol.RequestHandler.connection_made = connection_made  # type: ignore[method-assign]
-
-
-def _arm(handler: web_protocol.RequestHandler, timeout: float, count: int) -> None:
-    handler._loop.call_later(timeout, _check, handler, timeout, count)
-
-
-def _check(handler: web_protocol.RequestHandler, timeout: float, count: int) -> None:
-    transport = handler.transport
-    if transport is None or transport.is_closing():
-        return
-    if handler._request_count == count:  # no complete request's headers since the timer was set
-        log.info("closing a connection from %s: no complete request within %g s",
-                 _peer(transport), timeout)
-        handler.force_close()
-        transport.close()
-        return
-    if handler._request_in_progress:
-        return  # being answered (a WebSocket for its whole life): nothing to time
-    _arm(handler, timeout, handler._request_count)  # idle between requests: time the next one
-
-
-def _peer(transport: asyncio.BaseTransport) -> str:
-    peer: Any = transport.get_extra_info("peername")
-    return str(peer[0]) if isinstance(peer, tuple) and peer else "unknown"
 
 
 class AccessLog(AbstractAccessLogger):

@@ -26,6 +26,7 @@ from service.solving import SolverPool
 from service.store.connection import RedisConn
 from service.store.errors import StoreError
 from service.store.fanout import Hub
+from service.store.persistence import replicas_missing
 
 # How long /readyz waits for the store's PING: well within the readiness probes'
 # timeouts (deploy/: 2 s), so a paused store makes the probe see a 503, not a timeout.
@@ -65,6 +66,21 @@ class Context:
         except (StoreError, TimeoutError):
             return False
         return True
+
+    async def not_ready(self) -> str | None:
+        """Why the instance cannot serve writes now, or None: the store does not answer a
+        PING within :data:`READY_PING_S`, or (``durability replicated``) a master of it
+        has no replica, so that no write could be acknowledged."""
+        if not await self.store_ready():
+            return (f"the game store is unreachable or did not answer a PING within "
+                    f"{READY_PING_S:g} s")
+        if self.settings.durability == "replicated":
+            try:
+                return await replicas_missing(self.redis, READY_PING_S)
+            except (StoreError, TimeoutError):
+                return (f"durability replicated: the game store did not say within "
+                        f"{READY_PING_S:g} s whether a replica is attached")
+        return None
 
 
 CONTEXT = web.AppKey("context", Context)

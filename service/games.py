@@ -31,11 +31,13 @@ from service.engine import (
     MAX_SEED,
     RULES_VERSION,
     Command,
+    Draw,
     Game,
     IllegalCommand,
     Move,
     Resign,
     Status,
+    Undo,
     command_from_dict,
 )
 from service.errors import ApiError, to_api_error
@@ -89,6 +91,25 @@ def engine_command(command: Any) -> Command:
     return command_from_dict({"type": type(command).__name__.lower()})
 
 
+def fingerprint(command: Command) -> str:
+    """The command as the store keeps it with its command_id: a resend of the id is the
+    same command when its fingerprint is the same (``move waste foundation 1``, ``draw``)."""
+    if type(command) is Move:
+        return f"move {command.from_} {command.to} {command.count}"
+    return _WORD[type(command)]
+
+
+_WORD: dict[type, str] = {Draw: "draw", Undo: "undo", Resign: "resign"}
+
+
+def _command_of(fingerprint_: str) -> dict[str, Any]:
+    """The JSON form of the command a fingerprint names."""
+    kind, *move = fingerprint_.split(" ")
+    if kind == "move" and len(move) == 3:
+        return {"type": "move", "from": move[0], "to": move[1], "count": int(move[2])}
+    return {"type": kind}
+
+
 def decode_event(data: bytes) -> _Replayed:
     return _replayed.decode(data)
 
@@ -113,6 +134,8 @@ class Loaded:
 
 
 FinalHook = Callable[[Loaded], Awaitable[None]]
+# Called as a game is made, before it is stored: (owner, game_id, variant, created_at).
+CreateHook = Callable[[str, str, str, datetime], Awaitable[None]]
 
 
 @dataclass
@@ -122,6 +145,7 @@ class GameService:
     clock: Clock
     metrics: Metrics
     on_final: list[FinalHook] = field(default_factory=list)
+    on_create: list[CreateHook] = field(default_factory=list)
     cache_size: int = 10_000
     _cache: OrderedDict[str, Loaded] = field(default_factory=OrderedDict)
 
@@ -146,6 +170,8 @@ class GameService:
         if daily is not None:
             meta = meta.replace(daily=daily.challenge, readable_from=daily.readable_from,
                                 seed_from=daily.seed_from, closes_at=daily.closes_at)
+        for hook in self.on_create:  # before: a hook's entry for a game never made is harmless
+            await hook(owner, game_id, meta.variant, meta.created_at)
         await self.store.create(game_id, meta, self.settings.game_ttl_s)
         self.metrics.games_created.inc(game.variant.id)
         loaded = Loaded(game_id, meta, game, 0)
@@ -256,10 +282,12 @@ class GameService:
                       expected_seq: int | None, command_id: str | None) -> tuple[int, bytes]:
         """Apply one command; the new seq and the stored event (the diff message).
 
-        Raises ApiError: 401/403/404 (access), 409 (stale ``expected_seq``), 422 (illegal).
-        A repeated ``command_id`` returns the first result and applies nothing.
+        Raises ApiError: 401/403/404 (access), 409 (stale ``expected_seq``, or a
+        ``command_id`` used before for another command), 422 (illegal). A repeated
+        ``command_id`` with the same command returns the first result and applies nothing.
         """
         command = engine_command(command) if isinstance(command, dict) else command
+        command_key = fingerprint(command)
         cached = self._cache.get(game_id)
         loaded = cached or await self.load(game_id)
         fresh = cached is None  # just read from the log, not from our cache
@@ -272,9 +300,10 @@ class GameService:
                 # An idempotent resend after the game closed (a daily attempt's day ended)
                 # still gets its first result: only the owner, who sent it, may see it.
                 if err.code == "forbidden" and command_id is not None and player == loaded.owner:
-                    first = await self.store.command_seq(game_id, command_id)
+                    first = await self.store.first_application(game_id, command_id)
                     if first is not None:
-                        return first, await self._event(game_id, first)
+                        self._same_command(game_id, command_id, *first, command_key)
+                        return first[0], await self._event(game_id, first[0])
                 raise
             if expected_seq is not None and expected_seq != loaded.seq and attempt == 1:
                 loaded, fresh = await self.load(game_id), True  # our cache may be behind the log
@@ -282,14 +311,16 @@ class GameService:
             try:
                 if expected_seq is not None and expected_seq != loaded.seq:
                     raise Conflict(game_id, expected_seq, loaded.seq)
-                return await self._append(loaded, command, command_id)
+                return await self._append(loaded, command, command_id, command_key)
             except Duplicate as dup:
+                self._same_command(game_id, dup.command_id, dup.seq, dup.fingerprint, command_key)
                 return dup.seq, await self._duplicate(game_id, dup.seq)
             except Conflict as exc:
                 if command_id is not None:
-                    first = await self.store.command_seq(game_id, command_id)
+                    first = await self.store.first_application(game_id, command_id)
                     if first is not None:
-                        return first, await self._duplicate(game_id, first)
+                        self._same_command(game_id, command_id, *first, command_key)
+                        return first[0], await self._duplicate(game_id, first[0])
                 if expected_seq is not None:
                     self.metrics.commands_refused.inc("conflict")
                     raise ApiError("conflict", f"the game is at seq {exc.current_seq}, "
@@ -312,11 +343,24 @@ class GameService:
                     loaded, fresh = await self.load(game_id), True
                     continue
                 if err.code == "illegal_move" and command_id is not None:
-                    first = await self.store.command_seq(game_id, command_id)
+                    first = await self.store.first_application(game_id, command_id)
                     if first is not None:
-                        return first, await self._duplicate(game_id, first)
+                        self._same_command(game_id, command_id, *first, command_key)
+                        return first[0], await self._duplicate(game_id, first[0])
                 self.metrics.commands_refused.inc(err.code)
                 raise
+
+    def _same_command(self, game_id: str, command_id: str, seq: int, first: str,
+                      sent: str) -> None:
+        """Refuse (409) a command_id sent again with another command than its first: a
+        client's bug that a first result would pass off as success (an id kept without a
+        fingerprint, before they were kept, passes)."""
+        if first and first != sent:
+            self.metrics.commands_refused.inc("conflict")
+            raise ApiError("conflict", f"command_id {command_id!r} was used for another command "
+                           f"(at seq {seq} of game {game_id!r}: {first}); a new command needs "
+                           f"a new command_id",
+                           {"command_id": command_id, "command": _command_of(first), "seq": seq})
 
     async def _duplicate(self, game_id: str, seq: int) -> bytes:
         """The first result of a resent command; and what the first attempt may not have
@@ -341,8 +385,8 @@ class GameService:
             raise ApiError("not_found", f"no event {seq} in game {game_id!r}")
         return data
 
-    async def _append(self, loaded: Loaded, command: Command,
-                      command_id: str | None) -> tuple[int, bytes]:
+    async def _append(self, loaded: Loaded, command: Command, command_id: str | None,
+                      command_key: str) -> tuple[int, bytes]:
         limit = self.settings.max_commands_per_game
         if loaded.seq >= limit and not isinstance(command, Resign):
             raise ApiError("illegal_move",
@@ -387,7 +431,8 @@ class GameService:
         ttl_s = self.final_ttl_s(loaded) if final else self.settings.game_ttl_s
         try:
             await self.store.append(loaded.game_id, loaded.seq, command_id, event,
-                                    fields.to_texts(updates), ttl_s, snapshot, loaded.hints)
+                                    fields.to_texts(updates), ttl_s, snapshot, loaded.hints,
+                                    command_key)
         except HintsChanged as changed:
             # A hint was taken through another instance since this one read the game: the
             # event's stats, kept in the log for good, must count it. Nothing was written.
@@ -395,7 +440,7 @@ class GameService:
             cached = self._cache.get(loaded.game_id)
             if cached is not None:
                 cached.hints = changed.hints
-            return await self._append(loaded, command, command_id)
+            return await self._append(loaded, command, command_id, command_key)
         self.metrics.commands.inc(game.variant.id, type(command).__name__.lower())
         self._remember(nxt)
         if final or game.status is Status.LOST:

@@ -1,12 +1,15 @@
-"""Players: a name per player id, as shown on leaderboards (the token carries the id)."""
+"""Players: a name per player id, as shown on leaderboards (the token carries the id), the
+count of their open games, and the index of all their games (``keys.player_games``)."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from datetime import datetime
 
 from protocol.fields import PLAYER_NAME_MAX
 from service.errors import ApiError
+from service.name_scripts import mixed_scripts
 from service.store import keys
 from service.store import meta as mf
 from service.store.connection import RedisConn, Script
@@ -54,14 +57,24 @@ class Players:
         if not 1 <= len(clean) <= PLAYER_NAME_MAX:
             raise ApiError("bad_request", f"a player name has 1 to {PLAYER_NAME_MAX} characters, "
                            f"got {len(clean)}", {"field": "name"})
+        mixed = mixed_scripts(clean)
+        if mixed is not None:
+            first, other, letter = mixed
+            raise ApiError("bad_request", f"a player name is written in one script: this one "
+                           f"mixes {first.title()} and {other.title()} letters ({letter!r} is "
+                           f"U+{ord(letter):04X} {unicodedata.name(letter)}), which lets one "
+                           f"name pass for another", {"field": "name"})
         if not _NAME.match(clean) or "  " in clean:
             raise ApiError("bad_request", "a player name holds letters, digits, single spaces "
                            "and . ' - _ and starts with a letter or digit", {"field": "name"})
         return clean
 
-    async def set_name(self, player_id: str, name: str, ttl_s: int = 0) -> None:
-        """Set the name; the player is kept ``ttl_s`` more (0: for ever)."""
-        await self.redis.run(_SET_NAME, [keys.player(player_id)], [name, ttl_s])
+    async def set_name(self, player_id: str, name: str, ttl_s: int = 0,
+                       created_at: datetime | None = None) -> None:
+        """Set the name; the player is kept ``ttl_s`` more (0: for ever). ``created_at``: a
+        new player's making, kept once."""
+        await self.redis.run(_SET_NAME, [keys.player(player_id)],
+                             [name, ttl_s, mf.TIME.to_text(created_at) if created_at else ""])
 
     async def touch(self, player_id: str, ttl_s: int) -> None:
         """A use of the player: keep it ``ttl_s`` more."""
@@ -83,17 +96,102 @@ class Players:
                            {"limit": "open_games_per_player", "open_games": cap},
                            retry_after_s=retry)
 
-    async def closed_game(self, player_id: str, game_id: str) -> None:
-        """The game is over: it no longer counts as open."""
-        await self.redis.execute("ZREM", keys.player_open_games(player_id), game_id)
+    async def get(self, player_id: str) -> tuple[str, datetime | None] | None:
+        """The player's name and when they were made (None: made before that was kept), or
+        None when the player is not kept (never made, or expired)."""
+        name, created = await self.redis.execute("HMGET", keys.player(player_id),
+                                                 mf.PLAYER_NAME, mf.PLAYER_CREATED_AT)
+        if name is None:
+            return None
+        return (name.decode(),
+                None if created is None else mf.TIME.from_text(created.decode()))
 
+    async def closed_game(self, player_id: str, game_id: str, variant: str = "",
+                          kept_s: int = 0) -> None:
+        """The game is over: it no longer counts as open, and the index of the player's games
+        lives at least as long as the game is kept from now (``kept_s``)."""
+        await self.redis.run(_CLOSED_GAME, [keys.player_open_games(player_id),
+                                            keys.player_games(player_id),
+                                            keys.player_games(player_id, variant or None)],
+                             [game_id, kept_s])
+
+    # --- the index of a player's games (keys.player_games) ---------------------------
+    async def add_game(self, player_id: str, game_id: str, variant: str, created_ms: int,
+                       kept_s: int) -> None:
+        """Index a new game of the player; the index is kept ``kept_s`` more (the player's
+        own lifetime: it is renewed with each new game, as the player is)."""
+        await self.redis.run(_ADD_GAME, [keys.player_games(player_id),
+                                         keys.player_games(player_id, variant)],
+                             [created_ms, f"{game_id} {variant}", kept_s])
+
+    async def games_page(self, player_id: str, variant: str | None, after: bytes | None,
+                         count: int) -> list[bytes]:
+        """At most ``count`` members of the player's index (of ``variant`` only, when given),
+        newest first, from just after the member ``after`` (None: from the newest): one
+        lex range, read in O(log n + count)."""
+        top = b"+" if after is None else b"(" + after
+        members: list[bytes] = await self.redis.execute(
+            "ZRANGE", keys.player_games(player_id, variant), top, "-", "BYLEX", "REV",
+            "LIMIT", 0, count)
+        return members
+
+    async def forget_games(self, player_id: str, members: list[bytes]) -> None:
+        """Take members whose games expired out of the player's indexes."""
+        if not members:
+            return
+        calls: list[tuple[object, ...]] = [("ZREM", keys.player_games(player_id), *members)]
+        calls += [("ZREM", keys.player_games(player_id, parse_member(m)[2]), m) for m in members]
+        await self.redis.pipeline(calls)
+
+
+# A game's member in its player's indexes: ``<ms, 13 digits> <game_id> <variant>``, the
+# milliseconds those of its making (moved on past the newest member when not after it), so
+# that lex order is the order of making (13 digits hold every millisecond until 2286).
+MEMBER = re.compile(rb"^[0-9]{13} [A-Za-z0-9_-]{1,64} [a-z][a-z0-9_]{0,31}$")
+
+
+def parse_member(member: bytes) -> tuple[int, str, str]:
+    """(created_ms, game_id, variant) of an index member."""
+    ms, game_id, variant = member.decode().split(" ")
+    return int(ms), game_id, variant
+
+
+# KEYS: the player's index, its variant's index.  ARGV: created_ms, "<game_id> <variant>",
+# kept_s. A game made in the same millisecond as the newest (or, by a clock behind another
+# instance's, before it) sorts just after it: the index is in the order the games were made.
+_ADD_GAME = Script("""
+local ms = tonumber(ARGV[1])
+local newest = redis.call('ZRANGE', KEYS[1], -1, -1)[1]
+if newest then
+  local top = tonumber(string.sub(newest, 1, 13))
+  if top and top >= ms then ms = top + 1 end
+end
+local member = string.format('%013d', ms) .. ' ' .. ARGV[2]
+for i = 1, 2 do
+  redis.call('ZADD', KEYS[i], 0, member)
+  redis.call('EXPIRE', KEYS[i], ARGV[3])
+end
+return 1
+""")
+
+# KEYS: the player's open games, their index, its variant's index.  ARGV: game_id, kept_s.
+# EXPIRE GT only lengthens (a key with no TTL is kept for ever already).
+_CLOSED_GAME = Script("""
+redis.call('ZREM', KEYS[1], ARGV[1])
+if tonumber(ARGV[2]) > 0 then
+  redis.call('EXPIRE', KEYS[2], ARGV[2], 'GT')
+  redis.call('EXPIRE', KEYS[3], ARGV[2], 'GT')
+end
+return 1
+""")
 
 _SET_NAME = Script(mf.lua("""
 redis.call('HSET', KEYS[1], '$name', ARGV[1])
+if ARGV[3] ~= '' then redis.call('HSETNX', KEYS[1], '$created', ARGV[3]) end
 local ttl = tonumber(ARGV[2])
 if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) else redis.call('PERSIST', KEYS[1]) end
 return 1
-""", name=mf.PLAYER_NAME))
+""", name=mf.PLAYER_NAME, created=mf.PLAYER_CREATED_AT))
 
 # KEYS: the player's open games. ARGV: game_id, now_s, expires_s, cap.
 # A game whose score has passed has expired untouched, or was played since and lives

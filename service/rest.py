@@ -14,6 +14,7 @@ from aiohttp import web
 
 from protocol.codec import decode_query, decode_request, encode
 from protocol.diffs import Diff
+from protocol.fields import rfc3339
 from protocol.rest import (
     CommandRequest,
     CommandResult,
@@ -24,17 +25,20 @@ from protocol.rest import (
     EventsQuery,
     GameCreated,
     Health,
+    Me,
     Player,
     PlayerCreated,
+    PlayerGamesQuery,
     UpdatePlayer,
 )
 from service import addresses, wire
 from service.caller import player_of
-from service.context import READY_PING_S, Context, context
+from service.context import Context, context
 from service.errors import COMMANDS_ROUTE, ApiError, json_response
 from service.games import engine_command, new_game_id
 from service.metrics import CONTENT_TYPE
 from service.moves import moves_of
+from service.player_games import list_games
 
 routes = web.RouteTableDef()
 # The contract documents ship inside the protocol package (links to the top-level
@@ -92,9 +96,36 @@ async def create_player(request: web.Request) -> web.Response:
     await ctx.limiter.check("ip:" + client_address(request))
     player_id = "p_" + secrets.token_urlsafe(12)
     name = ctx.players.validate_name(body.name)
-    await ctx.players.set_name(player_id, name, ctx.settings.player_ttl_days * 86_400)
+    await ctx.players.set_name(player_id, name, ctx.settings.player_ttl_days * 86_400,
+                               ctx.clock.now())
     return json_response(PlayerCreated(player_id=player_id, name=name,
                                        token=ctx.tokens.issue(player_id)), 201)
+
+
+@routes.get("/v1/players/me")
+async def get_player(request: web.Request) -> web.Response:
+    ctx = ctx_of(request)
+    player = player_of(request, required=True)
+    assert player is not None
+    await count_read(request)
+    found = await ctx.players.get(player)
+    if found is None:
+        raise ApiError("not_found", f"no player {player!r}: a player unused for "
+                       f"{ctx.settings.player_ttl_days} days is not kept")
+    name, created = found
+    return json_response(Me(player_id=player, name=name,
+                            created_at=rfc3339(created) if created else None))
+
+
+@routes.get("/v1/players/me/games")
+async def get_player_games(request: web.Request) -> web.Response:
+    ctx = ctx_of(request)
+    player = player_of(request, required=True)
+    assert player is not None
+    query: PlayerGamesQuery = decode_query(request.query, PlayerGamesQuery)
+    await count_read(request)
+    return json_response(await list_games(ctx.players, ctx.games.store, player, query,
+                                          int(ctx.clock.time() * 1000)))
 
 
 @routes.patch("/v1/players/me")
@@ -216,10 +247,9 @@ async def healthz(request: web.Request) -> web.Response:
 
 @routes.get("/readyz")
 async def readyz(request: web.Request) -> web.Response:
-    ctx = ctx_of(request)
-    if not await ctx.store_ready():
-        raise ApiError("unavailable", "the game store is unreachable or did not answer a PING "
-                       f"within {READY_PING_S:g} s")
+    reason = await ctx_of(request).not_ready()
+    if reason is not None:
+        raise ApiError("unavailable", reason)
     return json_response(_OK)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
+from urllib.parse import unquote_plus
 
 from service.addresses import trusted_networks
 
@@ -249,12 +250,35 @@ def shown(name: str, value: object) -> str:
 
 
 def redact_url(url: str | None) -> str:
-    """A store URL (or comma-separated list) with any user and password removed."""
+    """A store URL (or comma-separated list) as it may be shown: no user or password
+    before the host, and the value of every credential-like query parameter
+    (``?password=``, which redis-py reads, and any name holding pass, pwd, secret,
+    token, auth, cred, key, sig or user) replaced by ``***``."""
     if not url:
         return ""
-    return ",".join(part.split("://", 1)[0] + "://" + part.rsplit("@", 1)[-1]
-                    if "://" in part and "@" in part
-                    else part.rsplit("@", 1)[-1] for part in url.split(","))
+    return ",".join(_redact_one(part) for part in url.split(","))
+
+
+# Parts of a query parameter's name that mark its value as a credential (matched on the
+# name as redis-py reads it: percent-decoded, any case).
+_CREDENTIAL_MARKS = ("pass", "pwd", "secret", "token", "auth", "cred", "key", "sig", "user")
+
+
+def _redact_one(part: str) -> str:
+    scheme, sep, rest = part.partition("://")
+    if not sep:
+        scheme, rest = "", part
+    rest, question, query = rest.partition("?")
+    rest = rest.rsplit("@", 1)[-1]
+    if question:
+        params = []
+        for param in query.split("&"):
+            name, equals, _ = param.partition("=")
+            if equals and any(mark in unquote_plus(name).lower() for mark in _CREDENTIAL_MARKS):
+                param = f"{name}=***"
+            params.append(param)
+        rest += "?" + "&".join(params)
+    return f"{scheme}{sep}{rest}"
 
 
 def _convert(f: dataclasses.Field[object], raw: str, source: str) -> object:

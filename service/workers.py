@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import errno
 import logging
 import os
 import signal
@@ -166,17 +167,81 @@ class Supervisor:
         log.info("all workers stopped")
 
 
-def reserve_port(settings: Settings) -> tuple[socket.socket, Settings]:
-    """Bind (without listening) the instance's address with SO_REUSEPORT: the workers can
-    bind it too, no other program can take it while the supervisor lives, a port in use
-    fails here, and port 0 becomes one chosen port for every worker."""
+class PortInUse(OSError):
+    """The instance's address is taken: by another program, or another instance."""
+
+
+def claim_port(settings: Settings) -> tuple[list[socket.socket], Settings]:
+    """Take the instance's address before anything else starts; :class:`PortInUse` if taken.
+
+    One process: its listening socket (no ``SO_REUSEPORT``: nothing can share it).
+    Workers: the port is shared among them (``SO_REUSEPORT``), which would let any other
+    process of this user share it too, silently: a second instance on the port got half
+    the connections, with another store. So the supervisor first binds the address
+    without ``SO_REUSEPORT`` (which fails if anything listens there, a ``SO_REUSEPORT``
+    group included), then reserves it with ``SO_REUSEPORT`` (bound, not listening: the
+    workers can bind it too, no other program can take it while the supervisor lives,
+    and port 0 becomes one chosen port for every worker). Between an instance's
+    reservation and its workers' listening, the address is marked taken by an abstract
+    unix socket of its name (Linux; held while the supervisor lives), which a second
+    instance's supervisor cannot bind.
+
+    Returns the sockets to hold (the one process's listening socket first) and the
+    settings with the port that was bound."""
     family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    held: list[socket.socket] = []
     try:
-        sock.bind((settings.host, settings.port))
-    except OSError:
-        sock.close()
+        if settings.workers <= 1:
+            sock = _bind(family, settings, settings.port, reuse_port=False)
+            held.append(sock)
+            sock.listen(socket.SOMAXCONN)
+            return held, dataclasses.replace(settings, port=sock.getsockname()[1])
+        probe = _bind(family, settings, settings.port, reuse_port=False)
+        port = probe.getsockname()[1]
+        try:
+            marker = _mark_taken(settings.host, port)
+            if marker is not None:
+                held.append(marker)
+            held.append(_bind(family, settings, port, reuse_port=True))
+        finally:
+            probe.close()
+        return held, dataclasses.replace(settings, port=port)
+    except BaseException:
+        for sock in held:
+            sock.close()
         raise
-    return sock, dataclasses.replace(settings, port=sock.getsockname()[1])
+
+
+def _bind(family: int, settings: Settings, port: int, reuse_port: bool) -> socket.socket:
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        # Connections of an earlier run in TIME_WAIT must not keep the port.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((settings.host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise PortInUse(exc.errno, f"cannot listen on {settings.host}:{port}: another "
+                            "program (or another instance of the service) listens there; "
+                            "stop it, or give this one another --port "
+                            "(SOLITAIRE_PORT)") from None
+        raise
+    return sock
+
+
+def _mark_taken(host: str, port: int) -> socket.socket | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    marker = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        marker.bind(f"\0solitaire-service {host} {port}")
+    except OSError as exc:
+        marker.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise PortInUse(exc.errno, f"cannot listen on {host}:{port}: another instance "
+                            "of the service is starting there; stop it, or give this one "
+                            "another --port (SOLITAIRE_PORT)") from None
+        raise
+    return marker

@@ -102,7 +102,7 @@ class GameSocket(web.WebSocketResponse):
 
 def error_message(err: ApiError, command_id: str | None = None) -> bytes:
     """The ``error`` message of ``err``; ``command_id`` when it answers a command."""
-    return encode(ErrorMessage(command_id=command_id,
+    return encode(ErrorMessage(command_id=msgspec.UNSET if command_id is None else command_id,
                                error=error_info(err.code, err.message, err.details)))
 
 

@@ -1,6 +1,8 @@
-"""``python -m clients.python``: play in the terminal, or run the bot.
+"""``python -m clients.python``: play in the terminal, go on with a game, or run the bot.
 
 python -m clients.python play gilbert --seed 7
+python -m clients.python resume            # an unfinished game of yours
+python -m clients.python player            # who you play as, and your token
 python -m clients.python bot --games 20 --variant gate --concurrency 8 --seed 1
 
 The service's address is ``--url``, else the ``SOLITAIRE_URL`` environment
@@ -15,11 +17,13 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import aiohttp
 
 from protocol.fields import OptionValue
 
+from . import identity
 from .bot import BotSummary, GameResult, run_bot
 from .notation import HELP
 
@@ -72,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m clients.python",
         description="Terminal client and bot for the solitaire service (API v1).",
     )
-    sub = parser.add_subparsers(dest="mode", required=True, metavar="{play,bot}")
+    sub = parser.add_subparsers(dest="mode", required=True, metavar="{play,resume,player,bot}")
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -90,9 +94,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="a variant option, e.g. single_card_moves=true (repeatable)",
     )
 
+    kept = argparse.ArgumentParser(add_help=False)
+    kept.add_argument(
+        "--player-file",
+        type=Path,
+        default=None,
+        help=f"where your player and its token are kept (default: ${identity.FILE_VARIABLE} if "
+        f"set, else $XDG_CONFIG_HOME/solitaire/player.json or ~/.config/solitaire/player.json)",
+    )
+    colors = argparse.ArgumentParser(add_help=False)
+    color = colors.add_mutually_exclusive_group()
+    color.add_argument(
+        "--color",
+        dest="color",
+        action="store_true",
+        default=None,
+        help="red cards in red (default: when writing to a terminal)",
+    )
+    color.add_argument("--no-color", dest="color", action="store_false")
+
     play = sub.add_parser(
         "play",
-        parents=[common],
+        parents=[common, kept, colors],
         help="play a game in the terminal",
         description="Deal a game and play it by typing short commands.",
         epilog=HELP,
@@ -104,17 +127,36 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument(
         "--seed", type=int, default=None, help="a deal number (default: the server picks one)"
     )
-    play.add_argument("--name", default="player", help="your player name (default: player)")
-    play.add_argument("--token", default=None, help="play as an existing player (its bearer token)")
-    color = play.add_mutually_exclusive_group()
-    color.add_argument(
-        "--color",
-        dest="color",
-        action="store_true",
-        default=None,
-        help="red cards in red (default: when writing to a terminal)",
+    play.add_argument(
+        "--name",
+        default="player",
+        help="your player's name, when the first game makes your player (default: player)",
     )
-    color.add_argument("--no-color", dest="color", action="store_false")
+    play.add_argument(
+        "--token",
+        default=None,
+        help="play as this player (its bearer token) instead of the one kept in the player file",
+    )
+
+    resume = sub.add_parser(
+        "resume",
+        parents=[common, kept, colors],
+        help="go on with an unfinished game of yours",
+        description="Go on with GAME_ID, or with one of your newest unfinished games (listed "
+        "by the service: GET /v1/players/me/games), as the player kept in the player file.",
+        epilog=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    resume.add_argument("game_id", nargs="?", default=None, help="the game (default: choose)")
+    resume.add_argument("--token", default=None, help="as this player (its bearer token)")
+
+    sub.add_parser(
+        "player",
+        parents=[common, kept],
+        help="who you play as at the service, and your token",
+        description="Print the player kept in the player file for the service, with its "
+        "token (which acts as the player: keep it to yourself).",
+    )
 
     bot = sub.add_parser(
         "bot",
@@ -212,9 +254,15 @@ def run_bot_cli(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.mode == "play":
+        if args.mode in ("play", "resume", "player"):
             from .play import main as play_main
+            from .play import main_player, main_resume
 
+            player_file = args.player_file or identity.default_path()
+            if args.mode == "player":
+                return main_player(args.url, player_file)
+            if args.mode == "resume":
+                return main_resume(args.url, args.game_id, args.token, args.color, player_file)
             return play_main(
                 args.url,
                 args.variant,
@@ -223,6 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.token,
                 dict(args.option),
                 args.color,
+                player_file,
             )
         return run_bot_cli(args)
     except aiohttp.ClientConnectorError as exc:  # nothing listens there, or no such host

@@ -578,7 +578,7 @@ class GameSocket:
             raise _Resync(f"diff {diff.seq} before any state", True)
         if diff.seq <= state.seq:
             held = self._hashes.get(diff.seq)
-            if held is not None and diff.hash is not None and held != diff.hash:
+            if held is not None and held != diff.hash:
                 # A different event at a seq we hold: the log was rolled back and written
                 # again (a failover). Our state is not the server's: start from a snapshot.
                 raise _Resync(
@@ -591,15 +591,15 @@ class GameSocket:
         except DiffError as exc:
             raise _Resync(str(exc), True) from exc
         self.stats.diffs += 1
-        if diff.hash is not None:
-            self._hashes[diff.seq] = diff.hash
-            self._hashes.pop(diff.seq - _HASHES_KEPT, None)
+        self._hashes[diff.seq] = diff.hash
+        self._hashes.pop(diff.seq - _HASHES_KEPT, None)
         await self._set_state(new, diff)
 
     def _on_error(self, message: ErrorMessage) -> None:
-        err = ApiError.from_info(message.error, command_id=message.command_id)
+        command_id = message.command_id if isinstance(message.command_id, str) else None
+        err = ApiError.from_info(message.error, command_id=command_id)
         self.stats.last_error = err
-        pending = self._pending.get(message.command_id) if message.command_id else None
+        pending = self._pending.get(command_id) if command_id else None
         if pending is None:
             log.warning("game %s: error from the server: %s", self.game_id, err)
             return

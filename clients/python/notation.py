@@ -27,7 +27,7 @@ Piles: t0 t1 ... tableau, f0 f1 ... foundations, r0 r1 reserves, w waste, s stoc
   r0 f        a reserve's top card;  f1 t2  a foundation's top card back into play
   s t4        (Gate) a card from the stock into an empty space
   d  draw     u  undo     m  legal moves     h  this help
-  q, quit     leave: the game stays where it is (Ctrl-D too)
+  q, quit     leave: the game stays where it is (Ctrl-D too); resume brings it back
   resign      give up: the game ends resigned, for good
   hint        the solver suggests a command (counted in the game's stats)
 Long pile ids work too: tableau/3 foundation/1."""
@@ -143,6 +143,15 @@ def pile_label(pile_id: str) -> str:
     kind, _, index = pile_id.partition("/")
     short = _LONG_TO_SHORT.get(kind)
     return f"{short}{index}" if short and index else pile_id
+
+
+_LONG_PILE: Final = re.compile(r"\b(tableau|foundation|reserve)/(\d{1,3})\b")
+
+
+def in_notation(text: str) -> str:
+    """``text`` (a message of the service) with its long pile ids in this notation:
+    ``tableau/3`` is ``t3``, ``foundation/0`` is ``f0``, as the player types them."""
+    return _LONG_PILE.sub(lambda m: pile_label(m[0]), text)
 
 
 def format_command(command: Command | Mapping[str, Any]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -19,7 +19,7 @@ import msgspec
 from protocol.codec import decode, encode
 from protocol.daily import DailyDay, Leaderboard
 from protocol.diffs import GameState
-from protocol.fields import OptionValue
+from protocol.fields import OptionValue, Status
 from protocol.rest import (
     CommandRequest,
     CommandResult,
@@ -28,9 +28,12 @@ from protocol.rest import (
     Event,
     Events,
     GameCreated,
+    GameSummary,
     LegalMoves,
+    Me,
     Player,
     PlayerCreated,
+    PlayerGames,
     UpdatePlayer,
 )
 from protocol.solver import Hint, Solution
@@ -125,6 +128,40 @@ class Client:
         """``PATCH /v1/players/me``: change the caller's name."""
         return await self._call("PATCH", "/v1/players/me", Player, UpdatePlayer(name=name))
 
+    async def me(self) -> Me:
+        """``GET /v1/players/me``: the player the client's token acts as."""
+        return await self._call("GET", "/v1/players/me", Me)
+
+    async def my_games(
+        self,
+        status: Status | None = None,
+        variant: str | None = None,
+        limit: int = 20,
+        cursor: str | None = None,
+    ) -> PlayerGames:
+        """``GET /v1/players/me/games``: one page of the caller's games, newest first, of
+        ``status`` and ``variant`` when given; ``next_cursor`` (None on the last page) is
+        the ``cursor`` of the next. With ``status`` a page may hold fewer than ``limit``
+        games, even none, while ``next_cursor`` says more follow."""
+        params = {"limit": str(limit)}
+        for name, value in (("status", status), ("variant", variant), ("cursor", cursor)):
+            if value is not None:
+                params[name] = value
+        return await self._call("GET", "/v1/players/me/games", PlayerGames, params=params)
+
+    async def all_my_games(
+        self, status: Status | None = None, variant: str | None = None
+    ) -> AsyncIterator[GameSummary]:
+        """Every game :meth:`my_games` lists, newest first, page after page."""
+        cursor: str | None = None
+        while True:
+            page = await self.my_games(status, variant, limit=100, cursor=cursor)
+            for game in page.games:
+                yield game
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
     # --- variants and games ------------------------------------------------------------
     async def variants(self) -> list[VariantInfo]:
         """``GET /v1/variants``: every variant, with its pile layout and options."""
@@ -160,7 +197,8 @@ class Client:
     ) -> CommandResult:
         """``POST /v1/games/{id}/commands``. ``expected_seq``: refused with 409
         ``conflict`` unless the game is at that seq. ``command_id``: sending the same
-        id again returns the first result and applies nothing; without one the client
+        id again with the same command returns the first result and applies nothing
+        (with another command: 409 ``conflict`` naming the first); without one the client
         makes a fresh one, so that its own retries never apply the command twice. An
         :class:`ApiError` carries the id in ``command_id``: after a 503 whose outcome
         is unknown (``unknown_outcome``), send the command again with it."""

@@ -8,6 +8,8 @@
         async with client.socket(game.game_id, state=game.state) as sock:
             await sock.send(Move(from_="tableau/3", to="foundation"))
             print(sock.state.piles["foundation/0"])
+        async for mine in client.all_my_games(status="playing"):  # newest first
+            print(mine.game_id, mine.variant, mine.seq)
 
 :class:`Client` speaks REST, :class:`GameSocket` the game's WebSocket; both take
 and return the msgspec Structs of :mod:`protocol`, and raise :class:`ApiError`
@@ -16,6 +18,7 @@ for every error the service answers with.
 
 from protocol.commands import Command, Draw, Move, Resign, Undo
 from protocol.diffs import GameState, Pile
+from protocol.rest import GameSummary, Me, PlayerGames
 
 from .commands import CommandLike, as_command, new_command_id
 from .errors import ApiError, ConnectionLost
@@ -32,8 +35,11 @@ __all__ = [
     "Draw",
     "GameSocket",
     "GameState",
+    "GameSummary",
+    "Me",
     "Move",
     "Pile",
+    "PlayerGames",
     "Resign",
     "SocketStats",
     "StateChange",

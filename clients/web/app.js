@@ -1,18 +1,19 @@
 // The web client's entry point: the player, the route (#g=<game>, #lb=<date>/<variant>,
 // else the lobby) and the view on screen.
 
-import { Api } from './api.js';
 import { installSuitSprite } from './cards.js';
-import { PLAYER_NAME_MAX } from './contract.js';
+import { Client, PLAYER_NAME_MAX } from '../js/src/index.js';
 import { fill, h } from './dom.js';
 import { GameView } from './game.js';
 import { renderLeaderboard, renderLobby } from './lobby.js';
 
 const IDENTITY = 'solitaire.player';
 const RECENT = 'solitaire.recent.';
-const RECENT_KEEP = 8;
+const RECENT_KEEP = 50; // labels of games opened here (the list shown is the service's)
 
-const api = new Api();
+// No waiting inside a call: the page says why it waits (the day's deals being chosen, a
+// limit) and asks again itself when the service says (lobby.js).
+const api = new Client({ retries: 0 });
 const app = {
   api,
   identity: null,
@@ -20,6 +21,7 @@ const app = {
   variantById: {},
   game: null,
   view: null,
+  listed: {}, // game id -> its summary, as the lobby's latest list of the player's games had it
 };
 window.solitaire = app; // for debugging and the browser tests
 
@@ -47,6 +49,8 @@ function forgetPlayer() {
   if (route().game) history.replaceState(null, '', location.pathname + location.search);
 }
 
+/** The games opened in this browser, with the labels they were opened with (a deal
+ *  number) and their daily challenge; the list the lobby shows is the service's. */
 function recentGames() {
   if (!app.identity) return [];
   try {
@@ -61,6 +65,12 @@ function recentGames() {
 function remember(id, variant, label, daily = null) {
   const list = [{ id, variant, label, daily, at: Date.now() }, ...recentGames().filter((g) => g.id !== id)];
   localStorage.setItem(RECENT + app.identity.player_id, JSON.stringify(list.slice(0, RECENT_KEEP)));
+}
+
+/** "date/variant" when the service listed game `id` as a daily attempt, else null. */
+function listedDaily(id) {
+  const g = app.listed[id];
+  return g && g.daily ? `${g.daily}/${g.variant}` : null;
 }
 
 function route() {
@@ -128,7 +138,7 @@ function show() {
     leaveGame();
     app.game = new GameView({
       api, gameId: where.game, identity: app.identity, variants: app.variantById,
-      daily: recentGames().find((g) => g.id === where.game)?.daily ?? null,
+      daily: recentGames().find((g) => g.id === where.game)?.daily ?? listedDaily(where.game),
       onLeave: () => { location.hash = ''; },
     });
     app.game.mount(app.view);
@@ -148,6 +158,7 @@ function show() {
   }
   renderLobby(app.view, {
     api, identity: app.identity, variants: app.variants, recent: recentGames(),
+    onListed: (games) => { app.listed = Object.fromEntries(games.map((g) => [g.game_id, g])); },
     openGame: (id, variant, label, daily) => {
       remember(id, variant, label, daily);
       location.hash = `g=${encodeURIComponent(id)}`;
@@ -160,12 +171,12 @@ async function main() {
   app.view = document.getElementById('view');
   setIdentity(loadIdentity());
   try {
-    const { variants } = await api.variants().catch((err) => {
+    const { variants } = await api.listVariants().catch((err) => {
       // The server checks every token it is sent: one it refuses (expired, or another
       // server's) is forgotten here, before the lobby, and the list asked for again.
       if (err.status !== 401 || !app.identity) throw err;
       forgetPlayer();
-      return api.variants();
+      return api.listVariants();
     });
     app.variants = variants;
     app.variantById = Object.fromEntries(variants.map((v) => [v.id, v]));

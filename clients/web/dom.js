@@ -43,9 +43,3 @@ export function clock(ms) {
   const ss = String(s % 60).padStart(2, '0');
   return hh ? `${hh}:${String(mm).padStart(2, '0')}:${ss}` : `${mm}:${ss}`;
 }
-
-/** A random id for a command (crypto.randomUUID needs a secure context; this does not). */
-export function randomId(prefix = 'c_') {
-  const bytes = crypto.getRandomValues(new Uint8Array(12));
-  return prefix + Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-}

@@ -1,19 +1,35 @@
 // One game on screen: the board, the counters and the controls, and the player's input
 // (clicks, drag and drop, the keyboard). The live state, the legal moves and the
-// commands are the session's (session.js); the client judges nothing itself: an
-// illegal attempt goes to the server, whose reason is shown and announced.
+// commands are the client package's LiveGame (clients/js/src/live.js); the page judges
+// nothing itself: an illegal attempt goes to the server, whose reason is shown and announced.
 
 import { Announcer, cardList, describeDiff, pileName, statusWords } from './announce.js';
-import { ApiError } from './api.js';
 import { createBoard, layoutOf, renderPiles, setHighlights } from './board.js';
 import { enableDrag } from './drag.js';
 import { clock, fill, h } from './dom.js';
 import { enableKeyboard } from './keyboard.js';
-import { GameSession } from './session.js';
 import { askHint, readReplay, renderReplay, showSolution, stepReplay } from './solver.js';
-import { FINAL_STATUSES } from './state.js';
+import { FINAL_STATUSES } from '../js/src/index.js';
 
 const CONFIRM_MS = 4000;
+// The state of each game kept for this tab (sessionStorage): a reload resumes with `since`.
+const CACHE_PREFIX = 'solitaire.state.';
+const STATE_CACHE = {
+  read(gameId) {
+    try {
+      return JSON.parse(sessionStorage.getItem(CACHE_PREFIX + gameId) || 'null');
+    } catch {
+      return null;
+    }
+  },
+  write(state) {
+    try {
+      sessionStorage.setItem(CACHE_PREFIX + state.game_id, JSON.stringify(state));
+    } catch {
+      // storage full or disabled: resuming will take a snapshot instead
+    }
+  },
+};
 const CONNECTION_LABELS = {
   idle: '', connecting: 'connecting…', syncing: 'syncing…', live: 'live', offline: 'reconnecting…',
   refused: 'disconnected', closed: '',
@@ -46,13 +62,12 @@ export class GameView {
     this.lostConnection = false; // it was lost since (and that was said)
     this.missed = []; // the words for the diffs replayed since the socket was last live
     this.replay = readReplay(gameId); // stepping through a solution in this game
-    this.session = new GameSession({
-      api, gameId, identity,
-      onChange: (state, before, diff, live) => this.onChange(state, before, diff, live),
-      onMoves: (legal) => this.onMoves(legal),
-      onConnection: (status) => this.onConnection(status),
-      onError: (body) => this.onSessionError(body),
-    });
+    // The game, live (the package's LiveGame): its socket, its state and its commands.
+    this.session = api.live(gameId, { token: identity ? identity.token : null, moves: true, cache: STATE_CACHE });
+    this.session.on('state', (state, { before, diff, live }) => this.onChange(state, before, diff, live));
+    this.session.on('moves', (legal) => this.onMoves(legal));
+    this.session.on('status', (status) => this.onConnection(status));
+    this.session.on('error', (err) => this.onSessionError(err));
     this.onKey = (event) => {
       if (event.key === 'Escape' && this.selection) {
         this.select(null);
@@ -130,7 +145,7 @@ export class GameView {
   }
 
   destroy() {
-    this.session.stop();
+    this.session.close();
     clearInterval(this.ticker);
     clearTimeout(this.confirmTimer);
     document.removeEventListener('keydown', this.onKey);
@@ -172,8 +187,7 @@ export class GameView {
     }
   }
 
-  onSessionError(body) {
-    const err = ApiError.fromBody(body);
+  onSessionError(err) {
     this.sayError(err);
     if (err.code === 'unauthorized' && this.api.onUnauthorized) this.api.onUnauthorized();
   }
@@ -460,7 +474,7 @@ export class GameView {
     this.say('');
     this.conflictSeq = null;
     try {
-      await this.session.send(command);
+      await this.session.play(command);
     } catch (err) {
       if (err.code === 'conflict' && Number.isInteger(err.details?.seq)) {
         this.conflictSeq = Math.max(err.details.seq, this.state.seq); // what the board may show

@@ -1,6 +1,6 @@
 // The lobby (new game, daily challenge, recent games) and a daily leaderboard.
 
-import { MAX_SEED } from './contract.js';
+import { MAX_SEED } from '../js/src/index.js';
 import { clock, fill, h } from './dom.js';
 
 const PREFERRED_VARIANT = 'solitaire.variant';
@@ -15,7 +15,8 @@ function optionInputs(variant) {
 }
 
 /**
- * @param ctx {api, identity, variants: [variant], recent: [{id, variant, label, at}],
+ * @param ctx {api, identity, variants: [variant], recent: [{id, variant, label, daily, at}]
+ *             (the games opened in this browser: their labels), onListed([GameSummary]),
  *             openGame(id, variant, label, daily: "date/variant" for a daily attempt),
  *             showLeaderboard(date, variant)}
  */
@@ -78,8 +79,8 @@ export function renderLobby(root, ctx) {
     start.disabled = true;
     try {
       localStorage.setItem(PREFERRED_VARIANT, chosen);
-      const created = await ctx.api.createGame({ variant: chosen, seed: seedValue, options: opts,
-        isPublic: isPublic.checked });
+      const created = await ctx.api.createGame({ variant: chosen, seed: seedValue ?? undefined,
+        options: Object.keys(opts).length ? opts : undefined, public: isPublic.checked || undefined });
       const name = variants.find((v) => v.id === chosen)?.name ?? chosen;
       ctx.openGame(created.game_id, chosen, seedValue == null ? name : `${name} #${seedValue}`);
     } catch (err) {
@@ -93,22 +94,54 @@ export function renderLobby(root, ctx) {
   const daily = h('section', { id: 'daily', class: 'panel' }, h('h2', {}, 'Daily challenge'),
     h('p', { class: 'muted' }, 'Loading…'));
   const recent = h('section', { id: 'recent', class: 'panel' }, h('h2', {}, 'Your recent games'),
-    ctx.recent.length
-      ? h('ul', { class: 'recent' }, ctx.recent.map((g) => h('li', {},
-        h('a', { href: `#g=${encodeURIComponent(g.id)}`, 'data-game': g.id }, g.label),
-        h('span', { class: 'muted' }, ` ${new Date(g.at).toLocaleString()}`))))
-      : h('p', { class: 'muted' }, 'None yet.'));
+    h('p', { class: 'muted' }, 'Loading…'));
 
   fill(root, h('div', { class: 'lobby' }, form, daily, recent));
   showVariant(chosen);
   loadDaily(daily, ctx);
+  loadRecent(recent, ctx);
+}
+
+const RECENT_SHOWN = 8;
+const STATUS_WORDS = { playing: '', won: 'won', lost: 'lost', resigned: 'resigned' };
+
+/** The player's latest games as the service lists them (GET /v1/players/me/games): the
+ *  same on every device the player uses. A game opened here keeps the label it was
+ *  opened with (its deal number); another is named by its game (and its daily date). */
+async function loadRecent(section, ctx, attempt = 0) {
+  const heading = section.querySelector('h2');
+  let page;
+  try {
+    page = await ctx.api.listMyGames({ limit: RECENT_SHOWN });
+  } catch (err) {
+    fill(section, heading, h('p', { id: 'no-recent', class: 'muted', 'data-code': err.code || '' },
+      `Your games cannot be listed now: ${err.message}`));
+    const wait = err.retryDelayMs ? err.retryDelayMs(attempt) : null;
+    if (wait != null) {
+      setTimeout(() => {
+        if (section.isConnected) loadRecent(section, ctx, attempt + 1);
+      }, wait);
+    }
+    return;
+  }
+  ctx.onListed?.(page.games);
+  const known = Object.fromEntries(ctx.recent.map((g) => [g.id, g]));
+  const names = Object.fromEntries(ctx.variants.map((v) => [v.id, v.name]));
+  const label = (g) => known[g.game_id]?.label
+    ?? `${names[g.variant] ?? g.variant}${g.daily ? `, daily ${g.daily}` : ''}`;
+  fill(section, heading, page.games.length
+    ? h('ul', { class: 'recent' }, page.games.map((g) => h('li', { 'data-status': g.status },
+      h('a', { href: `#g=${encodeURIComponent(g.game_id)}`, 'data-game': g.game_id }, label(g)),
+      h('span', { class: 'muted' },
+        ` ${[STATUS_WORDS[g.status], new Date(g.updated_at).toLocaleString()].filter(Boolean).join(', ')}`))))
+    : h('p', { class: 'muted' }, 'None yet.'));
 }
 
 async function loadDaily(section, ctx, attempt = 0) {
   const heading = section.querySelector('h2');
   let day;
   try {
-    day = await ctx.api.daily();
+    day = await ctx.api.getDaily();
   } catch (err) {
     const text = err.status === 404 ? 'No daily challenge today.' : `No daily challenge: ${err.message}`;
     fill(section, heading, h('p', { id: 'no-daily', class: 'muted', 'data-code': err.code || '' }, text));
@@ -132,7 +165,7 @@ async function loadDaily(section, ctx, attempt = 0) {
     message.textContent = '';
     button.disabled = true;
     try {
-      const created = await ctx.api.startDaily(challenge.date, challenge.variant);
+      const created = await ctx.api.startDailyAttempt(challenge.date, challenge.variant);
       ctx.openGame(created.game_id, challenge.variant,
         `${names[challenge.variant] ?? challenge.variant}, daily ${challenge.date}`,
         `${challenge.date}/${challenge.variant}`);
@@ -193,7 +226,7 @@ export async function renderLeaderboard(root, { api, date, variant, variants, id
   const load = async (cursor, attempt = 0) => {
     let page;
     try {
-      page = await api.leaderboard(date, variant, { limit: 20, cursor });
+      page = await api.getLeaderboard(date, variant, { limit: 20, cursor });
     } catch (err) {
       fill(body, h('p', { class: 'message', 'data-kind': 'error', 'data-code': err.code || '' },
         err.status === 404 ? 'No leaderboard for this challenge.' : err.message));

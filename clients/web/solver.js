@@ -44,7 +44,7 @@ export async function askHint(view) {
   button.disabled = true;
   view.say('Thinking…');
   try {
-    const hint = await view.api.hint(view.gameId);
+    const hint = await view.api.getHint(view.gameId);
     if (!view.state || hint.seq !== view.state.seq) {
       view.say('');
       return; // the game moved on meanwhile
@@ -66,13 +66,13 @@ export async function askHint(view) {
 export async function showSolution(view) {
   const s = view.state;
   try {
-    const solution = await view.api.solution(view.gameId);
+    const solution = await view.api.getSolution(view.gameId);
     if (solution.result !== 'won') {
       view.say(solution.result === 'lost' ? 'The solver proved this deal cannot be won.'
         : 'The solver found no winning line within its budget.', 'info', solution.result);
       return;
     }
-    const seed = s.seed ?? (await view.api.game(view.gameId)).seed;
+    const seed = s.seed ?? (await view.api.getGame(view.gameId)).seed;
     const created = await view.api.createGame({ variant: s.variant, seed, options: s.options });
     writeReplay(created.game_id, { commands: solution.commands, index: 0, of: view.gameId });
     location.hash = `g=${encodeURIComponent(created.game_id)}`;
@@ -106,7 +106,7 @@ export async function stepReplay(view, direction) {
   view.replayBusy = true;
   renderReplay(view);
   try {
-    await view.session.send(command);
+    await view.session.play(command);
     r.index += direction;
     writeReplay(view.gameId, r);
   } catch (err) {

@@ -87,8 +87,13 @@ class DailyDeals:
                             f"challenges are published from the day before "
                             f"(today is {current.isoformat()})",
                             {"date": day.iso})
+        keep_days = self.settings.daily_keep_days
+        if day.date >= current - timedelta(days=keep_days):
+            # Within the days kept: a challenge chosen for it would be here.
+            return ApiError("not_found", f"no challenge was chosen for {day.iso}",
+                            {"date": day.iso})
         return ApiError("not_found", f"no challenge of {day.iso} is kept (challenges are kept "
-                        f"{self.settings.daily_keep_days} days after their day)", {"date": day.iso})
+                        f"{keep_days} days after their day)", {"date": day.iso})
 
     # --- choosing --------------------------------------------------------------------
     def budget(self) -> Budget:

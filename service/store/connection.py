@@ -36,16 +36,17 @@ from urllib.parse import urlsplit
 
 from redis import exceptions as rex
 from redis.asyncio import Redis
-from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.cluster import ClusterNode, PipelineCommand, RedisCluster
 from redis.asyncio.connection import SSLConnection, parse_url
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 
-from service.settings import Settings
+from service.settings import Settings, redact_url
 from service.store import keys
 from service.store.cluster_pool import ClusterConnections
 from service.store.durability import Durability, Publish
 from service.store.errors import StoreError, StoreUnavailable
+from service.store.persistence import Watch
 from service.store.pipeline import AutoPipeline
 from service.store.pool import CLOSED, ClientClosed, ClosingPool
 
@@ -119,10 +120,10 @@ def cluster_nodes(url: str) -> list[tuple[str, int]]:
             part = "redis://" + part
         split = urlsplit(part)
         if not split.hostname:
-            raise ValueError(f"REDIS_URL: no host in cluster node {part!r}")
+            raise ValueError(f"REDIS_URL: no host in cluster node {redact_url(part)!r}")
         nodes.append((split.hostname, split.port or 6379))
     if not nodes:
-        raise ValueError(f"REDIS_URL={url!r}: no cluster nodes")
+        raise ValueError(f"REDIS_URL={redact_url(url)!r}: no cluster nodes")
     return nodes
 
 
@@ -197,6 +198,14 @@ def build_client(settings: Settings, url: str) -> Redis | RedisCluster:
     return Redis.from_pool(pool)
 
 
+def _answer(reply: Any) -> Any:
+    """A pipeline's reply, or raise the failure it holds unless the store answered it (an
+    error reply: a refusal is an answer; a lost connection is none)."""
+    if isinstance(reply, BaseException) and not isinstance(reply, rex.ResponseError):
+        raise reply
+    return reply
+
+
 def reply_code(exc: BaseException) -> str | None:
     """The code of a server's error reply (``"OOM"``, ``"READONLY"``), or None. redis-py
     strips it from the message of the exceptions it has a class for (OutOfMemoryError,
@@ -252,7 +261,7 @@ class RedisConn:
     the store's exceptions.
     """
 
-    def __init__(self, settings: Settings, url: str) -> None:
+    def __init__(self, settings: Settings, url: str, watch_persistence: bool = True) -> None:
         self.settings = settings
         self.url = url
         self.is_cluster = is_cluster_url(url)
@@ -274,9 +283,14 @@ class RedisConn:
         self._cluster_ready = False
         self._cluster_init = asyncio.Lock()
         self.durability = Durability(self, settings.durability, settings.redis_timeout_s)
+        # Asked again after each new connection whether the store can keep the level
+        # (persistence.py; a cluster's masters are asked at start-up only).
+        self.persistence = Watch(self, settings.durability, settings.redis_timeout_s)
         pool = getattr(self.client, "connection_pool", None)
         if isinstance(pool, ClosingPool):  # a Redis Cluster always waits: nothing to forget
             pool.on_connect.append(self.durability.forget)
+            if watch_persistence:
+                pool.on_connect.append(self.persistence.connected)
 
     async def durable(self, slot_key: str, publish: Publish | None = None) -> None:
         """Wait until the writes answered so far to ``slot_key``'s slot are as durable as
@@ -364,6 +378,30 @@ class RedisConn:
             raise self._translate(exc) from exc
         return replies
 
+    async def every_master(self, calls: Sequence[tuple[Any, ...]]
+                           ) -> list[tuple[str, list[Any]]]:
+        """``calls`` in one pipeline on each master (the one server, or every master of a
+        cluster): per master, its name and its replies, an error reply as an exception in
+        its place (a refused command is an answer). An unreachable store: StoreUnavailable."""
+        self._refuse_if_closed()
+        client = self.client
+        try:
+            if isinstance(client, RedisCluster):
+                await self.cluster()
+                out = []
+                for node in client.get_primaries():
+                    commands = [PipelineCommand(i, *args) for i, args in enumerate(calls)]
+                    await node.execute_pipeline(commands)
+                    out.append((str(node.name), [_answer(c.result) for c in commands]))
+                return out
+            pipe = client.pipeline(transaction=False)
+            for args in calls:
+                pipe.execute_command(*args)
+            replies = [_answer(r) for r in await pipe.execute(raise_on_error=False)]
+            return [(redact_url(self.url), replies)]
+        except REDIS_ERRORS as exc:
+            raise self._translate(exc) from exc
+
     async def ping(self) -> None:
         """Raise :class:`StoreUnavailable` unless Redis answers (every node, in Cluster mode)."""
         if isinstance(self.client, RedisCluster):
@@ -412,6 +450,7 @@ class RedisConn:
         if self._auto is not None:
             await self._auto.aclose()
         await self.durability.aclose()
+        await self.persistence.aclose()
         if self._connections is not None:
             await self._connections.aclose()
         await self.client.aclose()

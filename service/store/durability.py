@@ -45,10 +45,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from redis.asyncio.cluster import PipelineCommand, RedisCluster
+from redis.exceptions import ResponseError
 
 from service.settings import DURABILITY_LEVELS, one_of
 from service.store.errors import StoreUnavailable
@@ -58,6 +60,9 @@ logger = logging.getLogger(__name__)
 # level -> (local fsyncs, replicas that must have the write)
 LEVELS: dict[str, tuple[int, int] | None] = {"memory": None, "local": (1, 0), "replicated": (1, 1)}
 MARKER_TTL_MS = 60_000
+# An error reply that refuses the wait itself (no append-only file, a command not allowed
+# or unknown), not the marker's write.
+_WAIT_REFUSED = re.compile(r"\bwait(aof)?\b|appendonly", re.IGNORECASE)
 CHECK_EVERY_S = 10.0  # how long a store's "fsynced before it replies" answer is trusted
 
 
@@ -95,6 +100,7 @@ class Durability:
     _asking: asyncio.Future[bool] | None = None  # the one question in flight
     _closed: bool = False
     generation: int = 0  # counts :meth:`forget`: a write compares it across its call
+    _refusal: str | None = None  # the last refusal logged (see _refused)
 
     def __post_init__(self) -> None:
         self.need = LEVELS[one_of("durability", self.level, DURABILITY_LEVELS)]
@@ -207,11 +213,13 @@ class Durability:
             exc.sent = True
             batch.future.set_exception(exc)
         except Exception as exc:  # noqa: BLE001 - every waiter hears of it
+            self._refused(exc)
             err = StoreUnavailable(f"the store did not confirm the write as durable "
                                    f"({self.level}): {type(exc).__name__}: {exc}")
             err.sent = True
             batch.future.set_exception(err)
         else:
+            self._refusal = None
             self.waits += 1
             self.callers += batch.waiters
             try:
@@ -219,6 +227,21 @@ class Durability:
                     await self._publish(batch.slot_key, batch.publishes)
             finally:  # durable, even if the close cut the publish short (see _publish)
                 batch.future.set_result(None)
+
+    def _refused(self, exc: BaseException) -> None:
+        """A wait the store refused (an error reply: no append-only file any more, WAITAOF
+        not allowed), not one it did not answer in time: said in the log, once a reason,
+        since every write is 503 "unknown outcome" until the store or the setting changes."""
+        if not isinstance(exc, ResponseError) or not _WAIT_REFUSED.search(str(exc)):
+            return  # a write refused (OOM, READONLY...): the caller's 503 says why
+        reason = f"{type(exc).__name__}: {exc}"
+        if reason != self._refusal:
+            self._refusal = reason
+            logger.error("durability %s: the store refuses the wait that acknowledges a write "
+                         "(%s): every write is answered 503 'unknown outcome' (it may have been "
+                         "done) until the store has appendonly yes and appendfsync always "
+                         "again, or the service runs with --durability memory",
+                         self.level, reason)
 
     async def _sync(self, slot_key: str) -> None:
         assert self.need is not None

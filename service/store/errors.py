@@ -77,10 +77,12 @@ class HintsChanged(StoreError):
 
 
 class Duplicate(StoreError):
-    """The command_id was applied before, at ``seq``; nothing was written now."""
+    """The command_id was applied before, at ``seq``, to the command whose fingerprint is
+    ``fingerprint`` ("": kept without one); nothing was written now."""
 
-    def __init__(self, game_id: str, command_id: str, seq: int) -> None:
+    def __init__(self, game_id: str, command_id: str, seq: int, fingerprint: str = "") -> None:
         super().__init__(f"command {command_id!r} of game {game_id!r} was applied at seq {seq}")
         self.game_id = game_id
         self.command_id = command_id
         self.seq = seq
+        self.fingerprint = fingerprint

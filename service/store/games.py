@@ -168,13 +168,14 @@ return {meta, from, snap[2], redis.call('LRANGE', KEYS[2], from, -1)}
 # KEYS: meta, events, cmds, snap, channel
 # ARGV: the call (a msgpack list: expected_seq, command_id ('' = none), ttl_s (0 = persist),
 #       publish ('p': PUBLISH, 's': SPUBLISH, '-': none, the caller publishes once durable),
-#       expected_hints (-1 = not checked), then the meta updates as field, value, ...), the
+#       expected_hints (-1 = not checked), the command's fingerprint (kept with its
+#       command_id), then the meta updates as field, value, ...), the
 #       event, and the snapshot when there is one. The call is one argument rather than one
 #       per value: redis-py's cost of a command grows with its arguments, and this is the
 #       service's most frequent command.
 #       The event and the snapshot stay arguments of their own: the scripts' cmsgpack
 #       decodes no msgpack bin, and as plain arguments they reach Lua uncopied.
-# Returns {0, new_seq} | {1} not found | {2, seq} duplicate | {3, seq} conflict |
+# Returns {0, new_seq} | {1} not found | {2, "<seq> <fingerprint>"} duplicate | {3, seq} conflict |
 #         {4, hints} the hints taken are not expected_hints (the event's stats say how many).
 _APPEND = Script(mf.lua("""
 local call = cmsgpack.unpack(ARGV[1])
@@ -183,7 +184,7 @@ if not seq then return {1} end
 local cid = call[2]
 if cid ~= '' then
   local first = redis.call('HGET', KEYS[3], cid)
-  if first then return {2, tonumber(first)} end
+  if first then return {2, first} end
 end
 seq = tonumber(seq)
 if seq ~= call[1] then return {3, seq} end
@@ -193,12 +194,12 @@ if call[5] >= 0 then
 end
 local new = seq + 1
 redis.call('RPUSH', KEYS[2], ARGV[2])
-if #call > 5 then
-  redis.call('HSET', KEYS[1], '$seq', new, unpack(call, 6))
+if #call > 6 then
+  redis.call('HSET', KEYS[1], '$seq', new, unpack(call, 7))
 else
   redis.call('HSET', KEYS[1], '$seq', new)
 end
-if cid ~= '' then redis.call('HSET', KEYS[3], cid, new) end
+if cid ~= '' then redis.call('HSET', KEYS[3], cid, new .. ' ' .. call[6]) end
 if #ARGV > 2 then redis.call('HSET', KEYS[4], 'seq', new, 'data', ARGV[3]) end
 local ttl = call[3]
 for i = 1, 4 do
@@ -217,6 +218,14 @@ return {0, new}
 """, seq=mf.SEQ, hints=mf.HINTS))
 
 _pack = msgspec.msgpack.Encoder().encode
+
+
+def _first(raw: bytes | str | int) -> tuple[int, str]:
+    """The seq and fingerprint of a command_id's value in the cmds hash: ``<seq> <fingerprint>``
+    (a bare seq when it was kept before fingerprints were)."""
+    text = raw.decode() if isinstance(raw, bytes) else str(raw)
+    seq, _, fingerprint = text.partition(" ")
+    return int(seq), fingerprint
 
 
 def _append_keys(game_id: str) -> list[str]:
@@ -271,6 +280,7 @@ class Games:
         ttl_s: int | None = None,
         snapshot: bytes | None = None,
         expected_hints: int | None = None,
+        fingerprint: str = "",
     ) -> int:
         """Append one event at ``expected_seq + 1``, atomically; return the new seq.
 
@@ -281,8 +291,12 @@ class Games:
         finished one is kept) and publish ``b"<new seq> <event>"`` on the game's
         channel.
 
-        Raises :class:`NotFound`; :class:`Duplicate` (with the seq of the first
-        application) when ``command_id`` was applied before, whatever
+        ``fingerprint`` (the command, as the caller writes it: no spaces at its ends) is
+        kept with ``command_id``, so that a resend of the id can be told whether it
+        carries the same command (:meth:`first_application`).
+
+        Raises :class:`NotFound`; :class:`Duplicate` (with the seq and fingerprint of the
+        first application) when ``command_id`` was applied before, whatever
         ``expected_seq`` says; :class:`Conflict` (with the current seq) when the
         game is not at ``expected_seq``; :class:`HintsChanged` (with the count) when
         ``expected_hints`` is given and the game's hints taken differ (the event's stats
@@ -311,7 +325,8 @@ class Games:
         asked = durability.generation
         call: list[str | int] = [expected_seq, cid, ttl_s or 0,
                                  "-" if deferred else "s" if sharded else "p",
-                                 -1 if expected_hints is None else expected_hints]
+                                 -1 if expected_hints is None else expected_hints,
+                                 fingerprint]
         if meta_updates:
             for item in meta_updates.items():
                 call += item
@@ -340,10 +355,11 @@ class Games:
         if code == 1:
             raise NotFound(game_id)
         if code == 2:
+            first_seq, first = _first(reply[1])
             if own_id:
                 # Our own first attempt was applied before its reply was lost.
-                return int(reply[1])
-            raise Duplicate(game_id, cid, int(reply[1]))
+                return first_seq
+            raise Duplicate(game_id, cid, first_seq, first)
         if code == 4:
             raise HintsChanged(game_id, int(reply[1]))
         raise Conflict(game_id, expected_seq, int(reply[1]))
@@ -370,8 +386,25 @@ class Games:
 
     async def command_seq(self, game_id: str, command_id: str) -> int | None:
         """The seq at which ``command_id`` was applied, or None."""
+        first = await self.first_application(game_id, command_id)
+        return None if first is None else first[0]
+
+    async def first_application(self, game_id: str, command_id: str) -> tuple[int, str] | None:
+        """The seq at which ``command_id`` was applied and the fingerprint of its command
+        ("" when it was kept without one), or None."""
         raw = await self.redis.execute("HGET", keys.game_commands(game_id), command_id)
-        return None if raw is None else int(raw)
+        return None if raw is None else _first(raw)
+
+    async def metas(self, game_ids: Sequence[str],
+                    names: tuple[str, ...]) -> list[dict[str, Any] | None]:
+        """The meta fields ``names`` of each game (name -> value, None where the hash has
+        no such field), read in one pipeline; None for a game that is not kept."""
+        replies = await self.redis.pipeline([("HMGET", keys.game_meta(gid), *names)
+                                             for gid in game_ids])
+        return [None if all(raw is None for raw in reply) else
+                {name: None if raw is None else mf.from_text(name, raw)
+                 for name, raw in zip(names, reply, strict=True)}
+                for reply in replies]
 
     async def attempts(self, game_ids: Sequence[str], keep_s: int,
                        final: Sequence[str]) -> list[Attempt | None]:

@@ -8,13 +8,15 @@ its pub/sub channel (published with SPUBLISH) is served by the same node.
 |-----------------------|--------|----------------------------------------------------|
 | ``g:{id}:meta``       | hash   | the fields of :mod:`service.store.meta`            |
 | ``g:{id}:events``     | list   | event bytes; index ``seq - 1``                     |
-| ``g:{id}:cmds``       | hash   | command_id -> seq of its first application         |
+| ``g:{id}:cmds``       | hash   | command_id -> ``<seq> <command>``, its first use   |
 | ``g:{id}:snap``       | hash   | ``seq`` and ``data``: the latest snapshot          |
 | ``g:{id}:dur``        | string | a durable acknowledgement's marker (60 s)          |
 | ``g:{id}:diffs``      | channel| ``b"<seq> <event bytes>"`` per appended event      |
 | ``rl:{player_id}``    | string | the rate limiter's theoretical arrival time (µs)   |
 | ``p:{player_id}``     | hash   | the player's name; expires unused                  |
 | ``p:{pid}:open``      | zset   | the player's open games -> when each would expire  |
+| ``p:{pid}:games``     | zset   | every game of the player, newest first (below)     |
+| ``p:{pid}:games:<v>`` | zset   | the same, of variant ``v`` only                    |
 | ``daily:{d:v}:...``   | (many) | a daily challenge: see the daily section below     |
 | ``sol:{v:seed}:r:o``  | string | a deal's solution (the solver's answer, JSON)      |
 """
@@ -74,6 +76,15 @@ def player(player_id: str) -> str:
 def player_open_games(player_id: str) -> str:
     """Sorted set: the player's open games, scored by when each expires if untouched (s)."""
     return f"p:{{{player_id}}}:open"
+
+
+def player_games(player_id: str, variant: str | None = None) -> str:
+    """Sorted set, every score 0: a member ``<created_at ms, 13 digits> <game_id> <variant>``
+    per game of the player (of ``variant`` only, when given), read newest first by lex
+    range. Tagged by the player, as every key of theirs: one slot holds all their
+    indexes, whatever slots their games are in."""
+    base = f"p:{{{player_id}}}:games"
+    return base if variant is None else f"{base}:{variant}"
 
 
 # -- daily challenges ---------------------------------------------------------

@@ -165,9 +165,11 @@ ATTEMPT = (OWNER, SEQ, STATUS, MOVES, FOUNDATION_CARDS, STARTED_AT, LAST_AT, FIN
 
 # -- a player's hash (keys.player), not a game's ----------------------------------
 PLAYER_NAME = "name"
+PLAYER_CREATED_AT = "created_at"
 
 PLAYER_CATALOGUE: tuple[Field, ...] = (
     Field(PLAYER_NAME, TEXT, "the player's name as leaderboards show it (service/players.py)"),
+    Field(PLAYER_CREATED_AT, TIME, "when the player was made (absent: made before it was kept)"),
 )
 
 

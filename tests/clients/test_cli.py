@@ -8,6 +8,7 @@ import os
 import socket
 import sys
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 
 import pytest
 
@@ -35,6 +36,15 @@ async def _run(
     out, err = await asyncio.wait_for(process.communicate(stdin), 120)
     assert process.returncode is not None
     return process.returncode, out.decode(), err.decode()
+
+
+@pytest.fixture(autouse=True)
+def player_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's own player file (the CLI's runs inherit the variable): never the
+    user's own."""
+    path = tmp_path / "config" / "player.json"
+    monkeypatch.setenv("SOLITAIRE_PLAYER_FILE", str(path))
+    return path
 
 
 def test_help_names_both_modes(capsys: pytest.CaptureFixture[str]) -> None:
@@ -202,3 +212,56 @@ def test_the_default_address_is_the_one_run_starts(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("SOLITAIRE_URL", "http://example.test:9000")
     assert build_parser().parse_args(["play", "gilbert"]).url == "http://example.test:9000"
     assert build_parser().parse_args(["bot", "--url", "http://a.test"]).url == "http://a.test"
+
+
+async def test_the_player_is_kept_in_a_file_of_its_own_and_said_once(
+        service_url: str, player_file: Path) -> None:
+    runs = [await _run("play", "gilbert", "--url", service_url, "--name", "Kept", "--no-color",
+                       stdin=b"q\n") for _ in range(2)]
+    assert [code for code, _, _ in runs] == [0, 0]
+    first, second = runs[0][1], runs[1][1]
+    assert f"kept in {player_file}" in first and str(player_file) not in second
+    assert player_file.stat().st_mode & 0o777 == 0o600
+    assert player_file.parent.stat().st_mode & 0o777 == 0o700
+    code, out, _ = await _run("player", "--url", service_url)
+    kept = json.loads(player_file.read_text())[service_url]
+    assert code == 0 and kept["token"] in out and "Kept" in out and str(player_file) in out
+    # Both games are that one player's.
+    from clients.python.rest import Client
+
+    async with Client(service_url, kept["token"]) as client:
+        assert len((await client.my_games()).games) == 2
+
+
+async def test_resume_goes_on_with_an_unfinished_game(service_url: str) -> None:
+    code, out, err = await _run("play", "gilbert", "--seed", "1", "--url", service_url,
+                                "--no-color", stdin=b"d\nq\n")
+    assert code == 0, err
+    game_id = out.split("stays where it is")[0].split("The game ")[-1].strip()
+    assert f"python -m clients.python resume {game_id}" in out
+    code, out, err = await _run("resume", "--url", service_url, "--no-color", stdin=b"resign\n")
+    assert code == 0, err
+    assert f"game {game_id}" in out and "seq 1" in out and out.rstrip().endswith("Resigned.")
+    code, out, _ = await _run("resume", "--url", service_url, stdin=b"")
+    assert code == 1 and "no unfinished game" in out
+
+
+async def test_resume_lets_the_player_choose_among_unfinished_games(service_url: str) -> None:
+    for seed in ("1", "2"):
+        await _run("play", "gate", "--seed", seed, "--url", service_url, "--no-color",
+                   stdin=b"q\n")
+    code, out, err = await _run("resume", "--url", service_url, "--no-color",
+                                stdin=b"7\n2\nresign\n")
+    assert code == 0, err
+    assert " 1. g_" in out and " 2. g_" in out and "say a number from 1 to 2" in out
+    assert "deal 1" in out and out.rstrip().endswith("Resigned.")  # the older one
+
+
+async def test_a_refusal_names_piles_as_the_player_types_them(service_url: str) -> None:
+    code, out, err = await _run("play", "gilbert", "--seed", "1", "--url", service_url,
+                                "--no-color", stdin=b"t0 t99\nq\n")
+    assert code == 0, err
+    refusal = out[out.index("illegal move:"):out.index("Bye.")]
+    assert "t99" in refusal and "f0" in refusal and "t0" in refusal
+    assert "tableau/" not in refusal and "foundation/" not in refusal
+    assert all(len(line) < 80 for line in refusal.splitlines())

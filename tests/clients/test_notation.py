@@ -12,6 +12,7 @@ from clients.python.notation import (
     Action,
     ParseError,
     format_command,
+    in_notation,
     parse,
     pile_label,
 )
@@ -138,3 +139,10 @@ def test_resign_is_the_one_word_that_resigns_and_the_help_says_which_leaves() ->
     assert parse("resign") == Action("command", {"type": "resign"})
     help_words = HELP.replace(",", " ").split()
     assert {"q", "quit", "resign"} <= set(help_words) and "Ctrl-D" in HELP
+
+
+def test_a_message_of_the_service_names_piles_in_this_notation() -> None:
+    text = ("Gilbert has no pile 'tableau/99'; its piles are stock, waste, foundation/0, "
+            "foundation/7, tableau/0, reserve/12")
+    assert in_notation(text) == ("Gilbert has no pile 't99'; its piles are stock, waste, f0, "
+                                 "f7, t0, r12")

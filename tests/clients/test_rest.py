@@ -258,3 +258,21 @@ async def test_a_client_with_an_expired_or_forged_token_registers_anew(service_u
         assert stale.token == player.token
         game = await stale.create_game("gate", seed=2)  # the new token is the one sent
         assert (await stale.game(game.game_id)).seq == 0
+
+
+async def test_me_and_my_games_newest_first_across_pages(client: Client, other: Client) -> None:
+    me = await client.me()
+    assert me.name == "tester" and me.player_id.startswith("p_") and me.created_at
+    made = [(await client.create_game(v, seed=3)).game_id for v in ("gilbert", "gate") * 3]
+    await other.create_game("gilbert", seed=3)
+    await client.command(made[0], Resign())
+    page = await client.my_games(limit=4)
+    assert len(page.games) == 4 and page.next_cursor is not None
+    rest = await client.my_games(limit=4, cursor=page.next_cursor)
+    assert rest.next_cursor is None
+    assert [g.game_id for g in page.games + rest.games] == made[::-1]  # newest first
+    assert [g.game_id async for g in client.all_my_games(status="resigned")] == [made[0]]
+    assert {g.game_id async for g in client.all_my_games(variant="gate")} == set(made[1::2])
+    with pytest.raises(ApiError) as refused:
+        await client.my_games(cursor="not-a-cursor")
+    assert refused.value.status == 400 and refused.value.details["field"] == "cursor"

@@ -33,6 +33,7 @@ import yaml
 from aiohttp import web
 
 from service.__main__ import SHUTDOWN_TIMEOUT_S
+from service.addresses import trusted_networks
 from service.settings import ENV_PREFIX, Settings
 from service.workers import STOP_TIMEOUT_S
 
@@ -182,6 +183,7 @@ def test_kustomization_lists_the_app_manifests_and_no_secret() -> None:
         "Service",
         "HorizontalPodAutoscaler",
         "PodDisruptionBudget",
+        "NetworkPolicy",
     }
     # The Secret is made by hand; a template with a placeholder must never be applied.
     assert "token-secret.example.yaml" not in k["resources"]
@@ -224,7 +226,7 @@ def test_kustomize_build_gives_valid_manifests_in_the_namespace() -> None:
     result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     docs = [d for d in yaml.safe_load_all(result.stdout) if d]
-    assert len(docs) == 5
+    assert len(docs) == 6
     for doc in docs:
         assert doc["metadata"]["namespace"] == "solitaire"
         assert doc["metadata"]["labels"]["app.kubernetes.io/part-of"] == "solitaire"
@@ -443,6 +445,36 @@ def test_pods_may_pass_the_redis_network_policy() -> None:
     assert labels[f"{values['fullnameOverride']}-client"] == "true"
 
 
+def test_only_the_ingress_controllers_pods_may_connect_to_the_service() -> None:
+    """Issue 23, point 9: no other pod of the cluster reaches the app (and so none can forge
+    X-Forwarded-For to it); the kubelet's probes come from the node, which no policy blocks."""
+    (policy,) = manifests_of_kind("NetworkPolicy")
+    spec = policy["spec"]
+    pod_labels = the("Deployment")["spec"]["template"]["metadata"]["labels"]
+    selected = spec["podSelector"]["matchLabels"]
+    assert selected.items() <= pod_labels.items()  # it applies to the service's pods
+    assert spec["policyTypes"] == ["Ingress"]
+    (rule,) = spec["ingress"]
+    (source,) = rule["from"]  # one source, both selectors in one entry: an AND, not an OR
+    assert source["namespaceSelector"]["matchLabels"] == {
+        "kubernetes.io/metadata.name": "ingress-nginx"}
+    assert source["podSelector"]["matchLabels"] == {"app.kubernetes.io/name": "ingress-nginx"}
+    assert "ipBlock" not in source
+    ports = {p["name"]: p["containerPort"] for p in app_container()["ports"]}
+    assert rule["ports"] == [{"port": "http", "protocol": "TCP"}] and "http" in ports
+    readme = (DEPLOY / "README.md").read_text(encoding="utf-8")
+    assert "### Who may connect" in readme and "networkpolicy.yaml" in readme
+
+
+def test_the_configmap_trusts_no_network_wider_than_an_ingress_nodes_pods() -> None:
+    """Issue 23, point 9: X-Forwarded-For is believed from the Ingress controller's pods only,
+    never from the whole pod network (10.0.0.0/8 let any pod be a thousand addresses)."""
+    raw = the("ConfigMap")["data"]["SOLITAIRE_TRUSTED_PROXIES"]
+    for network in trusted_networks(raw):
+        assert network.prefixlen >= (24 if network.version == 4 else 64), network
+    assert Settings.from_env(the("ConfigMap")["data"]).trusted_proxies == raw  # as it runs
+
+
 # ---------------------------------------------------------------- Redis Cluster values
 
 
@@ -568,8 +600,17 @@ def test_dockerfile_builds_a_wheel_on_python_3_11_slim_in_two_stages() -> None:
     assert "ARG PYTHON_IMAGE=python:3.11-slim" in [f"ARG {a}" for a in dockerfile_args("ARG")]
     assert all(f.startswith("${PYTHON_IMAGE}") for f in froms)
     runs = " ".join(dockerfile_args("RUN"))
-    assert 'pip wheel --wheel-dir /wheels ".[speed]"' in runs
     assert "--no-index" in runs and '"solitaire-service[speed]"' in runs
+
+
+def test_the_image_installs_the_locked_versions_with_their_hashes() -> None:
+    """The image has exactly what ./run has: requirements/service.txt, hashes checked, and
+    the service's wheel built with the lock's setuptools (no unpinned build dependency)."""
+    runs = " ".join(dockerfile_args("RUN"))
+    assert "pip wheel --require-hashes --no-deps --wheel-dir /wheels -r requirements/service.txt" \
+        in runs
+    assert "pip wheel --no-deps --no-build-isolation --wheel-dir /wheels ." in runs
+    assert "requirements" not in (DEPLOY / "Dockerfile.dockerignore").read_text(encoding="utf-8")
 
 
 def test_dockerfile_runs_as_a_non_root_user() -> None:
@@ -622,6 +663,7 @@ def test_the_wheel_carries_the_contract_documents(tmp_path: Path) -> None:
             "wheel",
             "--quiet",
             "--no-deps",
+            "--no-build-isolation",
             "-w",
             str(tmp_path),
             str(ROOT),

@@ -58,8 +58,10 @@ export async function play(baseUrl: string): Promise<string[]> {
   if (!drawn.data) throw new Error(explain(drawn.error.error));
   const diff = drawn.data.diff;
   const type: "diff" = diff.type;
-  const at: string | null = diff.at;
-  said.push(`${type} ${diff.seq}${at ? " with its time" : ""}, ${diff.status}`);
+  // Always sent: a strict reader needs no null check (the schema must not say nullable).
+  const at: string = diff.at;
+  const hash: string = diff.hash;
+  said.push(`${type} ${diff.seq}${at ? " with its time" : ""}${hash ? " and hash" : ""}, ${diff.status}`);
 
   // The same command_id again: the first result, nothing applied.
   const again = await client.POST("/v1/games/{id}/commands", {

@@ -24,7 +24,8 @@ OPS: list[p.Op] = [
     p.Flip(pile="tableau/3", card="9C"),
     p.Down(pile="stock", n=-3),
 ]
-DIFF = p.Diff(seq=13, command=MOVE, ops=OPS, status="playing", stats=STATS)
+DIFF = p.Diff(seq=13, command=MOVE, ops=OPS, status="playing", stats=STATS,
+              at="2026-03-01T12:00:00.000Z", hash="0123456789abcdef")
 
 STATE = p.GameState(
     game_id="g_1",
@@ -117,6 +118,21 @@ MESSAGES: list[tuple[Any, Any]] = [
     (p.PlayerCreated, p.PlayerCreated(player_id="p_1", name="Ada", token="t.x.y")),
     (p.UpdatePlayer, p.UpdatePlayer(name="Ada L.")),
     (p.Player, p.Player(player_id="p_1", name="Ada L.")),
+    (p.Me, p.Me(player_id="p_1", name="Ada L.", created_at="2026-03-01T12:00:00.000Z")),
+    (p.Me, p.Me(player_id="p_1", name="Ada L.", created_at=None)),
+    (
+        p.PlayerGames,
+        p.PlayerGames(games=[
+            p.GameSummary(game_id="g_2", variant="gate", options={"single_card_moves": False},
+                          status="won", seq=120, public=True,
+                          created_at="2026-03-01T12:00:00.000Z",
+                          updated_at="2026-03-01T12:20:00.000Z"),
+            p.GameSummary(game_id="g_1", variant="gilbert", options={}, status="playing", seq=0,
+                          public=False, created_at="2026-03-01T00:00:01.000Z",
+                          updated_at="2026-03-01T00:00:01.000Z", daily="2026-03-01"),
+        ], next_cursor="MTc3MjM2NjQwMDAwMCBnXzEgZ2lsYmVydA"),
+    ),
+    (p.PlayerGames, p.PlayerGames(games=[], next_cursor=None)),
     (p.CreateGame, p.CreateGame(variant="gilbert")),
     (
         p.CreateGame,
@@ -127,7 +143,8 @@ MESSAGES: list[tuple[Any, Any]] = [
     (p.CommandRequest, p.CommandRequest(command=MOVE, expected_seq=12, command_id="c-1")),
     (p.CommandResult, p.CommandResult(seq=13, diff=DIFF)),
     (p.LegalMoves, p.LegalMoves(seq=12, moves=[MOVE, p.Draw()], can_undo=True)),
-    (p.Events, p.Events(events=[p.Event(seq=1, command=p.Draw(), at="2026-03-01T12:00:00Z")])),
+    (p.Events, p.Events(events=[p.Event(seq=1, command=p.Draw(), at="2026-03-01T12:00:00Z",
+                                                 hash="0123456789abcdef")])),
     (p.Variants, p.Variants(variants=[VARIANT])),
     (
         p.DailyDay,
@@ -140,6 +157,8 @@ MESSAGES: list[tuple[Any, Any]] = [
                     starts_at="2026-03-01T00:00:00Z",
                     ends_at="2026-03-02T00:00:00Z",
                     seed=None,
+                    winnable=True,
+                    par=88,
                 )
             ],
         ),

@@ -29,7 +29,8 @@ def state(seq: int = 12, **piles: tuple[int, list[str]]) -> p.GameState:
 
 def diff(*ops: p.Op, seq: int = 13, command: p.Command | None = None) -> p.Diff:
     return p.Diff(
-        seq=seq, command=command or p.Draw(), ops=list(ops), status="playing", stats=STATS
+        seq=seq, command=command or p.Draw(), ops=list(ops), status="playing", stats=STATS,
+        at="2026-03-01T12:00:00.000Z", hash="0123456789abcdef",
     )
 
 
@@ -45,7 +46,8 @@ def test_the_protocol_example() -> None:
                 {"pile": "tableau/3", "op": "flip", "card": "9C"}],
         "status": "playing",
         "stats": {"moves": 13, "foundation_cards": 5, "started_at": null,
-                  "finished_at": null, "duration_ms": 0}}"""
+                  "finished_at": null, "duration_ms": 0},
+        "at": "2026-03-01T12:00:00.000Z", "hash": "0123456789abcdef"}"""
     )
     after = p.apply_diff(before, example)
     assert after.piles["tableau/3"] == p.Pile(down=1, up=["9S", "9C"])

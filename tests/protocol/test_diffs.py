@@ -6,6 +6,7 @@ import msgspec
 import pytest
 
 import protocol as p
+from protocol.schema import components
 
 from .examples import STATE
 
@@ -16,7 +17,8 @@ PROTOCOL_DIFF = b"""
          {"pile": "tableau/3", "op": "flip", "card": "9C"}],
  "status": "playing",
  "stats": {"moves": 13, "foundation_cards": 5, "started_at": "2026-03-01T12:00:00Z",
-           "finished_at": null, "duration_ms": 4000}}
+           "finished_at": null, "duration_ms": 4000},
+ "at": "2026-03-01T12:00:04.000Z", "hash": "5b0e1c7d9a24f310"}
 """
 
 PROTOCOL_STATE = b"""
@@ -39,6 +41,17 @@ def test_the_protocol_diff_decodes() -> None:
         p.Flip(pile="tableau/3", card="9C"),
     ]
     assert (diff.stats.moves, diff.stats.foundation_cards) == (13, 5)
+    assert (diff.at, diff.hash) == ("2026-03-01T12:00:04.000Z", "5b0e1c7d9a24f310")
+
+
+def test_what_the_server_always_sends_is_neither_optional_nor_nullable() -> None:
+    """A strict reader needs no null check for a field that always comes (issue 20)."""
+    schemas = components()
+    for name, fields in (("Diff", ("at", "hash")), ("DiffMessage", ("at", "hash")),
+                         ("Event", ("hash",)), ("Challenge", ("par", "winnable"))):
+        for field in fields:
+            assert field in schemas[name]["required"], (name, field)
+            assert "anyOf" not in schemas[name]["properties"][field], (name, field)
 
 
 def test_ops_are_tagged_by_op() -> None:

@@ -119,6 +119,8 @@ def test_a_challenge_seed_is_null_until_the_day_is_over() -> None:
         starts_at="2026-03-01T00:00:00Z",
         ends_at="2026-03-02T00:00:00Z",
         seed=None,
+        winnable=True,
+        par=40,
     )
     assert msgspec.json.decode(p.encode(challenge))["seed"] is None
 

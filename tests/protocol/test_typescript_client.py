@@ -78,7 +78,7 @@ def test_the_protocol_program_typechecks_and_runs(project: Path, service: Servic
     assert said == [
         "gilbert at seq 0, 24 cards in the stock",
         "refused by nothing_to_move at seq 0",
-        "diff 1 with its time, playing",
+        "diff 1 with its time and hash, playing",
         "resent: seq 1",
         "stale: the game is at seq 1",
         "moves at seq 1: 1 draw, can undo: true",

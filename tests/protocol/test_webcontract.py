@@ -1,5 +1,6 @@
-"""clients/web/contract.js: the web client's one copy of the contract's limits and close
-codes, generated from their Python homes and up to date."""
+"""clients/js/src/contract.js: the JavaScript clients' one copy of the contract's limits and
+close codes (the package's, which the web client imports), generated from their Python homes
+and up to date."""
 
 from __future__ import annotations
 
@@ -16,11 +17,12 @@ from service.engine.game import MAX_SEED
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "clients" / "web"
+PACKAGE = ROOT / "clients" / "js" / "src"
 
 
 def test_it_is_up_to_date() -> None:
     """As `python -m protocol.webcontract --check`: the file is byte for byte what it writes."""
-    assert CONTRACT_JS_PATH == WEB / "contract.js"
+    assert CONTRACT_JS_PATH == PACKAGE / "contract.js"
     assert CONTRACT_JS_PATH.read_text(encoding="utf-8") == render(), (
         "run: python -m protocol.webcontract")
 
@@ -44,12 +46,12 @@ def test_main_checks_and_rewrites(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert copy.read_text(encoding="utf-8") == render()
 
 
-def test_no_other_module_of_the_web_client_keeps_a_copy() -> None:
+def test_no_other_module_of_the_clients_keeps_a_copy() -> None:
     # The values that are unmistakable as numbers in code: the seed limit (or the largest
     # seed) and the close codes other than 1000 (a thousand milliseconds is common).
     copies = {str(MAX_SEED), str(MAX_SEED - 1), *(str(c.value) for c in CloseCode if c > 1000)}
     found = {}
-    for module in sorted(WEB.glob("*.js")):
+    for module in sorted([*WEB.glob("*.js"), *PACKAGE.glob("*.js")]):
         if module != CONTRACT_JS_PATH:
             code = re.sub(r"//[^\n]*", "", module.read_text(encoding="utf-8"))  # not comments
             if hits := sorted(v for v in copies if re.search(rf"\b{v}\b", code)):

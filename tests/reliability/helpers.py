@@ -257,7 +257,9 @@ def stored_game(url: str, game_id: str) -> StoredGame:
     with sync_client(url) as r:
         meta = _text(r.hgetall(keys.game_meta(game_id)))
         events = [json.loads(e) for e in r.lrange(keys.game_events(game_id), 0, -1)]
-        ids = {k: int(v) for k, v in _text(r.hgetall(keys.game_commands(game_id))).items()}
+        # command_id -> "<seq> <command>": the seq of its first use
+        ids = {k: int(v.split(" ")[0])
+               for k, v in _text(r.hgetall(keys.game_commands(game_id))).items()}
         snapshot = _text(r.hgetall(keys.game_snapshot(game_id))) or None
     return StoredGame(game_id, meta, events, ids, snapshot)
 

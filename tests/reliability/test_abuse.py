@@ -154,9 +154,12 @@ async def test_no_one_but_the_owner_changes_a_game_through_any_door(live: tuple[
 
     for kind, game_id in games.items():
         unchanged(before[kind], stored_game(redis_url, game_id))
-    # The owner still plays, and is answered for the id used before with its first result.
-    again = await api.command(owner, games["public"], {"type": "undo"}, command_id=ids["public"])
+    # The owner still plays, and is answered for the id used before with its first result
+    # (and with 409 for another command under it).
+    again = await api.command(owner, games["public"], {"type": "draw"}, command_id=ids["public"])
     assert again.body["seq"] == 1 and again.body["diff"]["command"] == {"type": "draw"}
+    await api.command(owner, games["public"], {"type": "undo"}, command_id=ids["public"],
+                      expect=409)
     assert owner_id == (await api.state(games["public"]))["owner"]
 
 
@@ -500,9 +503,10 @@ async def test_a_thousand_connections_opened_and_dropped_leave_nothing_behind(
 
 async def test_a_replayed_command_id_is_answered_with_its_first_result_and_changes_nothing(
         live: tuple[Api, Context], redis_url: str, tmp_path: Path) -> None:
-    """Replays through REST, the socket and another instance; with the same command, another
-    command, a stale or a future expected_seq, after more commands and after the game is over:
-    each gets the first result, nobody sees a diff for it, and the store is untouched."""
+    """Replays through REST, the socket and another instance; with a stale or a future
+    expected_seq, after more commands and after the game is over: the same command gets the
+    first result, another command a 409 naming the first; nobody sees a diff for either, and
+    the store is untouched."""
     api, _ = live
     _, token = await api.player()
     game_id = (await api.create(token, "gilbert", seed=21, public=True))["game_id"]
@@ -524,21 +528,27 @@ async def test_a_replayed_command_id_is_answered_with_its_first_result_and_chang
                                              instance_id="b")) as (b_base, _):
         b = Api(api.session, b_base)
         for cid, result in first.items():
+            same = result["diff"]["command"]
+            other = {"type": "resign"}
             for door in (api, b):
-                for command, expected in [({"type": "draw"}, None), ({"type": "resign"}, 0),
-                                          ({"type": "undo"}, 99),
-                                          ({"type": "draw"}, result["seq"] - 1)]:
-                    reply = await door.command(token, game_id, command, expected_seq=expected,
+                for expected in (None, 0, 99, result["seq"] - 1):
+                    reply = await door.command(token, game_id, same, expected_seq=expected,
                                                command_id=cid)
                     assert reply.body["seq"] == result["seq"]
                     assert ({k: v for k, v in reply.body["diff"].items()
                              if k not in ("type", "at")}
                             == {k: v for k, v in result["diff"].items()
                                 if k not in ("type", "at")})
-            for command in ({"type": "resign"}, {"type": "draw"}):
-                await owner.command(command, expected_seq=0, command_id=cid)
-                answer = (await owner.until(lambda m, cid=cid: m.get("command_id") == cid))[-1]
-                assert answer == {"type": "ack", "command_id": cid, "seq": result["seq"]}
+                    refused = await door.command(token, game_id, other, expected_seq=expected,
+                                                 command_id=cid, expect=409)
+                    assert refused.error["details"] == {"command_id": cid, "command": same,
+                                                        "seq": result["seq"]}
+            await owner.command(same, expected_seq=0, command_id=cid)
+            answer = (await owner.until(lambda m, cid=cid: m.get("command_id") == cid))[-1]
+            assert answer == {"type": "ack", "command_id": cid, "seq": result["seq"]}
+            await owner.command(other, expected_seq=0, command_id=cid)
+            answer = (await owner.until(lambda m, cid=cid: m.get("command_id") == cid))[-1]
+            assert (answer["type"], answer["error"]["code"]) == ("error", "conflict"), answer
         unchanged(before, stored_game(redis_url, game_id))
 
         # After the game is over, a replay still gets its first result, not "the game is over".
@@ -546,10 +556,15 @@ async def test_a_replayed_command_id_is_answered_with_its_first_result_and_chang
         assert (await api.command(token, game_id, {"type": "resign"},
                                   command_id=resign)).body["seq"] == 5
         over = stored_game(redis_url, game_id)
-        for cid, result in [*first.items(), (resign, {"seq": 5})]:
+        for cid, result in [*first.items(),
+                            (resign, {"seq": 5, "diff": {"command": {"type": "resign"}}})]:
             for door in (api, b):
-                reply = await door.command(token, game_id, {"type": "draw"}, command_id=cid)
+                reply = await door.command(token, game_id, result["diff"]["command"],
+                                           command_id=cid)
                 assert reply.body["seq"] == result["seq"]
+                other = {"type": "draw" if result["diff"]["command"]["type"] != "draw"
+                         else "undo"}
+                await door.command(token, game_id, other, command_id=cid, expect=409)
         unchanged(over, stored_game(redis_url, game_id))
 
     # The watcher saw each applied command once, and nothing for the replays.

@@ -98,6 +98,36 @@ async def test_a_keep_alive_connection_is_answered_then_closed_when_idle_and_a_w
             assert await sock.recv() == {"type": "pong"}
 
 
+KEEP_ALIVE_S = 2.0
+
+
+async def test_an_idle_keep_alive_connection_is_closed_the_timeout_after_its_answer(
+        redis_url: str, tmp_path: Path) -> None:
+    """Issue 23, point 10: the documented time, not between one and two timeouts. Two
+    answers on one connection, then silence: the close comes ``request_header_timeout_s``
+    after the last answer, within half a timeout (the earlier timer, which counted from
+    the connection's opening, closed it about two timeouts after an answer sent at once).
+    """
+    settings = settings_for_test(redis_url, tmp_path, request_header_timeout_s=KEEP_ALIVE_S)
+    loop = asyncio.get_running_loop()
+    async with running_app(settings) as (base, _):
+        reader, writer = await open_raw(base)
+        for _ in range(2):
+            writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            await writer.drain()
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
+            assert head.startswith(b"HTTP/1.1 200")
+            length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                              if line.lower().startswith(b"content-length")))
+            await asyncio.wait_for(reader.readexactly(length), 30)
+            answered = loop.time()
+        rest = await asyncio.wait_for(reader.read(), 5 * KEEP_ALIVE_S)  # b"" once closed
+        closed_after = loop.time() - answered
+        writer.close()
+    assert rest == b""
+    assert 0.9 * KEEP_ALIVE_S <= closed_after < 1.5 * KEEP_ALIVE_S, closed_after
+
+
 async def test_sockets_per_address_are_capped_with_a_429(redis_url: str, tmp_path: Path) -> None:
     settings = settings_for_test(redis_url, tmp_path, ws_per_address=3)
     async with running_app(settings) as (base, ctx), aiohttp.ClientSession() as session:

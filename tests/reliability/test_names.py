@@ -3,7 +3,9 @@
 A name needs a visible character; default-ignorable and filler code points are
 refused with a 400 naming the character; names are kept in NFKC form, so a
 fullwidth or otherwise compatible spelling of a name *is* that name wherever
-names are shown or compared (leaderboards), never a look-alike of it.
+names are shown or compared (leaderboards), never a look-alike of it. A name is
+written in one script (or in scripts written together: Japanese, Korean, Chinese with
+Latin), so a Cyrillic letter cannot pass a Latin name off as another (issue 23).
 """
 
 from __future__ import annotations
@@ -91,3 +93,30 @@ async def test_a_name_has_at_most_32_characters_as_sent_and_as_kept(api: Api) ->
     kept = await api.request("POST", "/v1/players", json={"name": "\ufdfa\ufdfa"})
     assert kept.status == 400
     assert kept.error["message"] == "a player name has 1 to 32 characters, got 36"
+
+
+# --- issue 23, point 10: letters of other scripts that look alike ------------------------
+
+
+async def test_a_name_mixing_scripts_is_refused_naming_the_letter(api: Api) -> None:
+    # Cyrillic і (U+0456) and а (U+0430), Greek ο (U+03BF) among Latin letters, and the
+    # other way round: each reads as a Latin name.
+    for name, letter in [("admіn", "\u0456"), ("Pаul", "\u0430"), ("bοb", "\u03bf"),
+                         ("Оlga", "l")]:
+        reply = await api.request("POST", "/v1/players", json={"name": name})
+        assert reply.status == 400, (name, reply.raw[:200])
+        assert reply.error["details"] == {"field": "name"}
+        assert f"U+{ord(letter):04X}" in reply.error["message"], reply.error["message"]
+        assert "one script" in reply.error["message"]
+    _, token = await api.player("ann")
+    reply = await api.request("PATCH", "/v1/players/me", token, json={"name": "аnn"})
+    assert reply.status == 400 and "Cyrillic and Latin" in reply.error["message"]
+
+
+async def test_scripts_people_write_together_are_welcome(api: Api) -> None:
+    # Japanese (Han, Hiragana, Katakana, with Latin), Korean (Hangul, Han, Latin), Chinese
+    # with Bopomofo; digits and punctuation belong to no script.
+    for name in ("山田 Taro", "すし太郎ー", "東京タワー 2", "김민수 Kim", "金 민수", "ㄅㄆ 李",
+                 "Ольга-2", "Σωκράτης", "Zoë O'Neil"):
+        body = (await api.request("POST", "/v1/players", json={"name": name}, expect=201)).body
+        assert body["name"] == name

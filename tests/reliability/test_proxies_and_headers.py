@@ -23,6 +23,7 @@ import yaml
 from service.addresses import client_address, trusted_networks
 from service.app import BROWSER_HEADERS, CONTENT_SECURITY_POLICY
 from tests.live import ROOT, settings_for_test
+from tests.reliability.helpers import LogWatch
 from tests.service.helpers import running_app
 
 DEPLOY = ROOT / "deploy"
@@ -36,7 +37,7 @@ async def test_the_web_client_and_the_api_carry_the_browser_headers(
         running_app(settings_for_test(redis_url, tmp_path)) as (base, _),
         aiohttp.ClientSession() as s,
     ):
-        for path in ("/", "/web/app.js", "/web/style.css"):
+        for path in ("/", "/web/app.js", "/web/style.css", "/js/src/index.js"):
             async with s.get(base + path) as r:
                 assert r.status == 200
                 for name, value in BROWSER_HEADERS.items():
@@ -60,7 +61,11 @@ def test_compose_and_kubernetes_trust_their_proxy_only() -> None:
     assert ipaddress.ip_address(lb_address) in ipaddress.ip_network(subnet)
     assert compose["services"]["app"]["networks"] == ["backend"]
     configmap = yaml.safe_load((DEPLOY / "k8s" / "configmap.yaml").read_text())
-    assert trusted_networks(configmap["data"]["SOLITAIRE_TRUSTED_PROXIES"])  # parses, not empty
+    # Parses, and trusts the Ingress controller's pods at most (a node's pod range), never
+    # the pod network; shipped empty for the operator to set (deploy/README.md, "Who may
+    # connect"), and a proxy left out is said in the log (below).
+    for network in trusted_networks(configmap["data"]["SOLITAIRE_TRUSTED_PROXIES"]):
+        assert network.prefixlen >= (24 if network.version == 4 else 64), network
     # Behind the proxy: the hop the proxy added, whatever the client wrote before it.
     assert client_address(lb_address, "203.0.113.9, 198.51.100.4", trusted) == "198.51.100.4"
     # Not via the proxy.
@@ -114,3 +119,19 @@ async def test_behind_the_compose_nginx_each_client_keeps_its_own_limits(
         assert refused.headers["Retry-After"] and refused.headers.getall("X-Frame-Options") == [
             "DENY"
         ]
+
+
+async def test_a_proxy_left_out_of_the_trusted_ones_is_said_once_in_the_log(
+        redis_url: str, tmp_path: Path, service_log: LogWatch) -> None:
+    """Issue 23, point 9: the ConfigMap ships trusting no one, so an operator who has not set
+    the Ingress controller's ranges must hear that its clients share one address."""
+    source = "127.0.0.77"  # an address of this test alone: each peer is said once a process
+    async with running_app(settings_for_test(redis_url, tmp_path)) as (base, _):
+        for _ in range(3):  # a read counted against the client's address
+            r = await get(base, "/v1/games/g_none", source, {"X-Forwarded-For": "198.51.100.4"})
+            assert r.status == 404
+        assert (await get(base, "/v1/games/g_none", source)).status == 404
+    said = [r for r in service_log.records
+            if "carry X-Forwarded-For, which is not believed" in r.getMessage()]
+    assert len(said) == 1 and said[0].levelname == "WARNING"
+    assert source in said[0].getMessage() and "SOLITAIRE_TRUSTED_PROXIES" in said[0].getMessage()

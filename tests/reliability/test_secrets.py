@@ -14,8 +14,10 @@ import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from tests.live import ROOT, ServiceProcess
+from tests.redis_servers import sync_client
 from tests.reliability.helpers import assert_clean_process_log
 
 TOKEN_SECRET = "tok-secret-that-must-not-show-0123"
@@ -76,4 +78,57 @@ def test_neither_the_access_log_nor_a_400_shows_a_query_string_or_a_header(
         log = service.log()
     assert '"GET /v1/variants" 200' in log  # the access log is on, without the query
     assert "query-secret" not in log and "header-secret" not in log
+    assert_clean_process_log(log)
+
+
+# --- issue 23, point 8: a password in the store URL's query string ---------------------
+
+QUERY_PASSWORD = "query-password-that-must-not-show"
+
+
+def test_redact_url_hides_every_credential_of_a_store_url() -> None:
+    from service.settings import redact_url
+
+    cases = {
+        "redis://u:pw-1@h:1/0?password=pw-2": "redis://h:1/0?password=***",
+        "rediss://h:1/0?username=alice&Password=pw-3&socket_timeout=5":
+            "rediss://h:1/0?username=***&Password=***&socket_timeout=5",
+        # redis-py decodes the parameter's name: "pass%77ord" is read as "password"
+        "redis://h:1/0?pass%77ord=pw-4": "redis://h:1/0?pass%77ord=***",
+        "unix:///run/redis.sock?db=0&password=pw-5": "unix:///run/redis.sock?db=0&password=***",
+        "redis://h:1/0?ssl_keyfile=pw-6&auth_token=pw-7&x_secret=pw-8&sig=pw-9":
+            "redis://h:1/0?ssl_keyfile=***&auth_token=***&x_secret=***&sig=***",
+        # a cluster's nodes, with and without a scheme
+        "redis://a:pw-10@h1:1?password=pw-11,h2:2": "redis://h1:1?password=***,h2:2",
+        "redis://h:1/0?password=pw-12@h:2": "redis://h:1/0?password=***",
+    }
+    for url, shown in cases.items():
+        assert redact_url(url) == shown, url
+        assert "pw-" not in redact_url(url)
+
+
+def test_a_password_in_the_store_urls_query_string_is_neither_in_help_nor_in_the_log(
+    server_factory: Any, tmp_path: Path
+) -> None:
+    server = server_factory("private")
+    with sync_client(server.url) as client:  # a user the URL logs in as
+        client.execute_command("ACL", "SETUSER", "ops", "on", f">{QUERY_PASSWORD}",
+                               "~*", "&*", "+@all")
+    url = f"{server.url}?username=ops&password={QUERY_PASSWORD}"
+    env = {**os.environ, "REDIS_URL": url, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "service", "--help"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split()).replace(" ", "")  # argparse wraps even inside a URL
+    assert QUERY_PASSWORD not in text and "password=***" in text
+    with ServiceProcess(url, tmp_path / "service") as service:
+        with urllib.request.urlopen(service.url + "/readyz", timeout=30) as r:
+            assert r.status == 200  # it did log in with the URL's password
+        with sync_client(server.url) as client:
+            names = [c["name"] for c in client.client_list() if c.get("user") == "ops"]
+        assert names, "the service is not connected as the URL's user"
+        service.stop()
+        log = service.log()
+    assert "password=***" in log
+    assert QUERY_PASSWORD not in log
     assert_clean_process_log(log)

@@ -270,7 +270,7 @@ def game_state(body: Any) -> GameState:
 
 def apply(state: GameState, diff: Any) -> GameState:
     """``diff`` (a REST diff or a WebSocket diff message, as JSON) applied to ``state``."""
-    data = {k: v for k, v in diff.items() if k not in ("type", "at")}
+    data = {k: v for k, v in diff.items() if k != "type"}
     return apply_diff(state, decode_diff(json.dumps(data)))
 
 

@@ -172,7 +172,7 @@ async def test_a_command_id_sent_twenty_times_at_once_is_applied_once_and_answer
     await check_log(a, token, game_id, created["state"])
 
 
-async def test_a_repeated_command_id_returns_the_first_result_even_when_stale_or_now_illegal(
+async def test_a_repeated_command_id_returns_the_first_result_even_when_stale(
         two: tuple[Api, Api]) -> None:
     a, b = two
     _, token = await a.player()
@@ -189,9 +189,9 @@ async def test_a_repeated_command_id_returns_the_first_result_even_when_stale_or
                 token, game_id, move, expected_seq=expected_seq, command_id=cid
             )
             assert again.body == first, (expected_seq, again.body)
-        # Another command under the same id: still the first result, nothing applied.
-        again = await api.command(token, game_id, {"type": "resign"}, command_id=cid)
-        assert again.body == first
+        # Another command under the same id: 409 naming the first, nothing applied.
+        again = await api.command(token, game_id, {"type": "resign"}, command_id=cid, expect=409)
+        assert again.error["details"] == {"command_id": cid, "command": move, "seq": 1}
     state = await a.state(game_id, token)
     assert (state["seq"], state["status"]) == (3, "playing")
 

@@ -139,6 +139,22 @@ async def test_a_day_never_chosen_is_not_found(api: Api) -> None:
         assert err["error"]["code"] == "not_found" and date in err["error"]["message"]
 
 
+async def test_a_recent_day_that_had_no_challenge_says_none_was_chosen(api: Api) -> None:
+    """Within the days a challenge is kept, a day without one never had one: the answer
+    says so instead of blaming how long challenges are kept."""
+    date = (DAY - timedelta(days=3)).isoformat()
+    err = await api.call("GET", "/v1/daily", params={"date": date}, expect=404)
+    assert err["error"]["message"] == f"no challenge was chosen for {date}"
+
+
+async def test_a_date_in_the_query_is_refused_in_the_words_of_a_date_in_the_path(
+        api: Api) -> None:
+    query = await api.call("GET", "/v1/daily", params={"date": "yesterday"}, expect=400)
+    path = await api.call("GET", f"/v1/daily/yesterday/{VARIANT}/leaderboard", expect=400)
+    assert query == path
+    assert query["error"]["message"] == "'yesterday' is not a UTC calendar date (YYYY-MM-DD)"
+
+
 @pytest.mark.parametrize(
     "date", ["2026-02-30", "2026-13-01", "yesterday", "2026-1-1", "9999-12-31"]
 )

@@ -653,8 +653,21 @@ async def test_the_error_of_an_unknown_method_is_the_contract_shape(api: Api) ->
     assert reply.error["code"] == "bad_request"
     # RFC 9110: a 405 says which methods the resource has.
     assert {m.strip() for m in reply.headers["Allow"].split(",")} == {"GET", "HEAD"}
-    reply = await api.request("GET", "/v1/players/me")
-    assert (reply.status, reply.headers.get("Allow")) == (405, "PATCH")
+    reply = await api.request("DELETE", "/v1/players/me")
+    assert reply.status == 405
+    assert {m.strip() for m in reply.headers["Allow"].split(",")} == {"GET", "HEAD", "PATCH"}
+
+
+async def test_only_the_web_clients_assets_are_served(api: Api) -> None:
+    for path in ("/", "/web/app.js", "/web/style.css", "/web/index.html",
+                 "/js/src/index.js", "/js/src/contract.js"):  # the client package's modules
+        await api.request("GET", path, expect=200)
+    for path in ("/web/README.md", "/web/%2e%2e/app.py", "/web/..%2f..%2fpyproject.toml",
+                 "/web/missing.js", "/web/", "/js/src/", "/js/src/..%2fREADME.md",
+                 "/js/src/..%2fpackage.json", "/js/src/%2e%2e/test/helpers.js"):
+        reply = await api.request("GET", path)
+        assert reply.status == 404, (path, reply.raw[:200])
+        assert b"web client" not in reply.raw or b"asset" in reply.raw
 
 
 async def test_health_readiness_metrics_and_the_spec(api: Api) -> None:
@@ -669,7 +682,7 @@ async def test_the_asyncapi_document_is_served(api: Api) -> None:
 
     reply = await api.request("GET", "/asyncapi.yaml", expect=200)
     assert reply.raw == ASYNCAPI_PATH.read_bytes()
-    assert b"\nasyncapi: 3.0.0\n" in reply.raw
+    assert b"\nasyncapi: 3.1.0\n" in reply.raw
 
 
 async def test_a_header_too_large_for_http_parsing_gets_the_contracts_json_error(

@@ -104,6 +104,16 @@ async def test_a_repeated_command_id_is_applied_once_and_names_its_first_seq(sto
     assert await store.games.command_seq("g1", "c3") is None
 
 
+async def test_a_command_id_keeps_the_fingerprint_of_its_first_command(store: Store) -> None:
+    await store.games.create("g1", meta(), ttl_s=3600)
+    await store.games.append("g1", 0, "c1", b"e1", fingerprint="draw")
+    with pytest.raises(Duplicate) as caught:
+        await store.games.append("g1", 1, "c1", b"e1 again", fingerprint="resign")
+    assert (caught.value.seq, caught.value.fingerprint) == (1, "draw")
+    assert await store.games.first_application("g1", "c1") == (1, "draw")
+    assert await store.games.events("g1") == [b"e1"]
+
+
 async def test_of_20_concurrent_appends_at_the_same_seq_exactly_one_wins(store: Store) -> None:
     await store.games.create("g1", meta(), ttl_s=3600)
     await store.games.append("g1", 0, None, b"e0")

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from service.store import Duplicate, GameMeta, StoreError, StoreUnavailable, keys
+from service.store import Conflict, Duplicate, GameMeta, StoreError, StoreUnavailable, keys
 from service.store.connection import RedisConn, translate
 from service.store.embedded import EmbeddedServer
 from tests.service.listening import listen
@@ -224,3 +224,52 @@ async def test_an_append_whose_reply_was_lost_is_retried_without_being_applied_t
     assert caught.value.seq == 3
     assert proxy.dropped == 2
     assert await store.games.events("g1") == [b"e1", b"e2", b"e3"]
+
+
+async def _writes_while(close: Callable[[], Awaitable[object]], store: Store,
+                        rounds: int = 50) -> tuple[int, int]:
+    """Many appends and pings in flight while ``close`` closes connections under them, until
+    some were cut (at most ``rounds`` rounds): (done, unavailable). Any other outcome (an
+    AttributeError or TypeError from inside the client, a bare redis-py error) is raised."""
+    done = unavailable = 0
+    for r in range(rounds):
+        game = f"cut{r}"
+        await store.games.create(game, META, ttl_s=3600)
+        calls = [store.games.append(game, 0, f"c{i}", b"e") for i in range(20)]
+        calls += [store.ping() for _ in range(20)]
+        tasks = [asyncio.ensure_future(c) for c in calls]
+        await asyncio.sleep(0)
+        await close()
+        for outcome in await asyncio.gather(*tasks, return_exceptions=True):
+            if isinstance(outcome, StoreUnavailable):
+                unavailable += 1
+            elif isinstance(outcome, Conflict):
+                done += 1  # the store answered: another append of the round came first
+            elif isinstance(outcome, BaseException):
+                raise outcome
+            else:
+                done += 1
+        if unavailable:
+            break
+        await store.ping()
+    return done, unavailable
+
+
+async def test_connections_closed_under_writes_are_an_unreachable_store_never_a_crash(
+        restartable_server: EmbeddedServer,
+        store_factory: Callable[..., Awaitable[Store]]) -> None:
+    """A connection that another task closes while commands are on it (what a cluster
+    master's polite stop, or a pool reset, does): each call either completes or fails as
+    StoreUnavailable (a 503), and the same client works again afterwards."""
+    store = await store_factory(restartable_server.url, redis_retries=0,
+                                redis_autopipeline=False)
+    pool = store.redis.client.connection_pool
+
+    async def close_in_use() -> None:
+        await pool.disconnect(inuse_connections=True)
+
+    done, unavailable = await _writes_while(close_in_use, store)
+    assert unavailable, "no call was cut: the test closed nothing under a write"
+    await store.ping()
+    await store.games.create("after", META, ttl_s=3600)
+    assert await store.games.append("after", 0, "c", b"e") == 1

@@ -281,6 +281,9 @@ async def test_every_answer_and_message_is_exactly_its_struct(
         assert seen == _tags(ServerMessage), "server messages never seen"
 
         await client.call("GET", "/v1/games/{id}", id=game_id)
+        await client.call("GET", "/v1/players/me", ann.token)
+        mine = await client.call("GET", "/v1/players/me/games", ann.token, limit="1")
+        assert mine.games[0].game_id == game_id and mine.next_cursor is None
         events = await client.call("GET", "/v1/games/{id}/events", id=game_id, after="0",
                                    limit="1")
         assert events.next_after == 1

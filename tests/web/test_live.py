@@ -286,7 +286,7 @@ def test_a_command_unanswered_when_the_socket_drops_is_sent_again_and_applied_on
     expect(page.page.locator("#message")).to_have_text("")
     assert page.page.evaluate("window.solitaire.game.socket.connections") == 2
     # the command was sent again on the new socket: wait until that is answered too
-    page.page.wait_for_function("window.solitaire.game.session.commands.pending.size === 0")
+    page.page.wait_for_function("window.solitaire.game.session.pending.size === 0")
     state = assert_same_board(page, server)
     assert state["seq"] == 1 and state["stats"]["moves"] == 1
 

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 from protocol.fields import PLAYER_NAME_MAX
 from service.engine.game import MAX_SEED
 from tests.live import DAILY_SOLVE_NODES, ServiceProcess
-from tests.web.helpers import GamePage, Service, expect, http, wait_daily
+from tests.web.helpers import DESKTOP, GamePage, Service, expect, http, wait_daily
 
 if TYPE_CHECKING:
-    from playwright.sync_api import BrowserContext
+    from playwright.sync_api import Browser, BrowserContext
 
 
 def test_the_first_visit_creates_a_player_that_a_reload_keeps(
@@ -82,6 +82,46 @@ def test_recent_games_are_listed_and_resume(
     link.click()
     page.wait_live(0)
     assert page.game_id == game_id
+
+
+def test_recent_games_follow_the_player_to_another_device(
+        service: ServiceProcess, context: BrowserContext, browser: Browser) -> None:
+    """The recent games are the service's list of the player's games (GET
+    /v1/players/me/games), not this browser's: another browser with the same player lists
+    them too, newest first, with their status, and opens them."""
+    page = GamePage(context.new_page(), service.url).open()
+    page.create_player("Traveller")
+    first = page.start_game("gilbert", 6)
+    page.click_pile("stock")
+    page.wait_live(1)
+    page.page.click("#back")
+    second = page.start_game("caprice", 5)
+    status, _ = http("POST", f"{service.url}/v1/games/{second}/commands", page.token,
+                     {"command": {"type": "resign"}})
+    assert status == 200
+    identity = page.page.evaluate("localStorage.getItem('solitaire.player')")
+
+    other_context = browser.new_context(viewport=DESKTOP)
+    try:
+        other = GamePage(other_context.new_page(), service.url).open()
+        other.page.evaluate("identity => localStorage.setItem('solitaire.player', identity)",
+                            identity)
+        other.page.reload()
+        links = other.page.locator("#recent a[data-game]")
+        expect(links).to_have_count(2)
+        assert [links.nth(i).get_attribute("data-game") for i in range(2)] == [second, first]
+        expect(links.nth(0)).to_have_text("Caprice")  # this browser never knew its deal number
+        expect(other.page.locator(f'#recent li:has(a[data-game="{second}"])')).to_have_attribute(
+            "data-status", "resigned")
+        links.nth(1).click()
+        other.wait_live(1)
+        assert other.game_id == first
+        assert other.errors == []
+    finally:
+        other_context.close()
+    page.page.click("#back")  # this browser keeps the labels it opened them with
+    expect(page.page.locator(f'#recent a[data-game="{first}"]')).to_have_text("Gilbert #6")
+    assert page.errors == []
 
 
 def test_an_address_naming_no_leaderboard_says_so_in_words(
@@ -177,7 +217,7 @@ def test_a_leaderboard_shows_once_the_days_deals_are_chosen_without_a_reload(
 
 # Runs state.js in the page: one diff with every op, then diffs that must be refused.
 _STATE_JS_CHECKS = """async () => {
-  const { applyDiff, applyOps, DiffError } = await import('/web/state.js');
+  const { applyDiff, applyOps, DiffError } = await import('/js/src/state.js');
   const state = {seq: 12, status: 'playing', stats: {moves: 12, foundation_cards: 4},
     piles: {'tableau/3': {down: 1, up: ['8S', '7D']}, 'foundation/1': {down: 0, up: ['6D']},
             'stock': {down: 5, up: []}, 'waste': {down: 0, up: ['2C']}}};

@@ -1,23 +1,34 @@
-// Applying diffs to a game state, mechanically (PROTOCOL.md "Diffs"). No rules here.
+// Applying diffs to a game state, mechanically (docs/protocol.md "Diffs"). No rules here:
+// the same result as protocol.apply_diff on the server (a shared test says so).
+
+/** @typedef {import('../types/wire').GameState} GameState */
+/** @typedef {import('../types/wire').Pile} Pile */
+/** @typedef {import('../types/wire').Op} Op */
+/** @typedef {Pick<import('../types/wire').Diff, 'seq' | 'ops' | 'status' | 'stats'>} DiffLike */
 
 /** A diff that cannot apply to the state it was given: the client must resynchronise. */
 export class DiffError extends Error {
+  /** @param {string} message */
   constructor(message) {
     super(message);
     this.name = 'DiffError';
   }
 }
 
+/** @param {Record<string, Pile>} piles @param {string} id @returns {Pile} */
 function pileOf(piles, id) {
   const pile = piles[id];
   if (!pile) throw new DiffError(`the diff names an unknown pile ${id}`);
   return pile;
 }
 
-/** New piles after `ops`, in order; `piles` is left untouched. */
+/** New piles after `ops`, in order; `piles` is left untouched.
+ *  @param {Record<string, Pile>} piles @param {ReadonlyArray<Op>} ops
+ *  @returns {Record<string, Pile>} */
 export function applyOps(piles, ops) {
   const out = { ...piles };
   const copied = new Set();
+  /** @param {string} id */
   const edit = (id) => {
     if (!copied.has(id)) {
       const pile = pileOf(out, id);
@@ -48,13 +59,16 @@ export function applyOps(piles, ops) {
         pile.down += op.n;
         break;
       default:
-        throw new DiffError(`unknown op ${JSON.stringify(op.op)}`);
+        throw new DiffError(`unknown op ${JSON.stringify(/** @type {any} */ (op).op)}`);
     }
   }
   return out;
 }
 
-/** The state after `diff`, which must be the next one (seq + 1); else a DiffError. */
+/** The state after `diff`, which must be the next one (seq + 1); else a DiffError.
+ *  `state` is left untouched.
+ *  @template {Omit<GameState, 'game_id' | 'variant' | 'options' | 'public' | 'seed' | 'owner'>} S
+ *  @param {S} state @param {DiffLike} diff @returns {S} */
 export function applyDiff(state, diff) {
   if (diff.seq !== state.seq + 1) {
     throw new DiffError(`diff ${diff.seq} does not follow seq ${state.seq}`);
@@ -68,4 +82,5 @@ export function applyDiff(state, diff) {
   };
 }
 
+/** The statuses of a game that is over. @type {ReadonlySet<string>} */
 export const FINAL_STATUSES = new Set(['won', 'resigned']);
