@@ -378,8 +378,9 @@ def hint_text(data: Path) -> list[str]:
     out = [
         "## Hints worth taking",
         "",
-        "Made by `python benchmarks/hint_quality.py` (`benchmarks/data/hint-quality.csv`): "
-        "deals that the full-information solver wins (the first N won seeds above), each "
+        "Made by `python benchmarks/hint_quality.py --deals 20` "
+        "(`benchmarks/data/hint-quality.csv`): the first 20 seeds of each game that the "
+        "full-information solver wins (by the data files as they were when it ran), each "
         "played from the deal by a bot that always plays the service's hint (the default "
         f"hint settings: {rows[0]['samples']} samples of {int(rows[0]['sample_nodes']):,} "
         "positions) and by one that always plays the first legal move; a game that reaches "
