@@ -16,7 +16,10 @@ ensure_venv() {
         "$python" -m venv .venv
     fi
     local stamp=".venv/.installed-$(basename "$lock" .txt)"
-    if [ ! -f "$stamp" ] || [ "$lock" -nt "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    # setup.py builds the solver's native core from service/solver/_core.c: a change
+    # there rebuilds it too.
+    if [ ! -f "$stamp" ] || [ "$lock" -nt "$stamp" ] || [ pyproject.toml -nt "$stamp" ] \
+        || [ setup.py -nt "$stamp" ] || [ service/solver/_core.c -nt "$stamp" ]; then
         echo "installing $lock into .venv (exact versions, hashes checked)"
         .venv/bin/python -m pip install -q --require-hashes --no-deps -r "$lock"
         # The build backend came from the lock: nothing unpinned is fetched to build.

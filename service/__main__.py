@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from service import logs
 from service.settings import Settings, redact_url, unknown_variables
+from service.solver import native as solver_native
 from service.store import persistence
 from service.store.connection import RedisConn
 from service.store.embedded import EmbeddedServer, EmbeddedServerError
@@ -164,12 +165,20 @@ def _tune_garbage_collector() -> None:
     gc.set_threshold(50_000, 50, 1_000)
 
 
+def say_solver_core() -> None:
+    """One line at start when the solver's native core was not built (no compiler at
+    install): every solve then runs in pure Python, about 30 times slower."""
+    if not solver_native.AVAILABLE:
+        log.warning("%s", solver_native.MISSING)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     settings = Settings.from_args(argv)
     logs.configure(settings.log_level)
     if not is_worker():  # the supervisor has said it already
         for problem in unknown_variables(os.environ):
             log.warning("%s", problem)
+        say_solver_core()
     if is_worker():
         as_worker()
     try:

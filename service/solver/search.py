@@ -15,77 +15,115 @@ import heapq
 import itertools
 import random
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, Protocol
 
+from . import native as core
 from .result import Budget, SolveResult
 from .rules import Cmd, Rules, State, command_dict
 
 CHECK_CLOCK_EVERY = 64  # positions between looks at the clock (a look costs about 0.1 µs)
 
 
-# The first pass (see :func:`search`): restarts of a depth-first search, the first with
-# FIRST_LIMIT positions, each next one GROWTH times more, within SHARE of the budget.
-# Measured on deals 1..60 at fixed node budgets: more deals won in every variant than
-# one long search (Gate with single_card_moves at 100,000 positions: 34 -> 49).
+# The restarts (see :func:`search`) of a depth-first search, the first with FIRST_LIMIT
+# positions, each next one GROWTH times more. Measured on deals 1..60 at fixed node
+# budgets: more deals won in every variant than one long search (Gate with
+# single_card_moves at 100,000 positions: 34 -> 49).
 FIRST_LIMIT = 300
 GROWTH = 1.05
-SHARE = 0.9
+# After each restart, the main search (one table for the whole budget) goes on for this
+# share of the restart's positions: it has a fifth of the budget, spread over all of it.
+MAIN_SHARE = 0.25
 # Best-first variants search best-first (hasty if they can) with this share of the
 # budget before the restarts (measured on Shamrocks: as many deals won as restarts
 # alone, with shorter lines, in less time: a best-first position costs less).
 BEST_FIRST_SHARE = 0.5
+# ... and at most this many positions: Shamrocks' hard deals are won by the restarts, not
+# by a longer best-first search (its 12 first unknown deals of the tables at 5,000,000
+# positions: 7 won either way, with the restarts starting after 200,000 positions
+# instead of 2,500,000 each win came 2,300,000 positions sooner).
+BEST_FIRST_MAX_NODES = 200_000
 RESTART_SEED = 0  # the restarts' random order is seeded: same budget, same answer
 
 
-def search(rules: Rules, start: State, budget: Budget) -> SolveResult:
+def search(rules: Rules, start: State, budget: Budget, *,
+           native: bool | None = None) -> SolveResult:
     """Search from ``start`` within ``budget``: won with a line, proved lost, or unknown.
+    Each search runs in the native core (:mod:`.native`) where it was built, unless
+    ``native`` is False (the pure-Python reference); both give the same answers.
 
     Wins in these games are mostly found within a few hundred positions by following
     the variant's move ordering, or not for a long time: one early step that the order
     got wrong holds a depth-first search in a subtree without a win. So a first pass
     restarts: short depth-first searches, the first in the variant's order, the next
     ones each in an order shaken at random (seeded; how far: the variant's ``shake``),
-    each allowed a little more than the one before, within :data:`SHARE` of the budget
-    (nodes and seconds), after a best-first search for the variants that search
-    best-first. Variants with a hasty mode search hastily in that first pass. A restart
-    that wins answers; one that searches its whole reachable game with the full rules
-    (not hasty) has proved the loss. If neither, the full search, with what is left of
-    the budget, answers."""
+    each allowed a little more than the one before, after a best-first search for the
+    variants that search best-first. Variants with a hasty mode restart hastily. A
+    restart that wins answers; one that searches its whole reachable game with the full
+    rules (not hasty) has proved the loss. Between restarts, the main search, with the
+    full rules in the variant's order, goes on where it stopped (:class:`DepthFirst`,
+    :data:`MAIN_SHARE` of each restart's positions): its one table lasts the whole
+    budget, so it can prove a loss whenever the game's reachable positions fit in its
+    share; when the restarts are done (a hasty game searched whole) it has the rest."""
+    native = core.AVAILABLE if native is None else native
+    if native and not core.AVAILABLE:
+        raise RuntimeError(core.MISSING)
     if rules.hasty or rules.won(start):
-        return _search(rules, start, budget)
+        return _search(rules, start, budget, native=native)
     clock = budget.clock
     began = clock()
     quick = rules.hastily() if rules.has_hasty else rules
-    rng = random.Random(RESTART_SEED)
+    rng = core.generator(RESTART_SEED) if native else random.Random(RESTART_SEED)
     nodes, limit, shaken, searched = 0, float(FIRST_LIMIT), False, False
     if rules.best_first:
-        first = _search(quick, start, Budget(max(1, int(budget.max_nodes * BEST_FIRST_SHARE)),
-                                             budget.max_seconds * BEST_FIRST_SHARE, clock))
+        first = _search(quick, start, Budget(max(1, min(int(budget.max_nodes * BEST_FIRST_SHARE),
+                                                        BEST_FIRST_MAX_NODES)),
+                                             budget.max_seconds * BEST_FIRST_SHARE, clock),
+                        native=native)
         nodes += first.nodes
         if first.result == "won" or (first.result == "lost" and not quick.hasty):
             return _spent(first, nodes, began, clock)
         searched = first.result == "lost"
-    share_nodes, share_seconds = int(budget.max_nodes * SHARE), budget.max_seconds * SHARE
-    while not searched:
-        nodes_left = min(int(limit), share_nodes - nodes)
-        seconds_left = share_seconds - (clock() - began)
-        if nodes_left < 1 or seconds_left <= 0:
+    # The main search: full rules, the variant's order, one table for the whole budget.
+    main: Resumable | None = None
+    main_nodes = 0
+    restarting = not searched
+    while True:
+        if restarting:
+            nodes_left = min(int(limit), budget.max_nodes - nodes - main_nodes)
+            seconds_left = budget.max_seconds - (clock() - began)
+            if nodes_left < 1 or seconds_left <= 0:
+                break
+            first = _search(quick, start, Budget(nodes_left, seconds_left, clock),
+                            rng if shaken else None, depth_first=True, native=native)
+            nodes += first.nodes
+            if first.result == "won" or (first.result == "lost" and not quick.hasty):
+                return _spent(first, nodes + main_nodes, began, clock)
+            # The whole hasty game searched: in any order, the same positions; the main
+            # search has what is left.
+            restarting = first.result != "lost"
+            shaken = True
+        left = budget.max_nodes - nodes - main_nodes - (main is None)  # its start counts
+        turn = min(max(1, int(limit * MAIN_SHARE)), left) if restarting else left
+        if turn < 1 or clock() - began >= budget.max_seconds:
             break
-        first = _search(quick, start, Budget(nodes_left, seconds_left, clock),
-                        rng if shaken else None, depth_first=True)
-        nodes += first.nodes
-        if first.result == "won" or (first.result == "lost" and not quick.hasty):
-            return _spent(first, nodes, began, clock)
-        if first.result == "lost":
-            break  # the whole hasty game searched: in any order, the same positions
-        shaken = True
+        if main is None:
+            main = core.depth_first(rules, start) if native else DepthFirst(rules, start)
+        result, line, main_nodes = main.run(main.nodes + turn, began + budget.max_seconds,
+                                            clock)
+        if result != "unknown":
+            commands = tuple(command_dict(c) for step in line for c in step)
+            return _spent(SolveResult(result, commands, 0, 0), nodes + main_nodes, began, clock)
         limit *= GROWTH
-    nodes_left = budget.max_nodes - nodes
-    seconds_left = budget.max_seconds - (clock() - began)
-    if nodes_left < 1 or seconds_left <= 0:
-        return _spent(SolveResult("unknown", (), 0, 0), nodes, began, clock)
-    rest = _search(rules, start, Budget(nodes_left, seconds_left, clock))
-    return _spent(rest, nodes + rest.nodes, began, clock)
+    return _spent(SolveResult("unknown", (), 0, 0), nodes + main_nodes, began, clock)
+
+
+class Resumable(Protocol):
+    """:class:`DepthFirst`, or the core's."""
+
+    nodes: int
+
+    def run(self, max_nodes: int, deadline: float,
+            clock: Callable[[], float]) -> tuple[str, list[tuple[Cmd, ...]], int]: ...
 
 
 def _spent(result: SolveResult, nodes: int, began: float,
@@ -94,7 +132,7 @@ def _spent(result: SolveResult, nodes: int, began: float,
     return SolveResult(result.result, result.commands, nodes, int((clock() - began) * 1000))
 
 
-def _shaken(steps_of: Callable[[State], list[Any]], rng: random.Random,
+def _shaken(steps_of: Callable[[State], list[Any]], rng: core.Shaker,
             spread: float) -> Callable[[State], list[Any]]:
     """``steps_of`` with each list of steps shaken: each step's rank gets a uniform
     draw in [0, ``spread``) added before they are sorted again (see Rules.shake)."""
@@ -107,10 +145,10 @@ def _shaken(steps_of: Callable[[State], list[Any]], rng: random.Random,
     return shaken
 
 
-def _search(rules: Rules, start: State, budget: Budget, rng: random.Random | None = None,
-            depth_first: bool = False) -> SolveResult:
+def _search(rules: Rules, start: State, budget: Budget, rng: core.Shaker | None = None,
+            depth_first: bool = False, native: bool = False) -> SolveResult:
     """One search: depth-first (with ``rng``, in a shaken order), or best-first for
-    variants that ask and unless ``depth_first``."""
+    variants that ask and unless ``depth_first``; in the native core if ``native``."""
     clock = budget.clock
     began = clock()
     deadline = began + budget.max_seconds
@@ -123,47 +161,84 @@ def _search(rules: Rules, start: State, budget: Budget, rng: random.Random | Non
 
     if rules.won(start):
         return done("won", [], 0)
+    if native:
+        return done(*core.run(rules, start, max_nodes, deadline, clock, rng,
+                              depth_first or not rules.best_first))
     if rules.best_first and not depth_first:
         return _best_first(rules, start, max_nodes, deadline, clock, done)
-    seen: set[Hashable] = {rules.key(start)}
-    key, won = rules.key, rules.won
-    steps_of: Callable[[State], list[Any]] = rules.steps
-    if rng is not None:
-        steps_of = _shaken(steps_of, rng, rules.shake)
-    play, commands = rules.play, rules.commands
-    nodes = 1
-    if max_nodes <= 1:
-        return done("unknown", [], nodes)
-    stack: list[tuple[list[Any], int]] = [(steps_of(start), 0)]
-    line: list[tuple[Cmd, ...]] = []
-    path: list[State] = [start]
-    while stack:
-        steps, at = stack[-1]
-        if at == len(steps):
-            stack.pop()
-            if line:
-                line.pop()
-                path.pop()
-            continue
-        stack[-1] = (steps, at + 1)
-        step = steps[at]
-        child = play(path[-1], step)
-        size = len(seen)
-        seen.add(key(child))  # one hash per key: a tuple does not keep its hash
-        if len(seen) == size:
-            continue
-        nodes += 1
-        cmds = commands(step)
-        if won(child):
-            won_line = shortcut(rules, path + [child], line + [cmds], deadline, clock)
-            return done("won", won_line, nodes)
-        if nodes >= max_nodes or (nodes % CHECK_CLOCK_EVERY == 0
-                                   and clock() > deadline):
-            return done("unknown", [], nodes)
-        line.append(cmds)
-        path.append(child)
-        stack.append((steps_of(child), 0))
-    return done("lost", [], nodes)
+    result, line, nodes = DepthFirst(rules, start, rng).run(max_nodes, deadline, clock)
+    return done(result, line, nodes)
+
+
+class DepthFirst:
+    """A depth-first search (with ``rng``, in a shaken order) that a budget pauses and a
+    later :meth:`run` resumes, its transposition table and path kept: so one search can
+    last a whole budget, taking turns with others, and still prove a loss."""
+
+    def __init__(self, rules: Rules, start: State, rng: core.Shaker | None = None) -> None:
+        self.rules, self.start = rules, start
+        self.seen: set[Hashable] = {rules.key(start)}
+        self.steps_of: Callable[[State], list[Any]] = rules.steps
+        if rng is not None:
+            self.steps_of = _shaken(rules.steps, rng, rules.shake)
+        self.nodes = 1
+        self.stack: list[tuple[list[Any], int]] | None = None  # made by the first run
+        self.line: list[tuple[Cmd, ...]] = []
+        self.path: list[State] = [start]
+        # The position (and its commands) counted when a budget paused the search, entered
+        # by the next run: it is in the table, so it would otherwise never be searched.
+        self.pending: tuple[State, tuple[Cmd, ...]] | None = None
+
+    def run(self, max_nodes: int, deadline: float,
+            clock: Callable[[], float]) -> tuple[str, list[tuple[Cmd, ...]], int]:
+        """On until ``max_nodes`` positions are counted in all runs, or ``clock`` passes
+        ``deadline``: (result, the won line, positions counted in all)."""
+        rules, seen, line, path = self.rules, self.seen, self.line, self.path
+        key, won, play, commands = rules.key, rules.won, rules.play, rules.commands
+        steps_of = self.steps_of
+        if self.stack is None:
+            if max_nodes <= self.nodes:
+                return "unknown", [], self.nodes
+            self.stack = [(steps_of(self.start), 0)]
+        stack = self.stack
+        if self.pending is not None:
+            child, cmds = self.pending
+            self.pending = None
+            line.append(cmds)
+            path.append(child)
+            stack.append((steps_of(child), 0))
+        nodes = self.nodes
+        try:
+            while stack:
+                steps, at = stack[-1]
+                if at == len(steps):
+                    stack.pop()
+                    if line:
+                        line.pop()
+                        path.pop()
+                    continue
+                stack[-1] = (steps, at + 1)
+                step = steps[at]
+                child = play(path[-1], step)
+                size = len(seen)
+                seen.add(key(child))  # one hash per key: a tuple does not keep its hash
+                if len(seen) == size:
+                    continue
+                nodes += 1
+                cmds = commands(step)
+                if won(child):
+                    return "won", shortcut(rules, path + [child], line + [cmds], deadline,
+                                           clock), nodes
+                if nodes >= max_nodes or (nodes % CHECK_CLOCK_EVERY == 0
+                                           and clock() > deadline):
+                    self.pending = (child, cmds)
+                    return "unknown", [], nodes
+                line.append(cmds)
+                path.append(child)
+                stack.append((steps_of(child), 0))
+            return "lost", [], nodes
+        finally:
+            self.nodes = nodes
 
 
 Done = Callable[[str, list[tuple[Cmd, ...]], int], SolveResult]

@@ -4,13 +4,21 @@ exhaustive search over the engine confirms, and budgets that end in ``unknown``.
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 import pytest
 
 from service.engine import Game, Status
 from service.solver import Budget, solve_deal, solve_game
-from service.solver.search import BEST_FIRST_SHARE, CHECK_CLOCK_EVERY, FIRST_LIMIT, search
+from service.solver import native as core
+from service.solver.search import (
+    BEST_FIRST_SHARE,
+    CHECK_CLOCK_EVERY,
+    FIRST_LIMIT,
+    DepthFirst,
+    search,
+)
 from service.solver.variants import rules_for
 
 from .helpers import (
@@ -199,3 +207,47 @@ def test_gilbert_does_not_bring_back_a_card_its_safe_move_would_send_straight_up
         if result.result == "won":
             assert replay(game, result.commands).status is Status.WON
     assert fired >= 3, fired
+
+
+@pytest.mark.parametrize("native", [False, True], ids=["reference", "core"])
+def test_a_paused_search_resumes_where_it_stopped(native: bool) -> None:
+    # Run in slices of 37 positions, the search counts the same positions and gives the
+    # same answer and line as in one run: the table and the path are kept between runs.
+    if native and not core.AVAILABLE:
+        pytest.skip("the native core was not built")
+    for variant_id, options in CONFIGS:
+        rules = rules_for(variant_id, options)
+        for seed in (1, 2):
+            start = rules.from_piles(Game.deal(variant_id, seed, options).piles)
+            whole = (core.depth_first(rules, start) if native else DepthFirst(rules, start)
+                     ).run(4_000, 1e9, time.perf_counter)
+            sliced = core.depth_first(rules, start) if native else DepthFirst(rules, start)
+            runs = 0
+            while True:
+                runs += 1
+                answer = sliced.run(min(sliced.nodes + 37, 4_000), 1e9, time.perf_counter)
+                if answer[0] != "unknown" or answer[2] >= 4_000:
+                    break
+            assert answer == whole, (variant_id, seed)
+            assert runs > 1 or whole[2] < 37
+
+
+# Gilbert deals that are lost, with the positions of their whole reachable game.
+LOST_GILBERT = (208, 573, 681, 403)
+
+
+def test_the_main_search_proves_a_loss_while_the_restarts_run() -> None:
+    # Restarts in hasty mode prove no loss; the main search, taking turns with them,
+    # keeps one table for the whole budget: six times the positions of the game's whole
+    # reachable search prove the loss. (The full search that once came after the
+    # restarts, with a fresh table and a tenth of the budget, ran out on each.)
+    rules = rules_for("gilbert", {})
+    for seed in LOST_GILBERT:
+        start = rules.from_piles(Game.deal("gilbert", seed, {}).piles)
+        reachable = DepthFirst(rules, start).run(10**9, 1e9, time.perf_counter)
+        assert reachable[0] == "lost"
+        budget = Budget(6 * reachable[2], 1e9)
+        for native in (False, True) if core.AVAILABLE else (False,):
+            result = search(rules, start, budget, native=native)
+            assert result.result == "lost", (seed, reachable[2], result)
+            assert result.nodes <= budget.max_nodes

@@ -1,0 +1,124 @@
+"""Hints as players feel them: how many winnable deals a bot wins by always playing the
+service's hint, against a bot that always plays the first legal move.
+
+    python benchmarks/hint_quality.py --deals 200 --configs gilbert shamrocks
+
+The deals: the first ``--deals`` seeds that the full-information solver wins in the
+winnability tables (``benchmarks/data/winnability-<config>.csv``, or ``--data DIR``), so
+the full-information win rate on them is 100%. Each is played from the deal by the two
+bots: ``hint`` asks ``service.solver.suggest`` with the service's default settings (the
+same samples, budget per sample and sampling seed of the view as service/hints.py) and
+plays its command; ``first`` plays ``Game.legal_moves()[0]``. A game ends won, lost, with
+no command left to suggest, or after ``--max-commands`` commands (Gilbert's draws never
+run out). Prints each bot's win rate and the hints' time (median, p95), and writes them
+to ``benchmarks/data/hint-quality.csv`` (``--data``), which ``winnability.py report``
+puts in docs/winnability.md. Not a test: it prints figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from winnability import CONFIGS, DATA, read_rows  # noqa: E402
+
+from service.engine import Game, Status, command_from_dict  # noqa: E402
+from service.hints import view_seed  # noqa: E402
+from service.settings import Settings  # noqa: E402
+from service.solver import Budget, native, suggest  # noqa: E402
+
+HINT_COLUMNS = ["config", "deals", "hint_won", "first_won", "hint_ms_median", "hint_ms_p95",
+                "samples", "sample_nodes"]
+
+
+def read_hint_rows(path: Path) -> list[dict[str, str]]:
+    if not path.exists():
+        return []
+    with path.open() as f:
+        return list(csv.DictReader(f))
+
+
+def play(game: Game, bot: str, settings: Settings, max_commands: int,
+         hint_times: list[float]) -> bool:
+    budget = Budget(settings.hint_sample_nodes, settings.hint_sample_s)
+    for _ in range(max_commands):
+        if game.status is not Status.PLAYING:
+            break
+        moves = game.legal_moves()
+        if not moves:
+            break
+        if bot == "first":
+            command = moves[0]
+        else:
+            variant, options = game.variant.id, dict(game.variant.options)
+            piles = game.public_piles()
+            began = time.perf_counter()
+            result = suggest(variant, options, piles, samples=settings.hint_samples,
+                             budget_per_sample=budget,
+                             rng_seed=view_seed(variant, options, piles))
+            hint_times.append(time.perf_counter() - began)
+            if result.command is None:
+                break
+            command = command_from_dict(result.command)
+        game = game.apply(command)[0]
+    return game.status is Status.WON
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--deals", type=int, default=200)
+    parser.add_argument("--configs", nargs="*", default=list(CONFIGS))
+    parser.add_argument("--max-commands", type=int, default=600)
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--samples", type=int, help="instead of the default hint_samples")
+    parser.add_argument("--nodes", type=int, help="instead of the default hint_sample_nodes")
+    args = parser.parse_args()
+    settings = Settings()
+    if args.samples:
+        settings = dataclasses.replace(settings, hint_samples=args.samples)
+    if args.nodes:
+        settings = dataclasses.replace(settings, hint_sample_nodes=args.nodes)
+    print(f"native core: {native.AVAILABLE}; hints: {settings.hint_samples} samples of "
+          f"{settings.hint_sample_nodes:,} positions ({settings.hint_sample_s} s at most)")
+    print("| game | deals (won with every card known) | hint bot | first-move bot | "
+          "full information | hint time median / p95 |")
+    print("|---|---|---|---|---|---|")
+    out = args.data / "hint-quality.csv"
+    rows = {r["config"]: r for r in read_hint_rows(out)}
+    for config in args.configs:
+        variant, options = CONFIGS[config]
+        seeds = [r["seed"] for r in read_rows(config, args.data) if r["result"] == "won"]
+        seeds = sorted(seeds)[:args.deals]
+        times: list[float] = []
+        wins = {"hint": 0, "first": 0}
+        for seed in seeds:
+            for bot in wins:
+                wins[bot] += play(Game.deal(variant, seed, options), bot, settings,
+                                  args.max_commands, times)
+        n = len(seeds)
+        times.sort()
+        p95 = times[int(0.95 * (len(times) - 1))] if times else 0.0
+        print(f"| {config} | {n} | {wins['hint'] / n:.1%} | {wins['first'] / n:.1%} | 100% | "
+              f"{statistics.median(times) * 1000:.0f} / {p95 * 1000:.0f} ms |", flush=True)
+        rows[config] = {"config": config, "deals": n, "hint_won": wins["hint"],
+                        "first_won": wins["first"],
+                        "hint_ms_median": round(statistics.median(times) * 1000),
+                        "hint_ms_p95": round(p95 * 1000), "samples": settings.hint_samples,
+                        "sample_nodes": settings.hint_sample_nodes}
+        with out.open("w", newline="") as f:
+            writer = csv.DictWriter(f, HINT_COLUMNS)
+            writer.writeheader()
+            writer.writerows(rows[c] for c in CONFIGS if c in rows)
+
+
+if __name__ == "__main__":
+    main()
