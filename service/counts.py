@@ -19,6 +19,7 @@ import logging
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from service.background import Background
 from service.store.counts import CountsStore
 from service.store.errors import StoreError
 
@@ -44,7 +45,7 @@ class InstanceCounts:
         self.store = store
         self.here: dict[str, int] = {}  # what -> this worker's count
         self._unwritten: set[str] = set()  # counts whose share in the store may be wrong
-        self._task: asyncio.Task[None] | None = None
+        self._renewing = Background(self._renew, "instance-counts")
 
     async def take(self, limits: Sequence[tuple[str, int]]) -> Full | None:
         """Count one of each ``(what, most)``, in this worker and in the instance; all or
@@ -106,14 +107,10 @@ class InstanceCounts:
 
     # --- the lease --------------------------------------------------------------------
     def start(self) -> None:
-        self._task = asyncio.create_task(self._renew(), name="instance-counts")
+        self._renewing.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._renewing.stop()
         with contextlib.suppress(StoreError):
             await self.store.leave()
 

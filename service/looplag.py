@@ -11,11 +11,12 @@ A probe costs one timer wake-up (a few microseconds) every :data:`PROBE_S`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 
 from prometheus_client import Histogram
+
+from service.background import Background
 
 log = logging.getLogger(__name__)
 
@@ -30,17 +31,13 @@ class LoopLag:
 
     def __init__(self, histogram: Histogram) -> None:
         self.histogram = histogram
-        self._task: asyncio.Task[None] | None = None
+        self._probing = Background(self._probe, "loop-lag")
 
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._probe())
+        self._probing.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._probing.stop()
 
     async def _probe(self) -> None:
         observe = self.histogram.observe

@@ -20,12 +20,13 @@ Without glibc (``malloc_trim`` missing) only the collection runs.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ctypes
 import ctypes.util
 import gc
 import logging
 from collections.abc import Callable, Sized
+
+from service.background import Background
 
 log = logging.getLogger(__name__)
 
@@ -58,17 +59,13 @@ class Trimmer:
         self.after_closed = after_closed
         self.trims = 0
         self._trim = _malloc_trim()
-        self._task: asyncio.Task[None] | None = None
+        self._watching = Background(self._watch, "memory-trimmer")
 
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._watch())
+        self._watching.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._watching.stop()
 
     async def _watch(self) -> None:
         highest = len(self.sockets)
