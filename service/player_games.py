@@ -15,15 +15,15 @@ whatever games were made meanwhile.
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 import msgspec
 
 from protocol.fields import rfc3339
 from protocol.rest import PLAYER_GAMES_SCAN_MAX, GameSummary, PlayerGames, PlayerGamesQuery
+from service.cursors import decode_cursor, encode_cursor
 from service.engine import UnknownVariant, get_variant
-from service.errors import ApiError, to_api_error
+from service.errors import to_api_error
 from service.players import MEMBER, Players, parse_member
 from service.store import meta as mf
 from service.store.games import Games
@@ -33,21 +33,9 @@ _FIELDS = (mf.OWNER, mf.VARIANT, mf.OPTIONS, mf.STATUS, mf.SEQ, mf.PUBLIC, mf.CR
            mf.LAST_AT, mf.DAILY)
 
 
-def encode_cursor(member: bytes) -> str:
-    """The cursor after the index member ``member``."""
-    return base64.urlsafe_b64encode(member).rstrip(b"=").decode()
-
-
-def decode_cursor(cursor: str) -> bytes:
+def decode_game_cursor(cursor: str) -> bytes:
     """The index member a cursor names, or 400."""
-    try:
-        member = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-    except (ValueError, TypeError):
-        member = b""
-    if not MEMBER.match(member):
-        raise ApiError("bad_request", "invalid cursor: pass the next_cursor of a previous page "
-                       "of GET /v1/players/me/games", {"field": "cursor"})
-    return member
+    return decode_cursor(cursor, MEMBER, "a previous page of GET /v1/players/me/games")
 
 
 # A member is written before its game (so that no game is ever unlisted): a game not there
@@ -66,7 +54,7 @@ async def list_games(players: Players, games: Games, player: str,
             assert err is not None
             err.details["field"] = "variant"
             raise err from None
-    after = decode_cursor(query.cursor) if query.cursor is not None else None
+    after = decode_game_cursor(query.cursor) if query.cursor is not None else None
     limit = query.limit
     # Without a status filter every kept game shows: one more than the page says whether
     # another follows. With one, windows of the index until the page is full or the scan

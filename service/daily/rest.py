@@ -9,7 +9,7 @@ from protocol.daily import DailyDay, DailyQuery, LeaderboardQuery
 from protocol.rest import GameCreated
 from service.caller import player_of
 from service.daily.challenge import Day, challenge_body, parse_date, today
-from service.daily.service import DailyService, decode_cursor
+from service.daily.service import DailyService, decode_board_cursor
 from service.engine import VARIANTS
 from service.errors import ApiError, json_response
 from service.rest import count_new_game, ctx_of, no_body
@@ -66,7 +66,7 @@ async def get_leaderboard(request: web.Request) -> web.Response:
     day = Day(parse_date(request.match_info["date"]))
     variant = _variant(request)
     query: LeaderboardQuery = decode_query(request.query, LeaderboardQuery)
-    after = decode_cursor(query.cursor) if query.cursor is not None else None
+    after = decode_board_cursor(query.cursor) if query.cursor is not None else None
     player = player_of(request, required=False)
     # A day with no challenge has no board: 404 as GET /v1/daily says for it (503 while
     # its deals are being chosen). A day's deal is kept longer than its board.

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import logging
 import re
@@ -28,6 +27,7 @@ import msgspec
 
 from protocol.daily import Leaderboard, LeaderboardEntry, MyEntry
 from service.clock import Clock
+from service.cursors import decode_cursor, encode_cursor
 from service.daily.challenge import Day, epoch_ms, today
 from service.daily.deals import DailyDeals
 from service.daily.periodic import Periodic
@@ -312,18 +312,6 @@ def _record(s: Standing) -> Record:
 _MEMBER = re.compile(rb"^[0-9]{%d}%s$" % (KEY_LEN, PLAYER_ID_PATTERN.encode()))
 
 
-def encode_cursor(member: bytes) -> str:
-    """The cursor after the entry ``<sort key><player id>``."""
-    return base64.urlsafe_b64encode(member).rstrip(b"=").decode()
-
-
-def decode_cursor(cursor: str) -> bytes:
+def decode_board_cursor(cursor: str) -> bytes:
     """The ``<sort key><player id>`` a cursor names, or 400."""
-    try:
-        member = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-    except (ValueError, TypeError):
-        member = b""
-    if not _MEMBER.match(member):
-        raise ApiError("bad_request", "invalid cursor: pass the next_cursor of a previous page",
-                       {"field": "cursor"})
-    return member
+    return decode_cursor(cursor, _MEMBER, "a previous page")

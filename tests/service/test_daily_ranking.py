@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 from protocol.codec import decode_query
 from protocol.daily import DailyQuery, LeaderboardEntry
+from service.cursors import encode_cursor
 from service.daily.challenge import Day, Seeds, challenge_body, epoch_ms, parse_date
 from service.daily.ranking import Standing, board_entry, duration_ms
-from service.daily.service import decode_cursor, encode_cursor
+from service.daily.service import decode_board_cursor
 from service.errors import ApiError
 from service.store.daily import KEY_LEN, Row
 
@@ -187,7 +188,7 @@ def test_a_duration_is_counted_in_whole_milliseconds_without_float_rounding() ->
 
 def test_a_cursor_names_the_last_member_read() -> None:
     member = standing("p_Zz-9_").member().encode()
-    assert decode_cursor(encode_cursor(member)) == member
+    assert decode_board_cursor(encode_cursor(member)) == member
 
 
 @pytest.mark.parametrize("cursor", ["x", "!!!!", encode_cursor(b"123"),
@@ -195,7 +196,7 @@ def test_a_cursor_names_the_last_member_read() -> None:
                                     encode_cursor(b"0" * KEY_LEN + b"p a")])
 def test_a_forged_cursor_is_a_bad_request(cursor: str) -> None:
     with pytest.raises(ApiError) as err:
-        decode_cursor(cursor)
+        decode_board_cursor(cursor)
     assert err.value.code == "bad_request"
 
 
