@@ -135,8 +135,8 @@ class AutoPipeline:
     async def _round_trip(self, conn: AbstractConnection, packed: bytes,
                           commands: list[tuple[Any, ...]]) -> list[Any]:
         await conn.send_packed_command(packed)
-        if getattr(conn, "_resp2_fallback", False):  # no RESP3 server: redis-py's callbacks differ
-            return await self._read_each(conn, commands)
+        if str(conn.protocol) != "3":  # RESP2 (asked for, or a server without HELLO 3):
+            return await self._read_each(conn, commands)  # redis-py's own reading
         # One deadline for the batch's replies (the connection's socket timeout), not one
         # per reply as redis-py's reads have: the replies come together.
         callbacks = self.client.response_callbacks

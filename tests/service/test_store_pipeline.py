@@ -52,3 +52,28 @@ async def test_a_held_connection_the_store_dropped_is_replaced_for_the_next_batc
         assert await redis.execute("HGETALL", "nothing") == {}  # redis-py's reply callbacks
     finally:
         await redis.aclose()
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+async def test_replies_are_the_same_whichever_protocol_the_connection_speaks(
+        protocol: int, redis_url: str, make_settings: Callable[..., Settings]) -> None:
+    """RESP3 replies are read by the pipeline itself, RESP2 ones (asked for, or from a server
+    that has no HELLO 3) by redis-py: a caller sees the same values either way."""
+    sep = "&" if "?" in redis_url else "?"
+    url = f"{redis_url}{sep}protocol={protocol}"
+    redis = RedisConn(make_settings(url, instance_id=f"resp{protocol}"), url)
+    try:
+        await redis.execute("DEL", f"h{protocol}")
+        replies = await asyncio.gather(
+            redis.execute("HSET", f"h{protocol}", "a", "1"),
+            redis.execute("HGETALL", f"h{protocol}"),
+            redis.execute("SET", f"s{protocol}", "v"),
+            redis.execute("GET", f"s{protocol}"),
+            redis.execute("HELLO"))
+        assert replies[:4] == [1, {b"a": b"1"}, True, b"v"]
+        hello = replies[4]
+        if isinstance(hello, list):  # RESP2: a flat list of names and values
+            hello = dict(zip(hello[::2], hello[1::2], strict=True))
+        assert hello[b"proto"] == protocol
+    finally:
+        await redis.aclose()
