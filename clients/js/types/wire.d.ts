@@ -186,7 +186,7 @@ export type ErrorInfo = {
     outcome?: "unknown";
     /** 429 and 503: seconds to wait, as in the Retry-After header. */
     retry_after_s?: number;
-    /** 422: a short stable name of the rule that refuses the command. */
+    /** 422: a short stable name of the rule that refuses the command, one of: `game_over`, `game_lost`, `command_limit`, `nothing_to_undo`, `no_stock`, `stock_empty`, `stock_and_waste_empty`, `stock_by_draw_only`, `one_card_from_stock`, `space_from_waste_first`, `stock_fills_spaces_only`, `unknown_pile`, `same_pile`, `nothing_to_move`, `top_card_only`, `not_enough_cards`, `one_card_at_a_time`, `not_a_run`, `never_onto`, `foundation_returns`, `one_card_to_foundation`, `foundation_complete`, `foundation_order`, `no_foundation_accepts`, `capacity`, `build`, `empty_tableau`. A client treats a name it does not know like any other refusal (docs/protocol.md says when each applies). */
     rule?: string;
     /** 409 and 422 on a command: the game's seq when it was refused; 409 on a `command_id` used before for another command: the seq of that one. */
     seq?: number;
@@ -345,7 +345,14 @@ export type Leaderboard = {
 /**
  * One ranked attempt. Ranking: won first, then more foundation cards, then
  * shorter duration, then fewer moves, then earlier finish; attempts equal in all five
- * are ordered by player id, each with a rank of its own.
+ * are ordered by player id, each with a rank of its own. Marked entries (`new_player`,
+ * `machine_paced`) come after every unmarked one, in the same order among themselves.
+ *
+ * `new_player`: the player signed up after the challenge's day began (UTC), so a
+ * player made on the day cannot rank above those who were there before it.
+ * `machine_paced`: faster than a person can play (less than the server's
+ * `machine_pace_ms_per_move`, 100 ms by default, per move on average, over 10 moves
+ * or more).
  */
 export type LeaderboardEntry = {
   rank: number;
@@ -358,6 +365,8 @@ export type LeaderboardEntry = {
   moves: number;
   duration_ms: number;
   finished_at: string | null;
+  new_player: boolean;
+  machine_paced: boolean;
 };
 
 /**
@@ -416,6 +425,8 @@ export type MyEntry = {
   moves: number;
   duration_ms: number;
   finished_at: string | null;
+  new_player: boolean;
+  machine_paced: boolean;
   around: Array<LeaderboardEntry>;
 };
 
