@@ -84,6 +84,17 @@ class LogWatch(logging.Handler):
         return sum(text in r.getMessage() for r in self.records)
 
 
+def raw_request(port: int, data: bytes) -> bytes:
+    """Send ``data`` as it is on a new loopback connection; everything the service answers
+    until it closes the connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(data)
+        out = b""
+        while chunk := s.recv(65536):
+            out += chunk
+    return out
+
+
 def assert_clean_process_log(text: str) -> None:
     """The log of a ``python -m service`` child: no ERROR record, no traceback."""
     bad = [line for line in text.splitlines()

@@ -8,13 +8,12 @@ line) holds each as an escape: the log keeps one line per record.
 from __future__ import annotations
 
 import logging
-import socket
 import sys
 from pathlib import Path
 
 from service.logs import FORMAT, EscapingFormatter, escape
 from tests.live import ServiceProcess
-from tests.reliability.helpers import assert_clean_process_log
+from tests.reliability.helpers import assert_clean_process_log, raw_request
 
 FORGED = "2026-12-06 05:00:00,000 WARNING service: FORGED"
 # Every control a path can carry, percent-encoded (the HTTP parser refuses them raw).
@@ -23,12 +22,8 @@ PATH = ("/v1/games/g%0A" + FORGED.replace(" ", "%20") + "%0D%0A%1B[31mred%1B[0m%
 
 
 def raw_get(port: int, path: str) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-        s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
-        out = b""
-        while chunk := s.recv(65536):
-            out += chunk
-    return out
+    return raw_request(port, f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                       .encode())
 
 
 def test_control_characters_in_a_request_are_escaped_in_the_log(

@@ -8,7 +8,6 @@ the log line about it) does not quote the request.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import urllib.error
@@ -18,7 +17,7 @@ from typing import Any
 
 from tests.live import ROOT, ServiceProcess
 from tests.redis_servers import sync_client
-from tests.reliability.helpers import assert_clean_process_log
+from tests.reliability.helpers import assert_clean_process_log, raw_request
 
 TOKEN_SECRET = "tok-secret-that-must-not-show-0123"
 DAILY_SECRET = "day-secret-that-must-not-show-4567"
@@ -41,15 +40,6 @@ def test_help_shows_no_secret_and_no_store_password() -> None:
         assert secret not in text
     assert "redis://db.example:6379/0" in text  # the rest of the URL is still shown
     assert "--token-secret" in text and "--daily-secret" in text
-
-
-def raw_request(port: int, data: bytes) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-        s.sendall(data)
-        out = b""
-        while chunk := s.recv(65536):
-            out += chunk
-    return out
 
 
 def test_neither_the_access_log_nor_a_400_shows_a_query_string_or_a_header(
