@@ -82,12 +82,28 @@ class LocalCluster:
 
     def start(self, timeout_s: float = 60.0) -> None:
         try:
-            for node in self.nodes:
-                node.start()
+            for i in range(len(self.nodes)):
+                self._start_node(i)
             self._form(timeout_s)
         except BaseException:
             self.stop()
             raise
+
+    def _start_node(self, i: int, attempts: int = 5) -> None:
+        """Start node ``i`` for the first time. Its ports were free when chosen, but another
+        process (a connection's own ephemeral port, most often) may have taken one since: then
+        the node gets two new ports and starts again, with no cluster state yet to lose."""
+        for attempt in range(attempts):
+            node = self.nodes[i]
+            try:
+                node.start()
+                return
+            except EmbeddedServerError:
+                if attempt == attempts - 1 or "Address already in use" not in node.log_tail():
+                    raise
+            (node.directory / node.config["cluster-config-file"]).unlink(missing_ok=True)
+            config = {**node.config, "cluster-port": str(free_port())}
+            self.nodes[i] = ServerProcess(node.directory, port=free_port(), config=config)
 
     def _form(self, timeout_s: float) -> None:
         n = self.masters
