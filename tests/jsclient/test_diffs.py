@@ -26,7 +26,11 @@ STEPS = 60
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
-    with ServiceProcess(None, tmp_path_factory.mktemp("js-diffs")) as process:
+    # Four games of 60 commands, each read back, as fast as the loop goes: past the read
+    # limit of one address (50/s, bursts of 200) on a quick machine, which is not tested here.
+    with ServiceProcess(None, tmp_path_factory.mktemp("js-diffs"),
+                        SOLITAIRE_READ_RATE_PER_S="10000",
+                        SOLITAIRE_READ_BURST="10000") as process:
         yield process
 
 
