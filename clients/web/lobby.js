@@ -102,6 +102,17 @@ export function renderLobby(root, ctx) {
   loadRecent(recent, ctx);
 }
 
+/** After a refusal the service says to retry (the day's deals still being chosen: 503, a
+ *  limit: 429, the server restarting), ask again when it says, for as long as `shown` is
+ *  on screen; `again` gets the next attempt's number. Other errors stay on screen. */
+function askAgainWhenSaid(err, attempt, shown, again) {
+  const wait = err.retryDelayMs ? err.retryDelayMs(attempt) : null;
+  if (wait == null) return;
+  setTimeout(() => {
+    if (shown.isConnected) again(attempt + 1);
+  }, wait);
+}
+
 const RECENT_SHOWN = 8;
 const STATUS_WORDS = { playing: '', won: 'won', lost: 'lost', resigned: 'resigned' };
 
@@ -116,12 +127,7 @@ async function loadRecent(section, ctx, attempt = 0) {
   } catch (err) {
     fill(section, heading, h('p', { id: 'no-recent', class: 'muted', 'data-code': err.code || '' },
       `Your games cannot be listed now: ${err.message}`));
-    const wait = err.retryDelayMs ? err.retryDelayMs(attempt) : null;
-    if (wait != null) {
-      setTimeout(() => {
-        if (section.isConnected) loadRecent(section, ctx, attempt + 1);
-      }, wait);
-    }
+    askAgainWhenSaid(err, attempt, section, (next) => loadRecent(section, ctx, next));
     return;
   }
   ctx.onListed?.(page.games);
@@ -145,14 +151,7 @@ async function loadDaily(section, ctx, attempt = 0) {
   } catch (err) {
     const text = err.status === 404 ? 'No daily challenge today.' : `No daily challenge: ${err.message}`;
     fill(section, heading, h('p', { id: 'no-daily', class: 'muted', 'data-code': err.code || '' }, text));
-    // The day's deals still being chosen (503), a limit (429), the server restarting:
-    // ask again when it says, for as long as this lobby is on screen.
-    const wait = err.retryDelayMs ? err.retryDelayMs(attempt) : null;
-    if (wait != null) {
-      setTimeout(() => {
-        if (section.isConnected) loadDaily(section, ctx, attempt + 1);
-      }, wait);
-    }
+    askAgainWhenSaid(err, attempt, section, (next) => loadDaily(section, ctx, next));
     return;
   }
   if (!day || !day.challenges || !day.challenges.length) {
@@ -191,10 +190,21 @@ async function loadDaily(section, ctx, attempt = 0) {
     })), message);
 }
 
+/** The leaderboard's marks (docs/protocol.md): an entry after every unmarked one, and why. */
+const MARKS = [
+  ['new_player', 'new', 'signed up after the day began'],
+  ['machine_paced', 'machine-paced', 'played faster than a person plays'],
+];
+
+function marksOf(entry) {
+  return MARKS.filter(([field]) => entry[field])
+    .map(([field, label, why]) => h('span', { class: 'mark', 'data-mark': field, title: why }, label));
+}
+
 function entryRow(entry, me) {
   return h('tr', { class: me && entry.player_id === me ? 'me' : '', 'data-rank': String(entry.rank) },
     h('td', {}, String(entry.rank)),
-    h('td', {}, entry.name),
+    h('td', {}, entry.name, marksOf(entry)),
     h('td', {}, entry.won ? 'won' : entry.status),
     h('td', {}, String(entry.foundation_cards)),
     h('td', {}, String(entry.moves)),
@@ -230,14 +240,7 @@ export async function renderLeaderboard(root, { api, date, variant, variants, id
     } catch (err) {
       fill(body, h('p', { class: 'message', 'data-kind': 'error', 'data-code': err.code || '' },
         err.status === 404 ? 'No leaderboard for this challenge.' : err.message));
-      // The day's deals still being chosen (503), a limit (429), the server restarting:
-      // ask again when it says, for as long as this leaderboard is on screen (as the lobby).
-      const wait = err.retryDelayMs ? err.retryDelayMs(attempt) : null;
-      if (wait != null) {
-        setTimeout(() => {
-          if (body.isConnected) load(cursor, attempt + 1);
-        }, wait);
-      }
+      askAgainWhenSaid(err, attempt, body, (next) => load(cursor, next));
       return;
     }
     entries = entries.concat(page.entries || []);

@@ -166,6 +166,11 @@ def test_the_daily_challenge_is_played_once_and_ranked(
     assert page.page.evaluate("location.hash") == f"#lb={date}/gilbert"
     table = page.page.locator("#leaderboard table.leaderboard").first
     expect(table).to_contain_text("Daily Dan")
+    # Dan signed up today, after the day began: the entry carries the "new" mark, in words.
+    mark = table.locator('[data-mark="new_player"]')
+    expect(mark).to_have_text("new")
+    expect(mark).to_have_attribute("title", "signed up after the day began")
+    expect(table.locator('[data-mark="machine_paced"]')).to_have_count(0)
     expect(page.page.locator("#my-rank")).to_contain_text("Your rank: 1")
     page.screenshot("leaderboard-desktop")
 
