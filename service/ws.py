@@ -351,9 +351,8 @@ class Connection:
                 return
             try:
                 self.hellos.take()
-                assert ctx.read_limiter is not None
                 async with deadline(ctx.settings.request_deadline_s):
-                    await ctx.read_limiter.check("read:" + self.address)
+                    await ctx.read_limiter.check(self.address)
                     # An empty token is a bad token (401), not a watcher's missing one.
                     self.player, self.token_expires = (ctx.tokens.verify_until(hello.token)
                                                        if hello.token is not None else (None, None))
@@ -509,8 +508,7 @@ class Connection:
     async def _on_hello_again(self, hello: Hello) -> None:
         try:
             self.hellos.take()
-            assert self.ctx.read_limiter is not None
-            await self.ctx.read_limiter.check("read:" + self.address)
+            await self.ctx.read_limiter.check(self.address)
         except Exception as exc:  # noqa: BLE001
             err = (to_api_error(exc)
                    or ApiError("unavailable", "internal error; try again", status=500))
