@@ -25,7 +25,6 @@ from service.addresses import trusted_networks
 from service.auth import Tokens, load_secret
 from service.caller import caller_middleware
 from service.clock import Clock
-from service.connections import close_slow_requests
 from service.context import CONTEXT, Context
 from service.cors import cors_middleware
 from service.counts import InstanceCounts
@@ -79,7 +78,6 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
         raise ValueError("create_app needs settings.redis_url "
                          "(python -m service starts an embedded store)")
     json_protocol_errors()
-    close_slow_requests()
     trusted_networks(settings.trusted_proxies)  # a bad entry fails here, not on the first request
 
     app = web.Application(client_max_size=settings.max_body_bytes,
