@@ -54,7 +54,7 @@ from service.store.games import Games
 from service.store.ratelimit import RateLimiter
 from service.store.solver import SolverStore
 from service.workers import instance_of
-from service.ws import Close
+from service.ws_messages import Close
 
 log = logging.getLogger("service")
 WEB_ROOT = Path(__file__).resolve().parent.parent / "clients" / "web"
