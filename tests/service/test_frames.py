@@ -85,9 +85,10 @@ async def test_frames_written_together_are_the_bytes_aiohttp_writes_one_by_one(
         await ws.prepare(request)
         assert request.transport is not None
         limits.append(request.transport.get_write_buffer_limits())
-        for payload in payloads:  # aiohttp's own frames
+        # Ours first, in one write (the transport holds nothing yet), then aiohttp's own.
+        await send_text_frames(ws, request.transport, payloads)
+        for payload in payloads:
             await ws.send_frame(payload, WSMsgType.TEXT)
-        await send_text_frames(ws, request.transport, payloads)  # ours, in one write
         await ws.receive()  # until the client goes
         return ws
 
@@ -107,7 +108,7 @@ async def test_frames_written_together_are_the_bytes_aiohttp_writes_one_by_one(
         stream = await asyncio.wait_for(reader.readexactly(2 * len(expected)), WAIT_S)
     finally:
         writer.close()
-    assert stream[:len(expected)] == expected  # aiohttp's frames are text_frame's
-    assert stream[len(expected):] == expected  # and so are ours
+    assert stream[len(expected):] == expected  # aiohttp's frames are text_frame's
+    assert stream[:len(expected)] == expected  # and so are ours
     # Past the limit, aiohttp writes: it is the transport's mark, above which it pauses.
     assert limits[0][1] == DIRECT_WRITE_LIMIT
