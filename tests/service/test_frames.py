@@ -86,6 +86,7 @@ async def test_frames_written_together_are_the_bytes_aiohttp_writes_one_by_one(
         assert request.transport is not None
         limits.append(request.transport.get_write_buffer_limits())
         # Ours first, in one write (the transport holds nothing yet), then aiohttp's own.
+        assert request.transport.get_write_buffer_size() <= DIRECT_WRITE_LIMIT
         await send_text_frames(ws, request.transport, payloads)
         for payload in payloads:
             await ws.send_frame(payload, WSMsgType.TEXT)
