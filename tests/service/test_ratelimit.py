@@ -97,12 +97,19 @@ async def test_nonsense_limits_are_refused(store: Store) -> None:
 async def test_each_limit_of_the_service_counts_in_the_bucket_its_key_names(
         redis_url: str, tmp_path: Path) -> None:
     # service/store/keys.py names each limit's bucket: a player's and an address's limits
-    # are counted there, each apart from the others.
-    async with running_service(settings_for_test(redis_url, tmp_path)) as base, \
+    # are counted there, each apart from the others. Slow rates: a bucket's key lives until
+    # the bucket is full again.
+    slow = {"rate_per_s": 0.01, "burst": 100}
+    settings = settings_for_test(redis_url, tmp_path, **{
+        f"{limit}_{part}": value
+        for limit in ("read", "create", "create_per_address", "signup_per_address")
+        for part, value in slow.items()},
+        rate_limit_per_s=0.01, rate_limit_burst=100, renames_per_day=100)
+    async with running_service(settings) as base, \
             aiohttp.ClientSession() as session:
         api = Api(session, base)
         player, token = await api.player("ann")  # a sign-up: a new player, and a new game's
-        game_id = (await api.create(token, "klondike"))["game_id"]
+        game_id = (await api.create(token, "gilbert"))["game_id"]
         await api.command(token, game_id, {"type": "draw"})
         await api.request("PATCH", "/v1/players/me", token, 200, json={"name": "bea"})
         sock, _ = await connect(session, base, game_id, token)  # a hello is a read
