@@ -12,9 +12,9 @@ its pub/sub channel (published with SPUBLISH) is served by the same node.
 | ``g:{id}:snap``       | hash   | ``seq`` and ``data``: the latest snapshot          |
 | ``g:{id}:dur``        | string | a durable acknowledgement's marker (60 s)          |
 | ``g:{id}:diffs``      | channel| ``b"<seq> <event bytes>"`` per appended event      |
-| ``rl:{player_id}``    | string | a player's command bucket's theoretical arrival    |
-|                       |        | time (µs); ``rl:{read:<address>}``... the other    |
-|                       |        | limits' (the rate limits section below)            |
+| ``rl:{<subject>}``    | string | a rate limit's bucket: its theoretical arrival     |
+|                       |        | time (µs); each limit's subject in the rate limits |
+|                       |        | section below (``{p_…}``, ``{read:<address>}``...) |
 | ``p:{player_id}``     | hash   | the player's name; expires unused                  |
 | ``p:{pid}:open``      | zset   | the player's open games -> when each would expire  |
 | ``p:{pid}:games``     | zset   | every game of the player, newest first (below)     |
@@ -68,10 +68,10 @@ def game_keys(game_id: str) -> tuple[str, str, str, str]:
 # -- rate limits --------------------------------------------------------------
 # One bucket per limit and subject (service/store/ratelimit.py: a string holding the
 # bucket's theoretical arrival time, µs, expiring once the bucket is full again). The
-# subject, a player or a client address, is the hash tag, behind a prefix naming the
-# limit, so that one subject's limits are separate buckets. service/app.py gives each
-# Limiter (service/ratelimit.py) its key below; the setting each limit is named by
-# (details.limit of its 429) is in parentheses.
+# hash tag is the limit's subject, a player or a client address, behind a prefix naming
+# the limit (none for commands), so that one subject's limits are separate buckets.
+# service/app.py gives each Limiter (service/ratelimit.py) its key below; the setting
+# each limit is named by (details.limit of its 429) is in parentheses.
 
 def command_limit(player_id: str) -> str:
     """A player's commands and writes (``rate_limit_per_s``)."""
