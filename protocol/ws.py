@@ -12,7 +12,8 @@ from .diffs import Diff, GameState, Op, Stats
 from .errors import ErrorInfo
 from .fields import CommandId, EventHash, Seq, Status, Timestamp
 
-# The first client message must arrive within this time.
+# The first client message must arrive within this time (PROTOCOL.md); the service's
+# hello_timeout_s setting defaults to it.
 HELLO_TIMEOUT_S: Final = 5.0
 
 

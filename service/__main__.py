@@ -126,16 +126,14 @@ async def _serve_one(settings: Settings, listener: socket.socket | None) -> None
 
     from service.app import create_app
     from service.auth import UnsafeSecretFile
-    from service.connections import AccessLog
+    from service.connections import app_runner
 
     try:
         app = create_app(settings)
     except UnsafeSecretFile as exc:
         log.error("%s", exc)
         raise SystemExit(2) from None
-    runner = web.AppRunner(app, handle_signals=False,
-                           shutdown_timeout=SHUTDOWN_TIMEOUT_S,
-                           access_log_class=AccessLog)
+    runner = app_runner(app, handle_signals=False, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -25,7 +25,6 @@ from service.addresses import trusted_networks
 from service.auth import Tokens, load_secret
 from service.caller import caller_middleware
 from service.clock import Clock
-from service.connections import close_slow_requests
 from service.context import CONTEXT, Context
 from service.cors import cors_middleware
 from service.counts import InstanceCounts
@@ -46,6 +45,7 @@ from service.searches import Searches
 from service.settings import Settings
 from service.solutions import Solutions
 from service.solving import SolverPool
+from service.store import keys
 from service.store.connection import RedisConn
 from service.store.counts import CountsStore
 from service.store.daily import DailyStore
@@ -54,7 +54,7 @@ from service.store.games import Games
 from service.store.ratelimit import RateLimiter
 from service.store.solver import SolverStore
 from service.workers import instance_of
-from service.ws import Close
+from service.ws_messages import Close
 
 log = logging.getLogger("service")
 WEB_ROOT = Path(__file__).resolve().parent.parent / "clients" / "web"
@@ -78,7 +78,6 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
         raise ValueError("create_app needs settings.redis_url "
                          "(python -m service starts an embedded store)")
     json_protocol_errors()
-    close_slow_requests()
     trusted_networks(settings.trusted_proxies)  # a bad entry fails here, not on the first request
 
     app = web.Application(client_max_size=settings.max_body_bytes,
@@ -115,22 +114,26 @@ def build_context(settings: Settings, redis_url: str, clock: Clock) -> Context:
     ctx = Context(
         settings=settings, clock=clock, metrics=metrics, redis=redis, games=games,
         players=Players(redis), tokens=Tokens(secret, settings.token_ttl_s, clock),
-        limiter=Limiter(rates, settings.rate_limit_per_s, settings.rate_limit_burst),
-        read_limiter=Limiter(rates, settings.read_rate_per_s, settings.read_burst,
-                             what="reads from this address", setting="read_rate_per_s",
-                             reads=True),
-        create_limiter=Limiter(rates, settings.create_rate_per_s, settings.create_burst,
-                               what="new games by this player", setting="create_rate_per_s"),
-        create_address_limiter=Limiter(rates, settings.create_per_address_rate_per_s,
+        limiter=Limiter(rates, keys.command_limit, settings.rate_limit_per_s,
+                        settings.rate_limit_burst),
+        read_limiter=Limiter(rates, keys.read_limit, settings.read_rate_per_s,
+                             settings.read_burst, what="reads from this address",
+                             setting="read_rate_per_s", reads=True),
+        create_limiter=Limiter(rates, keys.create_limit, settings.create_rate_per_s,
+                               settings.create_burst, what="new games by this player",
+                               setting="create_rate_per_s"),
+        create_address_limiter=Limiter(rates, keys.create_address_limit,
+                                       settings.create_per_address_rate_per_s,
                                        settings.create_per_address_burst,
                                        what="new games from this address",
                                        setting="create_per_address_rate_per_s"),
-        signup_limiter=Limiter(rates, settings.signup_per_address_rate_per_s,
+        signup_limiter=Limiter(rates, keys.signup_limit, settings.signup_per_address_rate_per_s,
                                settings.signup_per_address_burst,
                                what="new players from this address",
                                setting="signup_per_address_rate_per_s"),
-        rename_limiter=Limiter(rates, settings.renames_per_day / 86_400, settings.renames_per_day,
-                               what="renames of this player", setting="renames_per_day",
+        rename_limiter=Limiter(rates, keys.rename_limit, settings.renames_per_day / 86_400,
+                               settings.renames_per_day, what="renames of this player",
+                               setting="renames_per_day",
                                shown_rate=f"{settings.renames_per_day} a day"),
         hub=Hub(redis), pool=pool, solutions=solutions, hints=Hints(pool, searches, settings),
         daily=DailyService(settings, clock, games, DailyStore(redis), deals), counts=counts,

@@ -5,7 +5,7 @@ gets 401, even where no token is needed. :func:`caller_middleware` checks it on 
 ``/v1`` request before its handler runs, so a request wrong in other ways too is told of
 its token first, and an endpoint added later is covered without doing anything; handlers
 ask :func:`player_of`, which reuses that check. A game's socket is the exception: its
-token is its hello's (:mod:`service.ws`), and a browser cannot set the header on a socket.
+token is its hello's (:mod:`service.ws_handshake`), and a browser cannot set the header on a socket.
 """
 
 from __future__ import annotations

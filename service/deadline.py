@@ -89,7 +89,7 @@ class deadline:  # noqa: N801 - used as a function: ``async with deadline(5.0):`
 
 def deadline_middleware(seconds: float) -> Middleware:
     """An aiohttp middleware bounding every request but a WebSocket's (whose
-    commands are bounded one by one in :mod:`service.ws`)."""
+    commands are bounded one by one in :mod:`service.ws_session`)."""
 
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:

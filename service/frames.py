@@ -1,17 +1,31 @@
-"""Several WebSocket text frames in one write.
+"""Several WebSocket text frames in one write: aiohttp's socket written around.
 
 A command's socket gets its diff and its ack at the same moment; aiohttp writes
 each frame with a ``send`` of its own, and on this machine a ``send`` on a
-loopback or LAN socket was the largest single cost of a command. When a socket's
-writer has several frames ready, :func:`send_text_frames` writes them with one
-``transport.write``: the same bytes aiohttp would write (RFC 6455 section 5.2: FIN,
-text opcode, no mask from a server, no compression: the service's sockets do not
-negotiate it), in the same order.
+loopback or LAN socket was the largest single cost of a command. aiohttp has no
+public way to send several frames at once, so when a socket's writer has several
+frames ready, :func:`send_text_frames` writes them with one ``transport.write``
+on the request's transport (public: ``request.transport``): the same bytes
+aiohttp would write, in the same order.
 
 It falls back to aiohttp's own ``send_frame``, frame by frame, for a single frame
 and whenever aiohttp must be in charge: the socket is closing, or the transport
-holds more than :data:`DIRECT_WRITE_LIMIT` bytes not yet sent (aiohttp then waits
-for the client to read, which is its flow control).
+holds more than :data:`DIRECT_WRITE_LIMIT` bytes not yet sent (the transport has
+then paused its protocol, and aiohttp's ``send_frame`` waits for the client to
+read: its flow control).
+
+Checked against aiohttp 3.14 (:data:`AIOHTTP_CHECKED`; read in the source of
+3.14.5, ``aiohttp/_websocket/writer.py``), which this relies on:
+
+- a server's uncompressed text frame is FIN and the text opcode, an unmasked
+  length in its shortest encoding, then the payload (RFC 6455 section 5.2): what
+  :func:`text_frame` makes. The service's sockets do not negotiate compression
+  (``compress=False``);
+- aiohttp's ``send_frame`` writes an uncompressed frame to that transport before it
+  returns, keeping nothing back: frames written here keep their order with its own.
+
+tests/service/test_frames.py fails when an aiohttp outside that range is installed,
+or when aiohttp writes other bytes than :func:`text_frame` for the same payloads.
 """
 
 from __future__ import annotations
@@ -21,7 +35,11 @@ from collections.abc import Sequence
 
 from aiohttp import WSMsgType, web
 
-DIRECT_WRITE_LIMIT = 65536  # aiohttp's default writer limit
+# The versions of aiohttp this module was checked against: at least the first, below the second.
+AIOHTTP_CHECKED = ((3, 14), (3, 15))
+# asyncio's default high-water mark of a transport's write buffer: above it, the transport
+# pauses its protocol, and aiohttp waits for it to drain before it writes again.
+DIRECT_WRITE_LIMIT = 65536
 
 _FIN_TEXT = 0x81
 

@@ -1,15 +1,20 @@
-"""Per-player rate limits that hold across instances, at a fraction of a round trip each.
+"""Rate limits that hold across instances, at a fraction of a round trip each.
 
-The bucket lives in Redis (:mod:`service.store.ratelimit`). An instance takes a
-small lease of requests from it at once and spends it locally for at most a
-second, so a busy player costs one Redis call per few commands; across all
-instances a player still never gets more than the bucket allows, plus at most
-one unspent lease per instance.
+Each :class:`Limiter` counts one kind of request (commands, reads, new games,
+sign-ups, renames) per subject: a player, or a client address. Its bucket lives
+in Redis (:mod:`service.store.ratelimit`), under the key its ``key`` function
+makes of the subject (every limit's key is in :mod:`service.store.keys`). An
+instance takes a small lease of requests from it at once and spends it locally
+for at most a second, so a busy subject costs one Redis call per few requests;
+across all instances a subject still never gets more than the bucket allows,
+plus at most one unspent lease per instance.
 
 A limit on reads (``reads=True``) lets a read through uncounted while the store
 refuses writes (out of memory, a read-only replica: it still serves reads), rather
 than refuse the read for a write it does not need; it says so in the log once, and
 again once the store takes its writes back. Every other limit refuses (503).
+
+:class:`Bucket` is a limit held in one process alone (a socket's hellos).
 """
 
 from __future__ import annotations
@@ -20,7 +25,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from service.errors import ApiError, retry_seconds
-from service.store import keys
 from service.store.errors import StoreUnavailable
 from service.store.ratelimit import RateDecision, RateLimiter
 
@@ -38,6 +42,7 @@ class _Lease:
 @dataclass
 class Limiter:
     store: RateLimiter
+    key: Callable[[str], str]  # the subject's bucket: a function of service.store.keys
     rate_per_s: float
     burst: int
     lease_size: int = 8
@@ -49,11 +54,11 @@ class Limiter:
     _refused: str | None = None  # why the store refuses this limit's writes, while it does
 
     async def check(self, who: str) -> None:
-        """Count one request by ``who`` (a player id, or ``ip:<address>``); 429 when over the
-        limit."""
+        """Count one request by ``who`` (the limit's subject: a player id, or a client
+        address); 429 when over the limit."""
         if self._spend(who):
             return
-        key = keys.rate_limit(who)
+        key = self.key(who)
         size = max(1, min(self.lease_size, self.burst // 4))
         decision = await self._allow(key, size)
         # Concurrent requests of one player each ask the store for a lease; one refused

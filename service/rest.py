@@ -59,8 +59,7 @@ def client_address(request: web.Request) -> str:
 async def count_read(request: web.Request) -> None:
     """Count a read of a game against its client address's limit (429 past it)."""
     ctx = ctx_of(request)
-    assert ctx.read_limiter is not None
-    await ctx.read_limiter.check("read:" + client_address(request))
+    await ctx.read_limiter.check(client_address(request))
 
 
 async def body_of(request: web.Request, type_: type[Any]) -> Any:
@@ -95,10 +94,10 @@ async def create_player(request: web.Request) -> web.Response:
     body: CreatePlayer = await body_of(request, CreatePlayer)
     name = ctx.players.validate_name(body.name)
     address = client_address(request)
-    await ctx.signup_limiter.check("signup:ip:" + address)
+    await ctx.signup_limiter.check(address)
     # A player is made to start games: it counts as one of its address's new games, so
     # that new players cannot carry an address past its game-creation limit.
-    await ctx.create_address_limiter.check("new:ip:" + address)
+    await ctx.create_address_limiter.check(address)
     player_id = "p_" + secrets.token_urlsafe(12)
     await ctx.players.sign_up(player_id, name, ctx.clock.time(),
                               ctx.settings.unplayed_player_ttl_s)
@@ -142,7 +141,7 @@ async def update_player(request: web.Request) -> web.Response:
     body: UpdatePlayer = await body_of(request, UpdatePlayer)
     await ctx.limiter.check(player)
     name = ctx.players.validate_name(body.name)
-    await ctx.rename_limiter.check("rename:" + player)
+    await ctx.rename_limiter.check(player)
     settings = ctx.settings
     await ctx.players.set_name(player, name, settings.player_ttl_days * 86_400,
                                settings.unplayed_player_ttl_s)
@@ -154,8 +153,8 @@ async def count_new_game(request: web.Request, player: str) -> None:
     """Count a new game (or daily attempt) against its player's and its address's
     creation limits (429 past either)."""
     ctx = ctx_of(request)
-    await ctx.create_limiter.check("new:" + player)
-    await ctx.create_address_limiter.check("new:ip:" + client_address(request))
+    await ctx.create_limiter.check(player)
+    await ctx.create_address_limiter.check(client_address(request))
 
 
 # --- games ----------------------------------------------------------------------------

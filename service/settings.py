@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import NoReturn
 from urllib.parse import unquote_plus
 
+from protocol.ws import HELLO_TIMEOUT_S
 from service.addresses import trusted_networks
 
 ENV_PREFIX = "SOLITAIRE_"
@@ -57,7 +58,8 @@ class Settings:
     # A WebSocket being closed as too slow gets this long to take its close frame;
     # one that does not read even that is then dropped (it would be held forever).
     ws_close_timeout_s: float = 5.0
-    hello_timeout_s: float = 5.0
+    # Time for a socket's first message: the contract's (PROTOCOL.md), unless configured.
+    hello_timeout_s: float = HELLO_TIMEOUT_S
     redis_pool_size: int = 256
     # Send concurrent store commands together in pipelines (single server only).
     redis_autopipeline: bool = True

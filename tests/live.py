@@ -25,6 +25,7 @@ from aiohttp import web
 
 from service.app import create_app
 from service.clock import Clock
+from service.connections import app_runner
 from service.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,8 +111,8 @@ def settings_for_test(redis_url: str, data_dir: Path, **overrides: Any) -> Setti
 async def running_service(settings: Settings, clock: Clock | None = None) -> AsyncIterator[str]:
     """Start the app on a free port in this event loop; yield ``http://127.0.0.1:<port>``."""
     port = free_port()
-    runner = web.AppRunner(create_app(dataclasses.replace(settings, port=port), clock=clock),
-                           shutdown_timeout=2.0)
+    runner = app_runner(create_app(dataclasses.replace(settings, port=port), clock=clock),
+                        shutdown_timeout=2.0)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port)
     await site.start()

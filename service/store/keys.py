@@ -12,7 +12,9 @@ its pub/sub channel (published with SPUBLISH) is served by the same node.
 | ``g:{id}:snap``       | hash   | ``seq`` and ``data``: the latest snapshot          |
 | ``g:{id}:dur``        | string | a durable acknowledgement's marker (60 s)          |
 | ``g:{id}:diffs``      | channel| ``b"<seq> <event bytes>"`` per appended event      |
-| ``rl:{player_id}``    | string | the rate limiter's theoretical arrival time (µs)   |
+| ``rl:{<subject>}``    | string | a rate limit's bucket: its theoretical arrival     |
+|                       |        | time (µs); each limit's subject in the rate limits |
+|                       |        | section below (``{p_…}``, ``{read:<address>}``...) |
 | ``p:{player_id}``     | hash   | the player's name; expires unused                  |
 | ``p:{pid}:open``      | zset   | the player's open games -> when each would expire  |
 | ``p:{pid}:games``     | zset   | every game of the player, newest first (below)     |
@@ -64,9 +66,42 @@ def game_keys(game_id: str) -> tuple[str, str, str, str]:
 
 
 # -- rate limits --------------------------------------------------------------
+# One bucket per limit and subject (service/store/ratelimit.py: a string holding the
+# bucket's theoretical arrival time, µs, expiring once the bucket is full again). The
+# hash tag is the limit's subject, a player or a client address, behind a prefix naming
+# the limit (none for commands), so that one subject's limits are separate buckets.
+# service/app.py gives each Limiter (service/ratelimit.py) its key below; the setting
+# each limit is named by (details.limit of its 429) is in parentheses.
 
-def rate_limit(player_id: str) -> str:
+def command_limit(player_id: str) -> str:
+    """A player's commands and writes (``rate_limit_per_s``)."""
     return f"rl:{{{player_id}}}"
+
+
+def read_limit(address: str) -> str:
+    """Reads of games (REST and socket hellos) from a client address (``read_rate_per_s``)."""
+    return f"rl:{{read:{address}}}"
+
+
+def create_limit(player_id: str) -> str:
+    """A player's new games and daily attempts (``create_rate_per_s``)."""
+    return f"rl:{{new:{player_id}}}"
+
+
+def create_address_limit(address: str) -> str:
+    """New games, daily attempts and new players from a client address
+    (``create_per_address_rate_per_s``)."""
+    return f"rl:{{new:ip:{address}}}"
+
+
+def signup_limit(address: str) -> str:
+    """New players from a client address (``signup_per_address_rate_per_s``)."""
+    return f"rl:{{signup:ip:{address}}}"
+
+
+def rename_limit(player_id: str) -> str:
+    """A player's renames (``renames_per_day``)."""
+    return f"rl:{{rename:{player_id}}}"
 
 
 # -- players ----------------------------------------------------------------

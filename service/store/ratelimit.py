@@ -63,7 +63,7 @@ return {1, 0}
 
 
 class RateLimiter:
-    """``await limiter.allow(keys.rate_limit(player_id), rate_per_s, burst)``."""
+    """``await limiter.allow(keys.command_limit(player_id), rate_per_s, burst)``."""
 
     def __init__(self, redis: RedisConn) -> None:
         self.redis = redis

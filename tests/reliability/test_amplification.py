@@ -19,7 +19,7 @@ import aiohttp
 
 from service.clock import FakeClock
 from service.engine import DRAW, UNDO
-from service.ws import Close
+from service.ws_messages import Close
 from tests.live import settings_for_test
 from tests.service.helpers import Api, running_app, socket
 

@@ -28,6 +28,7 @@ from protocol.codec import decode_diff, decode_game_state
 from protocol.diffs import GameState
 from service.app import create_app
 from service.clock import Clock
+from service.connections import app_runner
 from service.context import CONTEXT, Context
 from service.settings import Settings
 from tests.live import free_port
@@ -251,7 +252,7 @@ async def running_app(
     """As ``tests.live.running_service``, and also the instance's Context (to reach inside it)."""
     port = free_port()
     app = create_app(dataclasses.replace(settings, port=port), clock=clock)
-    runner = web.AppRunner(app, shutdown_timeout=2.0)
+    runner = app_runner(app, shutdown_timeout=2.0)
     await runner.setup()
     try:
         await web.TCPSite(runner, "127.0.0.1", port).start()

@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
+import aiohttp
 import pytest
 
 from service.store import RateDecision, keys
+from tests.live import running_service, settings_for_test
+from tests.redis_servers import sync_client
+from tests.service.helpers import Api, connect
 from tests.stores import Store
 
 
 async def test_a_burst_is_allowed_then_requests_are_refused_with_the_wait(store: Store) -> None:
-    key = keys.rate_limit("p1")
+    key = keys.command_limit("p1")
     decisions = [await store.rate_limiter.allow(key, 2.0, 5, now_s=1000.0) for _ in range(6)]
     assert decisions[:5] == [RateDecision(True, 0.0)] * 5
     assert decisions[5] == RateDecision(False, 0.5)
 
 
 async def test_the_bucket_refills_at_the_rate(store: Store) -> None:
-    key = keys.rate_limit("p1")
+    key = keys.command_limit("p1")
     limiter = store.rate_limiter
     for _ in range(3):
         assert (await limiter.allow(key, 1.0, 3, now_s=50.0)).allowed
@@ -32,7 +37,7 @@ async def test_the_bucket_refills_at_the_rate(store: Store) -> None:
 
 
 async def test_a_refused_request_does_not_use_up_a_token(store: Store) -> None:
-    key = keys.rate_limit("p1")
+    key = keys.command_limit("p1")
     limiter = store.rate_limiter
     assert (await limiter.allow(key, 1.0, 1, now_s=10.0)).allowed
     for _ in range(5):
@@ -43,7 +48,7 @@ async def test_a_refused_request_does_not_use_up_a_token(store: Store) -> None:
 async def test_the_limit_holds_across_two_instances(
         any_redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
     one, two = await store_factory(any_redis_url), await store_factory(any_redis_url)
-    key = keys.rate_limit("p1")
+    key = keys.command_limit("p1")
     allowed = []
     for i in range(10):
         limiter = (one if i % 2 else two).rate_limiter
@@ -53,14 +58,14 @@ async def test_the_limit_holds_across_two_instances(
 
 async def test_players_have_separate_limits(store: Store) -> None:
     for _ in range(2):
-        assert (await store.rate_limiter.allow(keys.rate_limit("p1"), 1.0, 2, now_s=1.0)).allowed
-    assert not (await store.rate_limiter.allow(keys.rate_limit("p1"), 1.0, 2, now_s=1.0)).allowed
-    assert (await store.rate_limiter.allow(keys.rate_limit("p2"), 1.0, 2, now_s=1.0)).allowed
+        assert (await store.rate_limiter.allow(keys.command_limit("p1"), 1.0, 2, now_s=1.0)).allowed
+    assert not (await store.rate_limiter.allow(keys.command_limit("p1"), 1.0, 2, now_s=1.0)).allowed
+    assert (await store.rate_limiter.allow(keys.command_limit("p2"), 1.0, 2, now_s=1.0)).allowed
 
 
 async def test_the_servers_clock_is_used_when_none_is_given(store: Store) -> None:
     # A rate so low that no token comes back while the test runs.
-    key = keys.rate_limit("p1")
+    key = keys.command_limit("p1")
     decisions = [await store.rate_limiter.allow(key, 0.001, 3) for _ in range(4)]
     assert [d.allowed for d in decisions] == [True, True, True, False]
     assert 0 < decisions[3].retry_after_s <= 1000
@@ -70,7 +75,7 @@ async def test_the_servers_clock_is_used_when_none_is_given(store: Store) -> Non
 
 
 async def test_a_cost_counts_several_requests_at_once_or_none(store: Store) -> None:
-    key = keys.rate_limit("p1")
+    key = keys.command_limit("p1")
     limiter = store.rate_limiter
     assert (await limiter.allow(key, 1.0, 10, cost=4, now_s=5.0)).allowed
     assert (await limiter.allow(key, 1.0, 10, cost=4, now_s=5.0)).allowed
@@ -82,8 +87,38 @@ async def test_a_cost_counts_several_requests_at_once_or_none(store: Store) -> N
 
 async def test_nonsense_limits_are_refused(store: Store) -> None:
     with pytest.raises(ValueError):
-        await store.rate_limiter.allow(keys.rate_limit("p1"), 0, 5)
+        await store.rate_limiter.allow(keys.command_limit("p1"), 0, 5)
     with pytest.raises(ValueError):
-        await store.rate_limiter.allow(keys.rate_limit("p1"), 1, 0)
+        await store.rate_limiter.allow(keys.command_limit("p1"), 1, 0)
     with pytest.raises(ValueError):
-        await store.rate_limiter.allow(keys.rate_limit("p1"), 1, 5, cost=6)
+        await store.rate_limiter.allow(keys.command_limit("p1"), 1, 5, cost=6)
+
+
+async def test_each_limit_of_the_service_counts_in_the_bucket_its_key_names(
+        redis_url: str, tmp_path: Path) -> None:
+    # service/store/keys.py names each limit's bucket: a player's and an address's limits
+    # are counted there, each apart from the others. Slow rates: a bucket's key lives until
+    # the bucket is full again.
+    slow = {"rate_per_s": 0.01, "burst": 100}
+    settings = settings_for_test(redis_url, tmp_path, **{
+        f"{limit}_{part}": value
+        for limit in ("read", "create", "create_per_address", "signup_per_address")
+        for part, value in slow.items()},
+        rate_limit_per_s=0.01, rate_limit_burst=100, renames_per_day=100)
+    async with running_service(settings) as base, \
+            aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        player, token = await api.player("ann")  # a sign-up: a new player, and a new game's
+        game_id = (await api.create(token, "gilbert"))["game_id"]
+        await api.command(token, game_id, {"type": "draw"})
+        await api.request("PATCH", "/v1/players/me", token, 200, json={"name": "bea"})
+        sock, _ = await connect(session, base, game_id, token)  # a hello is a read
+        await sock.ws.close()
+    address = "127.0.0.1"
+    with sync_client(redis_url) as r:
+        buckets = {key.decode() for key in r.scan_iter("rl:*")}
+    assert buckets == {
+        keys.command_limit(player), keys.rename_limit(player), keys.create_limit(player),
+        keys.read_limit(address), keys.create_address_limit(address),
+        keys.signup_limit(address),
+    }

@@ -30,7 +30,7 @@ async def every_call(store: Store) -> list[Callable[[], Awaitable[object]]]:
         lambda: store.games.events("g1"),
         lambda: store.games.event_at("g1", 1),
         lambda: store.games.command_seq("g1", "c1"),
-        lambda: store.rate_limiter.allow(keys.rate_limit("p1"), 10, 10),
+        lambda: store.rate_limiter.allow(keys.command_limit("p1"), 10, 10),
     ]
 
 
@@ -120,7 +120,7 @@ async def test_a_store_that_refuses_writes_is_unavailable_and_says_why(
     writes: list[Callable[[], Awaitable[object]]] = [
         lambda: store.games.create("g2", META, ttl_s=3600),
         lambda: store.games.append("g1", 1, "c2", b"e2"),
-        lambda: store.rate_limiter.allow(keys.rate_limit("p1"), 10, 10),
+        lambda: store.rate_limiter.allow(keys.command_limit("p1"), 10, 10),
     ]
     for write in writes:
         with pytest.raises(StoreUnavailable) as caught:

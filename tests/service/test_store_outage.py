@@ -20,6 +20,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from service import ws_writer
 from service.app import Context
 from service.store import keys
 from service.store.embedded import EmbeddedServer
@@ -450,7 +451,7 @@ async def test_a_store_restarted_while_it_loads_a_large_log_closes_sockets_1013_
         await watcher.ws.close()
     assert code == 1013
     assert messages == []
-    closing = [r for r in caplog.records if r.name == "service.ws"]
+    closing = [r for r in caplog.records if r.name == ws_writer.log.name]
     assert len(closing) == 1 and closing[0].exc_info is None  # one line
     assert "the store refuses this now: it is loading its data" in closing[0].getMessage()
 

@@ -93,7 +93,7 @@ async def test_a_rate_limit_charge_whose_reply_was_lost_is_charged_once(
         lossy: LostReplies, store_factory: Callable[..., Awaitable[Store]]) -> None:
     store = await store_factory(lossy.url)
     await primed(store, _GCRA)
-    key = keys.rate_limit("p1")
+    key = keys.command_limit("p1")
     lossy.lose_next_reply_to(_GCRA.sha.encode())
     assert (await store.rate_limiter.allow(key, 1.0, 2, now_s=1000.0)).allowed
     assert lossy.lost == 1

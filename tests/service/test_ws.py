@@ -15,6 +15,7 @@ import pytest
 
 from service.app import Context
 from service.engine import DRAW
+from service.ws_gamesocket import AIOHTTP_CHECKED
 from tests.live import settings_for_test
 from tests.service.helpers import (
     WAIT_S,
@@ -320,6 +321,15 @@ async def test_a_message_over_the_size_limit_gets_an_error_saying_the_limit_then
     assert error["code"] == "bad_request"
     assert f"{limit} bytes" in error["message"] and "max_ws_message_bytes" in error["message"]
     assert error["details"] == {"limit": "max_ws_message_bytes", "max_bytes": limit}
+
+
+def test_the_installed_aiohttp_is_one_the_game_socket_was_checked_against() -> None:
+    # service/ws_gamesocket.py relies on how aiohttp closes a socket on a message too big
+    # (the test above checks it does): another aiohttp, read its source again, then widen
+    # AIOHTTP_CHECKED.
+    version = tuple(int(part) for part in aiohttp.__version__.split(".")[:2])
+    low, high = AIOHTTP_CHECKED
+    assert low <= version < high, (aiohttp.__version__, AIOHTTP_CHECKED)
 
 
 async def test_a_refused_hello_gets_an_error_then_close_1008(
