@@ -704,31 +704,6 @@ async def test_a_header_too_large_for_http_parsing_gets_the_contracts_json_error
     assert "malformed HTTP request" in body["error"]["message"]
 
 
-async def test_a_body_that_never_arrives_is_the_clients_fault_not_the_stores(
-        redis_url: str, tmp_path: Path) -> None:
-    """A request whose Content-Length promises more than is sent waits until the request
-    deadline; the answer then says so (400), rather than a 503 blaming the store and an
-    'unknown outcome' of a write that never began."""
-    import asyncio
-    from urllib.parse import urlsplit
-
-    settings = settings_for_test(redis_url, tmp_path, request_deadline_s=0.5)
-    async with running_service(settings) as base:
-        url = urlsplit(base)
-        reader, writer = await asyncio.open_connection(url.hostname, url.port)
-        writer.write(b"POST /v1/players HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: 100\r\n\r\n" + b'{"name": "Ann"}')
-        await writer.drain()
-        head = (await reader.readuntil(b"\r\n\r\n")).decode()
-        length = int(next(line.split(":")[1] for line in head.split("\r\n")
-                          if line.lower().startswith("content-length")))
-        body = json.loads(await reader.readexactly(length))
-        writer.close()
-    assert head.startswith("HTTP/1.1 400"), head
-    assert body["error"]["code"] == "bad_request", body
-    assert "body" in body["error"]["message"] and "outcome" not in body["error"]["details"]
-
-
 async def test_a_js_front_end_on_another_origin_may_call_the_api(api: Api,
                                                                  owner: tuple[str, str]) -> None:
     """PROTOCOL.md's thin clients include JS front ends: a browser lets one served from
