@@ -77,6 +77,15 @@ class Reply:
         return err  # type: ignore[no-any-return]
 
 
+def check_error(reply: Reply, status: int, code: str) -> dict[str, Any]:
+    """The ``error`` of a ``status`` answer in the contract's JSON shape, with ``code``."""
+    assert reply.status == status, (reply.status, reply.raw)
+    assert reply.headers["Content-Type"].startswith("application/json")
+    err = reply.error
+    assert err["code"] == code, err
+    return err
+
+
 @dataclass
 class Api:
     """Calls the service like a thin client; ``received`` keeps every body it got."""
