@@ -15,8 +15,10 @@ import dataclasses
 import itertools
 import json
 import random
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -307,6 +309,14 @@ async def play_random(api: Api, token: str, game_id: str, steps: int, rng: rando
                                   command_id=new_command_id())
         results.append(reply.body)
     return results
+
+
+def wait_for_file(path: str) -> None:
+    """A job that holds a solver worker until ``path`` exists (runs in a worker process):
+    the pool busy for as long as a test needs."""
+    deadline = time.monotonic() + 120
+    while not Path(path).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 async def wait_for(

@@ -20,7 +20,7 @@ import pytest
 from protocol.solver import Solution
 from service.app import Context
 from tests.live import settings_for_test
-from tests.service.helpers import CONFIGS, Api, running_app
+from tests.service.helpers import CONFIGS, Api, running_app, wait_for, wait_for_file
 
 # Deals whose solutions the tests replay: fixed, so a run never depends on a drawn deal.
 SEEDS = {"gilbert": 6, "shamrocks": 4, "gate": 13, "caprice": 7}
@@ -125,19 +125,35 @@ async def test_a_solution_is_visible_to_whoever_may_read_the_game(
     await solution(api, None, public)
 
 
-async def test_one_deal_is_one_solution_whoever_plays_it_and_however_its_options_are_written(
-        service: tuple[Api, Context]) -> None:
+async def test_a_kept_solution_needs_no_search_whoever_plays_the_deal_however_written(
+        redis_url: str, tmp_path: Path) -> None:
     """A solution is kept by the deal (variant, options as the variant completes them,
-    seed): another player's game of it, written with an option at its default, gets the
-    kept answer (the same search: its nodes and time too), not a search of its own."""
-    api, _ = service
-    _, ann = await api.player("ann")
-    _, bob = await api.player("bob")
-    seed = SEEDS["gate"]
-    first = (await api.create(ann, "gate", seed))["game_id"]
-    spelled_out = (await api.create(bob, "gate", seed, {"single_card_moves": False}))["game_id"]
-    for token, game in ((ann, first), (bob, spelled_out)):
-        await api.command(token, game, {"type": "resign"})
-    kept = await solution(api, ann, first)
-    assert kept["result"] == "won"
-    assert await solution(api, bob, spelled_out) == kept
+    seed): another player's game of it, its options written out at their defaults, gets
+    the kept answer at once, even while the solver is too busy for any new search."""
+    settings = settings_for_test(redis_url, tmp_path, solver_workers=1, solver_queue=0,
+                                 daily_solve_s=0.5)
+    async with running_app(settings) as (base, ctx), aiohttp.ClientSession() as session:
+        api = Api(session, base)
+        await ctx.daily.deals.stop()
+        await wait_for(lambda: ctx.pool.pending == 0, 60, "the daily chooser's last search")
+        _, ann = await api.player("ann")
+        _, bob = await api.player("bob")
+        seed = SEEDS["gate"]
+        first = (await api.create(ann, "gate", seed))["game_id"]
+        spelled_out = (await api.create(bob, "gate", seed, {"single_card_moves": False}))[
+            "game_id"]
+        another_deal = (await api.create(bob, "gate", seed + 1))["game_id"]
+        for token, game in ((ann, first), (bob, spelled_out), (bob, another_deal)):
+            await api.command(token, game, {"type": "resign"})
+        kept = await solution(api, ann, first)
+        assert kept["result"] == "won"
+        release = tmp_path / "release"
+        blocker = ctx.pool.submit(wait_for_file, str(release), what="a test's blocker", retry_s=1)
+        try:
+            busy = await api.request("GET", f"/v1/games/{another_deal}/solution", bob, 503)
+            assert "busy" in busy.error["message"]  # a deal not searched before waits...
+            again = await api.request("GET", f"/v1/games/{spelled_out}/solution", bob, 200)
+            assert again.body == kept  # ... the kept one does not
+        finally:
+            release.touch()
+            await blocker

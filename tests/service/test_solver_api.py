@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import aiohttp
@@ -20,18 +19,11 @@ import pytest
 
 from service.errors import ApiError
 from tests.live import alive, settings_for_test, wait_until_dead
-from tests.service.helpers import Api, running_app, wait_for
+from tests.service.helpers import Api, running_app, wait_for, wait_for_file
 
 
 async def hint(api: Api, token: str | None, game: str, expect: int = 200) -> object:
     return (await api.request("POST", f"/v1/games/{game}/hint", token, expect)).body
-
-
-def wait_for_file(path: str) -> None:
-    """A job that holds a worker until ``path`` exists (runs in a worker process)."""
-    deadline = time.monotonic() + 120
-    while not Path(path).exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
 
 
 async def test_a_busy_solver_answers_503_with_retry_after(redis_url: str, tmp_path: Path) -> None:
