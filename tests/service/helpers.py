@@ -15,8 +15,10 @@ import dataclasses
 import itertools
 import json
 import random
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -76,6 +78,15 @@ class Reply:
         assert isinstance(err["code"], str) and isinstance(err["message"], str) and err["message"]
         assert isinstance(err["details"], dict)
         return err  # type: ignore[no-any-return]
+
+
+def check_error(reply: Reply, status: int, code: str) -> dict[str, Any]:
+    """The ``error`` of a ``status`` answer in the contract's JSON shape, with ``code``."""
+    assert reply.status == status, (reply.status, reply.raw)
+    assert reply.headers["Content-Type"].startswith("application/json")
+    err = reply.error
+    assert err["code"] == code, err
+    return err
 
 
 @dataclass
@@ -299,6 +310,14 @@ async def play_random(api: Api, token: str, game_id: str, steps: int, rng: rando
                                   command_id=new_command_id())
         results.append(reply.body)
     return results
+
+
+def wait_for_file(path: str) -> None:
+    """A job that holds a solver worker until ``path`` exists (runs in a worker process):
+    the pool busy for as long as a test needs."""
+    deadline = time.monotonic() + 120
+    while not Path(path).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 async def wait_for(
