@@ -20,9 +20,9 @@ from protocol.errors import bad_request_from
 from protocol.rest import CommandResult, CreateGame, Events, LegalMoves
 from service.app import create_app
 from service.auth import Tokens
-from service.clock import FakeClock
 from service.engine import DRAW, UNDO, BadCommand, Game, Move, Status
 from service.store import keys
+from tests.fakes import FakeClock
 from tests.live import free_port, running_service, settings_for_test
 from tests.redis_servers import sync_client
 from tests.service.helpers import (
