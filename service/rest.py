@@ -34,11 +34,13 @@ from protocol.rest import (
 from service import addresses, wire
 from service.caller import player_of
 from service.context import Context, context
-from service.errors import COMMANDS_ROUTE, ApiError, json_response
+from service.error_middleware import COMMANDS_ROUTE
+from service.errors import ApiError
 from service.games import engine_command, new_game_id
 from service.metrics import CONTENT_TYPE
 from service.moves import moves_of
 from service.player_games import list_games
+from service.responses import json_response
 
 routes = web.RouteTableDef()
 # The contract documents ship inside the protocol package (links to the top-level

@@ -11,7 +11,8 @@ from service.caller import player_of
 from service.daily.challenge import Day, challenge_body, parse_date, today
 from service.daily.service import DailyService, decode_board_cursor
 from service.engine import VARIANTS
-from service.errors import ApiError, json_response
+from service.errors import ApiError
+from service.responses import json_response
 from service.rest import count_new_game, ctx_of, no_body
 
 routes = web.RouteTableDef()
