@@ -146,7 +146,7 @@ def build_context(settings: Settings, redis_url: str, clock: Clock) -> Context:
 
     async def made(owner: str, game_id: str, variant: str, created_at: datetime) -> None:
         await ctx.players.add_game(owner, game_id, variant, epoch_ms(created_at),
-                                   settings.player_ttl_days * 86_400)
+                                   settings.player_ttl_s)
 
     games.on_final.append(closed)
     games.on_create.append(made)  # the player's index of their games

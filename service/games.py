@@ -473,7 +473,7 @@ class GameService:
         if closes_at:
             until = closes_at + timedelta(days=self.settings.daily_keep_days)
             return max(1, int((until - self.clock.now()).total_seconds()))
-        return max(1, self.settings.finished_game_ttl_days * 86_400)
+        return max(1, self.settings.finished_game_ttl_s)
 
     async def events(self, game_id: str, after: int, limit: int | None = None) -> list[bytes]:
         """The stored events after seq ``after`` (all of them unless ``limit``)."""

@@ -146,7 +146,7 @@ async def update_player(request: web.Request) -> web.Response:
     name = ctx.players.validate_name(body.name)
     await ctx.rename_limiter.check("rename:" + player)
     settings = ctx.settings
-    await ctx.players.set_name(player, name, settings.player_ttl_days * 86_400,
+    await ctx.players.set_name(player, name, settings.player_ttl_s,
                                settings.unplayed_player_ttl_s)
     ctx.daily.renamed(player)
     return json_response(Player(player_id=player, name=name))
@@ -181,7 +181,7 @@ async def create_game(request: web.Request) -> web.Response:
     except Exception:
         await ctx.players.closed_game(player, game_id)  # not made after all (a bad variant: 400)
         raise
-    await ctx.players.touch(player, settings.player_ttl_days * 86_400)
+    await ctx.players.touch(player, settings.player_ttl_s)
     return json_response(GameCreated(game_id=loaded.game_id, state=ctx.games.state(loaded)), 201)
 
 

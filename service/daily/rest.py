@@ -57,7 +57,7 @@ async def start_attempt(request: web.Request) -> web.Response:
     await ctx.limiter.check(player)
     await count_new_game(request, player)  # an attempt is a new game: the same limits
     loaded = await daily.start_attempt(player, day, variant)
-    await ctx.players.touch(player, ctx.settings.player_ttl_days * 86_400)
+    await ctx.players.touch(player, ctx.settings.player_ttl_s)
     return json_response(GameCreated(game_id=loaded.game_id, state=ctx.games.state(loaded)), 201)
 
 
