@@ -221,7 +221,7 @@ async def test_a_duplicate_of_a_final_command_runs_the_final_hooks_the_first_mis
     again, _ = await second.command(created.game_id, "p1", {"type": "resign"}, None, "c-resign")
     assert again == seq == 1
     assert seen == [(created.game_id, 1, "resigned")]
-    assert second._cache[created.game_id].seq == 1  # remembered, as an applied command is
+    assert second.cache.get(created.game_id).seq == 1  # remembered, as an applied command is
 
 
 async def test_a_resend_on_a_closed_attempt_gets_its_first_result_and_a_new_command_403(
