@@ -360,7 +360,6 @@ class Hub:
         # re-subscribed, and in a cluster the slot map is checked.
         self.sweep_interval_s = settings.redis_health_check_s
         self._sweep_task: asyncio.Task[None] | None = None
-        self.reroutes = 0  # re-route passes made
         self.reroute_retries = 0  # passes that could not finish and were tried again
 
     # -- public --------------------------------------------------------------
@@ -541,7 +540,6 @@ class Hub:
         if wait > 0:
             await asyncio.sleep(wait)
         self._last_reroute = time.monotonic()
-        self.reroutes += 1
         cluster = self.redis.client
         assert isinstance(cluster, RedisCluster)
         try:
