@@ -36,7 +36,7 @@ from service.game_access import GameAccess
 from service.game_cache import GameCache
 from service.game_commands import FinalHook, GameCommands
 from service.game_lifetimes import GameLifetimes
-from service.loaded import Loaded
+from service.loaded import Loaded as Loaded  # the handlers know it as games.Loaded
 from service.metrics import Metrics
 from service.settings import Settings
 from service.store.errors import NotFound
