@@ -9,8 +9,10 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
+from redis.asyncio.cluster import NodesManager
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from service.store import RESYNC, GameMeta, Published, keys
@@ -68,14 +70,14 @@ async def test_a_moved_slot_whose_first_refresh_fails_is_re_routed_after_a_retry
     await store.games.create("g1", META, ttl_s=3600)
     # The hub re-reads the slot map with redis-py's own refresh: its next one fails.
     nodes = store.redis.client.nodes_manager
-    real_refresh = nodes.initialize
+    real_refresh = NodesManager.initialize
 
-    async def failing_once() -> None:
-        if failures:
+    async def failing_once(self: NodesManager, *args: Any, **kwargs: Any) -> Any:
+        if self is nodes and failures:
             raise failures.pop()
-        await real_refresh()
+        return await real_refresh(self, *args, **kwargs)
 
-    monkeypatch.setattr(nodes, "initialize", failing_once)
+    monkeypatch.setattr(NodesManager, "initialize", failing_once)
     source = private_cluster.nodes.index(private_cluster.node_for_key(keys.game_meta("g1")))
     target = (source + 1) % 3
     async with listen(hub, "g1") as listener:
@@ -102,20 +104,21 @@ async def test_a_re_route_asked_for_while_one_runs_is_not_dropped(
     await store.games.create("g1", META, ttl_s=3600)
     # The hub re-reads the slot map with redis-py's own refresh: its next one is held.
     nodes = store.redis.client.nodes_manager
-    real_refresh = nodes.initialize
+    real_refresh = NodesManager.initialize
     calls = 0
 
-    async def slow_first() -> None:
+    async def slow_first(self: NodesManager, *args: Any, **kwargs: Any) -> Any:
         nonlocal calls
+        if self is not nodes:
+            return await real_refresh(self, *args, **kwargs)
         calls += 1
+        result = await real_refresh(self, *args, **kwargs)
         if calls == 1:  # the first pass reads the slot map before the move...
-            await real_refresh()
             started.set()
             await release.wait()
-            return
-        await real_refresh()
+        return result
 
-    monkeypatch.setattr(nodes, "initialize", slow_first)
+    monkeypatch.setattr(NodesManager, "initialize", slow_first)
     source = private_cluster.nodes.index(private_cluster.node_for_key(keys.game_meta("g1")))
     target = (source + 1) % 3
     async with listen(hub, "g1") as listener:
