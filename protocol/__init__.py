@@ -41,6 +41,7 @@ from .errors import (
     ErrorInfo,
     bad_request_from,
     error_body,
+    error_code,
     error_info,
     http_status,
 )
@@ -176,6 +177,7 @@ __all__ = [
     "diff_of",
     "encode",
     "error_body",
+    "error_code",
     "error_info",
     "http_status",
     "parse_rfc3339",

@@ -45,6 +45,16 @@ HTTP_STATUS: Final[Mapping[ErrorCode, int]] = MappingProxyType(
 # bad_request so that clients switch on a closed set of codes.
 PAYLOAD_TOO_LARGE: Final = 413
 
+_CODE_OF_STATUS: Final[Mapping[int, ErrorCode]] = MappingProxyType(
+    {status: code for code, status in HTTP_STATUS.items()})
+
+
+def error_code(status: int) -> ErrorCode:
+    """The code of an error answered with HTTP ``status`` (an error status, 400 and up): the
+    one :data:`HTTP_STATUS` gives it; any other 4xx (405, :data:`PAYLOAD_TOO_LARGE`, 415...)
+    is ``bad_request`` and any other 5xx ``unavailable``, so the set of codes stays closed."""
+    return _CODE_OF_STATUS.get(status) or ("unavailable" if status >= 500 else "bad_request")
+
 
 class ErrorDetails(TypedDict, total=False):
     """The members ``details`` may hold, each only where it applies. A server may add

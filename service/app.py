@@ -22,6 +22,7 @@ from aiohttp import web
 
 from service import rest, solver_rest, ws
 from service.addresses import trusted_networks
+from service.aiohttp_handle_error_patch import json_protocol_errors
 from service.auth import Tokens, load_secret
 from service.caller import caller_middleware
 from service.clock import Clock
@@ -33,7 +34,8 @@ from service.daily.deals import DailyDeals
 from service.daily.rest import routes as daily_routes
 from service.daily.service import DailyService
 from service.deadline import deadline_middleware
-from service.errors import ApiError, Handler, error_middleware, json_protocol_errors
+from service.error_middleware import error_middleware
+from service.errors import ApiError
 from service.games import GameService, Loaded
 from service.hints import Hints
 from service.looplag import LoopLag
@@ -41,6 +43,7 @@ from service.memory import Trimmer
 from service.metrics import Metrics
 from service.players import Players
 from service.ratelimit import Limiter
+from service.responses import Handler
 from service.searches import Searches
 from service.settings import Settings
 from service.solutions import Solutions
@@ -146,7 +149,7 @@ def build_context(settings: Settings, redis_url: str, clock: Clock) -> Context:
 
     async def made(owner: str, game_id: str, variant: str, created_at: datetime) -> None:
         await ctx.players.add_game(owner, game_id, variant, epoch_ms(created_at),
-                                   settings.player_ttl_days * 86_400)
+                                   settings.player_ttl_s)
 
     games.on_final.append(closed)
     games.on_create.append(made)  # the player's index of their games

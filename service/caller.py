@@ -15,7 +15,8 @@ from aiohttp import web
 from service.auth import bearer_token
 from service.context import context
 from service.cors import API_PREFIX
-from service.errors import ApiError, Handler
+from service.errors import ApiError
+from service.responses import Handler
 
 # The request's player: None when it sent no token; absent until checked.
 _CALLER = web.RequestKey[str | None]("caller")

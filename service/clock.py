@@ -16,23 +16,3 @@ class Clock:
         """Seconds since the epoch."""
         return time.time()
 
-
-class FakeClock(Clock):
-    """A clock that stands still until a test moves it."""
-
-    def __init__(self, start: datetime) -> None:
-        self._now = start
-
-    def now(self) -> datetime:
-        return self._now
-
-    def time(self) -> float:
-        return self._now.timestamp()
-
-    def advance(self, seconds: float) -> None:
-        from datetime import timedelta
-
-        self._now += timedelta(seconds=seconds)
-
-    def set(self, when: datetime) -> None:
-        self._now = when

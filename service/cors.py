@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from service.errors import Handler
+from service.responses import Handler
 
 API_PREFIX = "/v1/"
 ALLOW_ORIGIN = {"Access-Control-Allow-Origin": "*",

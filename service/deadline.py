@@ -20,7 +20,9 @@ from types import TracebackType
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from service.errors import ApiError, Handler, is_command, unknown_outcome
+from service.error_middleware import is_command
+from service.errors import ApiError, unknown_outcome
+from service.responses import Handler
 
 # When the innermost running deadline passes (the event loop's time), None outside any.
 _ENDS_AT: ContextVar[float | None] = ContextVar("deadline_ends_at", default=None)

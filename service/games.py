@@ -1,59 +1,47 @@
 """Games over the event log: create, load, command, read — the service's domain layer.
 
 The log in Redis is the truth; a game's state is a fold of its events over the
-deal (from the latest snapshot on). An in-process cache keeps recent games, but
-a command is written only if the log is still at the cached ``seq`` (the append
-script checks it), so a stale cache costs a retry, never a wrong write.
+deal (from the latest snapshot on). :class:`GameService` puts together the jobs
+that make a game, each in a module of its own: who may read or command it
+(game_access.py), the games kept in memory (game_cache.py), what a client is shown
+(game_views.py), applying a command and retrying what a race lost
+(game_commands.py), and how long the store keeps a game (game_lifetimes.py).
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import random
 import secrets
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import msgspec
 
-from protocol.codec import encode
 from protocol.commands import Move as pmove
 from protocol.diffs import GameState, Stats
-from protocol.fields import rfc3339
-from protocol.ws import DiffMessage
-from service import wire
+from service import game_views
 from service.clock import Clock
 from service.engine import (
     MAX_SEED,
     RULES_VERSION,
     Command,
-    Draw,
     Game,
-    IllegalCommand,
     Move,
-    Resign,
-    Rule,
-    Status,
-    Undo,
     command_from_dict,
 )
-from service.errors import ApiError, to_api_error
-from service.eventhash import START, event_hash
+from service.errors import ApiError
+from service.eventhash import START
+from service.game_access import GameAccess
+from service.game_cache import GameCache
+from service.game_commands import FinalHook, GameCommands
+from service.game_lifetimes import GameLifetimes
+from service.loaded import Loaded as Loaded  # the handlers know it as games.Loaded
 from service.metrics import Metrics
 from service.settings import Settings
-from service.store import meta as fields
-from service.store.errors import Conflict, Duplicate, HintsChanged, NotFound
+from service.store.errors import NotFound
 from service.store.games import GameMeta, Games
 from service.store.meta import DailyTag
-
-log = logging.getLogger("service.games")
-
-# Rounds a command without expected_seq may lose to concurrent writers before 503.
-_MAX_RACES = 64
 
 
 class _Replayed(msgspec.Struct):
@@ -65,7 +53,6 @@ class _Replayed(msgspec.Struct):
 
 _replayed = msgspec.json.Decoder(_Replayed)
 _snapshot_decoder = msgspec.json.Decoder(dict[str, Any])
-_MS = timedelta(milliseconds=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,55 +79,10 @@ def engine_command(command: Any) -> Command:
     return command_from_dict({"type": type(command).__name__.lower()})
 
 
-def fingerprint(command: Command) -> str:
-    """The command as the store keeps it with its command_id: a resend of the id is the
-    same command when its fingerprint is the same (``move waste foundation 1``, ``draw``)."""
-    if type(command) is Move:
-        return f"move {command.from_} {command.to} {command.count}"
-    return _WORD[type(command)]
-
-
-_WORD: dict[type, str] = {Draw: "draw", Undo: "undo", Resign: "resign"}
-
-
-def _command_of(fingerprint_: str) -> dict[str, Any]:
-    """The JSON form of the command a fingerprint names."""
-    kind, *move = fingerprint_.split(" ")
-    if kind == "move" and len(move) == 3:
-        return {"type": "move", "from": move[0], "to": move[1], "count": int(move[2])}
-    return {"type": kind}
-
-
 def decode_event(data: bytes) -> _Replayed:
     return _replayed.decode(data)
 
 
-@dataclass(slots=True)
-class Loaded:
-    """One game as of ``seq``: its metadata and the engine's game."""
-
-    game_id: str
-    meta: GameMeta  # as created; what changes with play is kept below
-    game: Game
-    seq: int
-    started_at: datetime | None = None  # the first command
-    finished_at: datetime | None = None  # the command that made it won or resigned
-    last_at: datetime | None = None  # the latest command
-    hash: str = START  # the hash of the event at seq (START at seq 0): see eventhash.py
-    hints: int = 0  # hints taken (counted in the meta, beside the log)
-
-    @property
-    def owner(self) -> str:
-        return self.meta.owner
-
-
-def _same(a: Loaded, b: Loaded) -> bool:
-    """Whether two reads of a game found it as it was (the hash chains every event)."""
-    return (a.seq == b.seq and a.hash == b.hash and a.hints == b.hints and a.meta == b.meta
-            and a.last_at == b.last_at)
-
-
-FinalHook = Callable[[Loaded], Awaitable[None]]
 # Called as a game is made, before it is stored: (owner, game_id, variant, created_at).
 CreateHook = Callable[[str, str, str, datetime], Awaitable[None]]
 
@@ -154,7 +96,21 @@ class GameService:
     on_final: list[FinalHook] = field(default_factory=list)
     on_create: list[CreateHook] = field(default_factory=list)
     cache_size: int = 10_000
-    _cache: OrderedDict[str, Loaded] = field(default_factory=OrderedDict)
+
+    def __post_init__(self) -> None:
+        self.cache = GameCache(self.cache_size)
+        self.access = GameAccess(self.settings, self.clock)
+        self.lifetimes = GameLifetimes(self.settings, self.clock)
+        # on_final is the same list: a hook added to it later runs too.
+        self.commands = GameCommands(self.store, self.settings, self.metrics, self.access,
+                                     self.lifetimes, self.cache, self.load, self.on_final)
+        # The access policy, as the handlers ask it.
+        self.can_read = self.access.can_read
+        self.check_read = self.access.check_read
+        self.check_command = self.access.check_command
+        self.takes_no_moves = self.access.takes_no_moves
+        self.day_is_over = self.access.day_is_over
+        self.seed_visible = self.access.seed_visible
 
     # --- creating ------------------------------------------------------------------
     async def create(self, owner: str, variant: str, seed: int | None,
@@ -171,7 +127,7 @@ class GameService:
         secret = chosen if seed_secret is None else seed_secret
         meta = GameMeta(
             variant=game.variant.id, options=dict(game.variant.options), seed=seed,
-            owner=owner, rules_version=str(RULES_VERSION), created_at=self._now(),
+            owner=owner, rules_version=str(RULES_VERSION), created_at=self.lifetimes.now(),
             status=game.status.value, public=public, seq=0, seed_secret=secret,
         )
         if daily is not None:
@@ -182,7 +138,7 @@ class GameService:
         await self.store.create(game_id, meta, self.settings.game_ttl_s)
         self.metrics.games_created.inc(game.variant.id)
         loaded = Loaded(game_id, meta, game, 0)
-        self._remember(loaded)
+        self.cache.remember(loaded)
         return loaded
 
     # --- loading -------------------------------------------------------------------
@@ -201,280 +157,31 @@ class GameService:
             game = game.apply(decode_event(raw).command)[0]
         loaded = Loaded(game_id, meta, game, meta.seq, meta.started_at, meta.finished_at,
                         meta.last_at, meta.hash or START, meta.hints or 0)
-        cached = self._cache.get(game_id)
-        if cached is not None and _same(cached, loaded):
-            # The cache has it already: keep that one. Each hello reads its game, and a
-            # burst of hellos made as many copies, the last of each kept for good: the
-            # long-lived copies, scattered among the sockets' memory, kept most of it
-            # from being given back once the sockets closed (benchmarks/README.md, "Memory").
-            loaded = cached
-        self._remember(loaded)
-        return loaded
-
-    def _remember(self, loaded: Loaded) -> None:
-        cache = self._cache
-        cache[loaded.game_id] = loaded
-        cache.move_to_end(loaded.game_id)
-        while len(cache) > self.cache_size:
-            cache.popitem(last=False)
-
-    # --- access ----------------------------------------------------------------------
-    def can_read(self, loaded: Loaded, player: str | None) -> bool:
-        if player is not None and player == loaded.owner:
-            return True
-        readable_from = loaded.meta.readable_from
-        if readable_from:  # a daily attempt: nobody else may look until its day is over
-            return self.clock.now() >= readable_from
-        return loaded.meta.public
-
-    def check_read(self, loaded: Loaded, player: str | None) -> None:
-        if not self.can_read(loaded, player):
-            raise ApiError("not_found", f"no game {loaded.game_id!r}")  # private: 404, not 403
-
-    def check_command(self, loaded: Loaded, player: str | None) -> None:
-        if player is None:
-            if not self.can_read(loaded, None):
-                raise ApiError("not_found", f"no game {loaded.game_id!r}")
-            raise ApiError("unauthorized",
-                           "a command needs the owner's token (Authorization: Bearer)")
-        if player != loaded.owner:
-            self.check_read(loaded, player)
-            raise ApiError("forbidden", "only the game's owner may send commands to it")
-        closes_at = loaded.meta.closes_at
-        if closes_at is not None and self.day_is_over(loaded.meta):
-            raise ApiError("forbidden", "the challenge is over", {"closes_at": rfc3339(closes_at)})
-
-    def takes_no_moves(self, meta: GameMeta, seq: int) -> bool:
-        """Whether the game at ``seq`` refuses every command but resign (and so lists no
-        legal move): a daily attempt whose day is over, or a game that has had the most
-        commands a game may have (``settings.max_commands_per_game``)."""
-        return seq >= self.settings.max_commands_per_game or self.day_is_over(meta)
-
-    def day_is_over(self, meta: GameMeta) -> bool:
-        """The game is a daily attempt whose day is over: fixed, it takes no more commands
-        (403 "the challenge is over") and so has no legal moves. False for any other game."""
-        closes_at = meta.closes_at
-        return closes_at is not None and self.clock.now() >= closes_at
+        return self.cache.read(loaded)
 
     # --- reading ---------------------------------------------------------------------
-    def seed_visible(self, loaded: Loaded) -> bool:
-        meta = loaded.meta
-        if meta.seed_from:  # a daily challenge's seed: hidden until its day is over
-            return self.clock.now() >= meta.seed_from
-        if meta.seed_secret:
-            return loaded.game.status.is_final
-        return True
-
     def stats(self, loaded: Loaded) -> Stats:
-        started, finished = loaded.started_at, loaded.finished_at
-        end = finished or loaded.last_at
-        duration = max(0, (end - started) // _MS) if started and end else 0
-        return Stats(moves=loaded.game.moves, foundation_cards=loaded.game.foundation_cards,
-                     started_at=rfc3339(started) if started else None,
-                     finished_at=rfc3339(finished) if finished else None, duration_ms=duration,
-                     hints=loaded.hints)
+        return game_views.stats(loaded)
 
     def state(self, loaded: Loaded) -> GameState:
         """The redacted state of PROTOCOL.md."""
-        game = loaded.game
-        return GameState(
-            game_id=loaded.game_id, variant=game.variant.id, options=game.variant.options,
-            seq=loaded.seq, status=wire.status(game.status), piles=wire.piles(game.public_piles()),
-            stats=self.stats(loaded), public=loaded.meta.public,
-            seed=game.seed if self.seed_visible(loaded) else None, owner=loaded.owner,
-        )
+        return game_views.state(loaded, self.access.seed_visible(loaded))
 
     def hint_taken(self, loaded: Loaded, count: int) -> None:
         """Remember the game's new hint count (kept in the meta by the caller)."""
-        cached = self._cache.get(loaded.game_id)
-        for one in (loaded, cached):
-            if one is not None:
-                one.hints = max(one.hints, count)
-
-    # --- commanding -------------------------------------------------------------------
-    async def command(self, game_id: str, player: str | None, command: Command | dict[str, Any],
-                      expected_seq: int | None, command_id: str | None) -> tuple[int, bytes]:
-        """Apply one command; the new seq and the stored event (the diff message).
-
-        Raises ApiError: 401/403/404 (access), 409 (stale ``expected_seq``, or a
-        ``command_id`` used before for another command), 422 (illegal). A repeated
-        ``command_id`` with the same command returns the first result and applies nothing.
-        """
-        command = engine_command(command) if isinstance(command, dict) else command
-        command_key = fingerprint(command)
-        cached = self._cache.get(game_id)
-        loaded = cached or await self.load(game_id)
-        fresh = cached is None  # just read from the log, not from our cache
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                self.check_command(loaded, player)
-            except ApiError as err:
-                # An idempotent resend after the game closed (a daily attempt's day ended)
-                # still gets its first result: only the owner, who sent it, may see it.
-                if err.code == "forbidden" and command_id is not None and player == loaded.owner:
-                    first = await self.store.first_application(game_id, command_id)
-                    if first is not None:
-                        self._same_command(game_id, command_id, *first, command_key)
-                        return first[0], await self._event(game_id, first[0])
-                raise
-            if expected_seq is not None and expected_seq != loaded.seq and attempt == 1:
-                loaded, fresh = await self.load(game_id), True  # our cache may be behind the log
-                continue
-            try:
-                if expected_seq is not None and expected_seq != loaded.seq:
-                    raise Conflict(game_id, expected_seq, loaded.seq)
-                return await self._append(loaded, command, command_id, command_key)
-            except Duplicate as dup:
-                self._same_command(game_id, dup.command_id, dup.seq, dup.fingerprint, command_key)
-                return dup.seq, await self._duplicate(game_id, dup.seq)
-            except Conflict as exc:
-                if command_id is not None:
-                    first = await self.store.first_application(game_id, command_id)
-                    if first is not None:
-                        self._same_command(game_id, command_id, *first, command_key)
-                        return first[0], await self._duplicate(game_id, first[0])
-                if expected_seq is not None:
-                    self.metrics.commands_refused.inc("conflict")
-                    raise ApiError("conflict", f"the game is at seq {exc.current_seq}, "
-                                   f"not at the expected seq {expected_seq}",
-                                   {"seq": exc.current_seq, "expected_seq": expected_seq}) from None
-                # No expected_seq: the client asked for "whatever the state is now", so
-                # another writer going first is not its conflict (409 is kept for a stale
-                # expected_seq). Retry, with a jittered pause that grows, until the
-                # request deadline ends it (503) or _MAX_RACES rounds are lost.
-                if attempt >= _MAX_RACES:
-                    raise ApiError("unavailable", f"the game kept changing under this command "
-                                   f"({attempt} concurrent commands went first); send it again",
-                                   {"seq": exc.current_seq}, retry_after_s=1) from None
-                await asyncio.sleep(random.uniform(0, min(0.05, 0.002 * attempt)))
-                loaded, fresh = await self.load(game_id), True
-            except ApiError as err:
-                if err.code == "illegal_move" and not fresh:
-                    # Refused by our cache, which may be behind the log (another instance, or a
-                    # slower load that remembered an older seq): only the log may refuse.
-                    loaded, fresh = await self.load(game_id), True
-                    continue
-                if err.code == "illegal_move" and command_id is not None:
-                    first = await self.store.first_application(game_id, command_id)
-                    if first is not None:
-                        self._same_command(game_id, command_id, *first, command_key)
-                        return first[0], await self._duplicate(game_id, first[0])
-                self.metrics.commands_refused.inc(err.code)
-                raise
-
-    def _same_command(self, game_id: str, command_id: str, seq: int, first: str,
-                      sent: str) -> None:
-        """Refuse (409) a command_id sent again with another command than its first: a
-        client's bug that a first result would pass off as success (an id kept without a
-        fingerprint, before they were kept, passes)."""
-        if first and first != sent:
-            self.metrics.commands_refused.inc("conflict")
-            raise ApiError("conflict", f"command_id {command_id!r} was used for another command "
-                           f"(at seq {seq} of game {game_id!r}: {first}); a new command needs "
-                           f"a new command_id",
-                           {"command_id": command_id, "command": _command_of(first), "seq": seq})
-
-    async def _duplicate(self, game_id: str, seq: int) -> bytes:
-        """The first result of a resent command; and what the first attempt may not have
-        finished (its instance died, or its reply was lost before the hooks ran): the
-        cache learns the game, and the final-state hooks run (they are idempotent)."""
-        event = await self._event(game_id, seq)
-        loaded = await self.load(game_id)
-        if loaded.game.status.is_final or loaded.game.status is Status.LOST:
-            await self._run_final_hooks(loaded)
-        return event
-
-    async def _run_final_hooks(self, loaded: Loaded) -> None:
-        for hook in self.on_final:
-            try:
-                await hook(loaded)
-            except Exception:  # noqa: BLE001 - a hook must not undo an acknowledged command
-                log.exception("final-state hook failed for game %s", loaded.game_id)
-
-    async def _event(self, game_id: str, seq: int) -> bytes:
-        data = await self.store.event_at(game_id, seq)
-        if data is None:  # pragma: no cover - the log never loses an event it acknowledged
-            raise ApiError("not_found", f"no event {seq} in game {game_id!r}")
-        return data
-
-    async def _append(self, loaded: Loaded, command: Command, command_id: str | None,
-                      command_key: str) -> tuple[int, bytes]:
-        limit = self.settings.max_commands_per_game
-        if loaded.seq >= limit and not isinstance(command, Resign):
-            raise ApiError("illegal_move",
-                           f"this game has had {limit} commands, the most one game may have "
-                           f"(SOLITAIRE_MAX_COMMANDS_PER_GAME): only resign is accepted now",
-                           {"rule": Rule.COMMAND_LIMIT, "limit": "max_commands_per_game",
-                            "seq": loaded.seq})
-        try:
-            game, diff = loaded.game.apply(command)
-        except IllegalCommand as exc:
-            err = to_api_error(exc)
-            assert err is not None
-            err.details.update({"seq": loaded.seq})
-            raise err from None
-        when = self._now()
-        now = rfc3339(when)
-        seq = loaded.seq + 1
-        updates: dict[str, object] = {fields.STATUS: game.status.value, fields.MOVES: game.moves,
-                                      fields.FOUNDATION_CARDS: game.foundation_cards,
-                                      fields.LAST_AT: when}
-        started = loaded.started_at
-        if started is None:
-            started = when
-            updates[fields.STARTED_AT] = when
-        final = game.status.is_final
-        if final:
-            updates[fields.FINISHED_AT] = when
-        sent = wire.command(diff.command)
-        digest = event_hash(loaded.hash, seq, encode(sent), now)
-        updates[fields.HASH] = digest
-        nxt = Loaded(loaded.game_id, loaded.meta, game, seq, started, when if final else None,
-                     when, digest, loaded.hints)
-        # The stored event is the WebSocket diff message itself, sent as is to every socket
-        # (and, as a Diff, the REST command result's diff).
-        event = encode(DiffMessage(seq=seq, command=sent, ops=wire.ops(diff.ops),
-                                   status=wire.status(diff.status), stats=self.stats(nxt), at=now,
-                                   hash=digest))
-        snapshot = None
-        every = self.settings.snapshot_every
-        if every and seq % every == 0:
-            snapshot = encode(game.snapshot())
-        ttl_s = self.final_ttl_s(loaded) if final else self.settings.game_ttl_s
-        try:
-            await self.store.append(loaded.game_id, loaded.seq, command_id, event,
-                                    fields.to_texts(updates), ttl_s, snapshot, loaded.hints,
-                                    command_key)
-        except HintsChanged as changed:
-            # A hint was taken through another instance since this one read the game: the
-            # event's stats, kept in the log for good, must count it. Nothing was written.
-            loaded.hints = changed.hints
-            cached = self._cache.get(loaded.game_id)
-            if cached is not None:
-                cached.hints = changed.hints
-            return await self._append(loaded, command, command_id, command_key)
-        self.metrics.commands.inc(game.variant.id, type(command).__name__.lower())
-        self._remember(nxt)
-        if final or game.status is Status.LOST:
-            await self._run_final_hooks(nxt)
-        return seq, event
-
-    def _now(self) -> datetime:
-        """The clock's time as the store keeps times: in whole milliseconds."""
-        when = self.clock.now()
-        return when.replace(microsecond=when.microsecond // 1000 * 1000)
-
-    def final_ttl_s(self, loaded: Loaded) -> int:
-        """How long a won or resigned game is kept: ``finished_game_ttl_days``; a daily
-        attempt as long as its day's leaderboard (``daily_keep_days`` after the day)."""
-        closes_at = loaded.meta.closes_at
-        if closes_at:
-            until = closes_at + timedelta(days=self.settings.daily_keep_days)
-            return max(1, int((until - self.clock.now()).total_seconds()))
-        return max(1, self.settings.finished_game_ttl_days * 86_400)
+        self.cache.hints(loaded, count)
 
     async def events(self, game_id: str, after: int, limit: int | None = None) -> list[bytes]:
         """The stored events after seq ``after`` (all of them unless ``limit``)."""
         return await self.store.events(game_id, after, limit)
+
+    # --- commanding -------------------------------------------------------------------
+    async def command(self, game_id: str, player: str | None, command: Command | dict[str, Any],
+                      expected_seq: int | None, command_id: str | None) -> tuple[int, bytes]:
+        """Apply one command (see :meth:`GameCommands.command`)."""
+        command = engine_command(command) if isinstance(command, dict) else command
+        return await self.commands.command(game_id, player, command, expected_seq, command_id)
+
+    def final_ttl_s(self, loaded: Loaded) -> int:
+        """How long a won or resigned game is kept (see :meth:`GameLifetimes.final_ttl_s`)."""
+        return self.lifetimes.final_ttl_s(loaded.meta)

@@ -34,11 +34,13 @@ from protocol.rest import (
 from service import addresses, wire
 from service.caller import player_of
 from service.context import Context, context
-from service.errors import COMMANDS_ROUTE, ApiError, json_response
+from service.error_middleware import COMMANDS_ROUTE
+from service.errors import ApiError
 from service.games import engine_command, new_game_id
 from service.metrics import CONTENT_TYPE
 from service.moves import moves_of
 from service.player_games import list_games
+from service.responses import json_response
 
 routes = web.RouteTableDef()
 # The contract documents ship inside the protocol package (links to the top-level
@@ -143,7 +145,7 @@ async def update_player(request: web.Request) -> web.Response:
     name = ctx.players.validate_name(body.name)
     await ctx.rename_limiter.check(player)
     settings = ctx.settings
-    await ctx.players.set_name(player, name, settings.player_ttl_days * 86_400,
+    await ctx.players.set_name(player, name, settings.player_ttl_s,
                                settings.unplayed_player_ttl_s)
     ctx.daily.renamed(player)
     return json_response(Player(player_id=player, name=name))
@@ -178,7 +180,7 @@ async def create_game(request: web.Request) -> web.Response:
     except Exception:
         await ctx.players.closed_game(player, game_id)  # not made after all (a bad variant: 400)
         raise
-    await ctx.players.touch(player, settings.player_ttl_days * 86_400)
+    await ctx.players.touch(player, settings.player_ttl_s)
     return json_response(GameCreated(game_id=loaded.game_id, state=ctx.games.state(loaded)), 201)
 
 

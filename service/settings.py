@@ -26,6 +26,7 @@ ENV_PREFIX = "SOLITAIRE_"
 # The choices of two settings; the store's modules check them against these too.
 DURABILITY_LEVELS = ("memory", "local", "replicated")
 APPENDFSYNC_POLICIES = ("always", "everysec", "no")  # Redis' appendfsync
+DAY_S = 86_400  # the settings counted in days (..._days), in seconds
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,17 @@ class Settings:
                 except ValueError as exc:
                     refuse(str(exc))
         return dataclasses.replace(base, **overrides)  # type: ignore[arg-type]
+
+    @property
+    def player_ttl_s(self) -> int:
+        """How long a player's name and id are kept after their last game or rename, in
+        seconds (``player_ttl_days``)."""
+        return self.player_ttl_days * DAY_S
+
+    @property
+    def finished_game_ttl_s(self) -> int:
+        """How long a won or resigned game is kept, in seconds (``finished_game_ttl_days``)."""
+        return self.finished_game_ttl_days * DAY_S
 
     def to_env(self) -> dict[str, str]:
         """These settings as the environment variables :meth:`from_env` reads."""

@@ -8,8 +8,9 @@ from protocol.fields import rfc3339
 from protocol.solver import Hint
 from service import wire
 from service.caller import player_of
-from service.errors import ApiError, json_response
+from service.errors import ApiError
 from service.games import Loaded
+from service.responses import json_response
 from service.rest import client_address, count_read, ctx_of, no_body
 from service.store.solver import SolverStore
 

@@ -22,7 +22,7 @@ from protocol.codec import decode_client_message
 from protocol.errors import bad_request_from
 from protocol.ws import Hello
 from service.deadline import deadline
-from service.errors import ApiError, to_api_error
+from service.errors import ApiError, internal_error, to_api_error
 from service.games import Loaded
 from service.ws_connection import Connection
 from service.ws_messages import Close, close_reason, error_message, since_beyond
@@ -108,7 +108,7 @@ async def refuse(conn: Connection, exc: BaseException,
     if err is None:
         log.exception("unexpected error in a WebSocket hello on game %s", conn.game_id,
                       exc_info=exc)
-        err = ApiError("unavailable", "internal error; try again", status=500)
+        err = internal_error()
     # Retrying later will work (POLICY_VIOLATION says it won't).
     if err.code in ("unavailable", "rate_limited"):
         code = Close.TRY_AGAIN_LATER

@@ -21,7 +21,7 @@ from protocol.codec import command_id_in, decode_client_message, encode
 from protocol.errors import bad_request_from
 from protocol.ws import Ack, CommandMessage, Hello, Ping
 from service.deadline import deadline
-from service.errors import ApiError, to_api_error
+from service.errors import ApiError, internal_error, to_api_error
 from service.games import engine_command
 from service.ws_connection import Connection
 from service.ws_messages import PONG, Close, close_reason, error_message
@@ -70,7 +70,7 @@ async def on_hello_again(conn: Connection, hello: Hello) -> None:
         await ctx.read_limiter.check(conn.address)
     except Exception as exc:  # noqa: BLE001
         err = (to_api_error(exc)
-               or ApiError("unavailable", "internal error; try again", status=500))
+               or internal_error())
         writer.send(error_message(err))
         return
     if hello.token is not None:
@@ -113,7 +113,7 @@ async def on_command(conn: Connection, message: CommandMessage) -> None:
             err = to_api_error(exc)
             if err is None:
                 log.exception("command failed on game %s", conn.game_id)
-                err = ApiError("unavailable", "internal error; try again", status=500)
+                err = internal_error()
             writer.release()
             writer.send(error_message(err, message.command_id))
             return

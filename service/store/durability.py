@@ -78,7 +78,6 @@ class Publish(NamedTuple):
 class _Batch:
     slot_key: str
     future: asyncio.Future[None]
-    waiters: int = 0
     publishes: list[Publish] = field(default_factory=list)
 
 
@@ -92,8 +91,6 @@ class Durability:
     _forming: dict[str, _Batch] = field(default_factory=dict)
     _running: set[str] = field(default_factory=set)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
-    waits: int = 0  # WAITAOF round trips made (for tests and benchmarks)
-    callers: int = 0  # callers served by them
     _fsyncs_before_reply: bool = False
     _checked_at: float | None = None
     _heard: bool = False  # an answer was had (the first is logged, later ones on change)
@@ -178,7 +175,6 @@ class Durability:
                 task = asyncio.ensure_future(self._run(group))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
-        batch.waiters += 1
         if publish is not None:
             batch.publishes.append(publish)
         # Shielded: one caller's deadline must not cancel the wait the others share.
@@ -222,8 +218,6 @@ class Durability:
             batch.future.set_exception(err)
         else:
             self._refusal = None
-            self.waits += 1
-            self.callers += batch.waiters
             try:
                 if batch.publishes:
                     await self._publish(batch.slot_key, batch.publishes)

@@ -342,15 +342,11 @@ class _Link:
 class Hub:
     """The process's one fan-out subscriber; see the module docstring."""
 
-    def __init__(self, redis: RedisConn, *, subscribe_timeout_s: float | None = None,
-                 ping_interval_s: float | None = None,
-                 sweep_interval_s: float | None = None) -> None:
+    def __init__(self, redis: RedisConn) -> None:
         settings = redis.settings
         self.redis = redis
-        self.subscribe_timeout_s = (subscribe_timeout_s if subscribe_timeout_s is not None
-                                    else settings.redis_timeout_s)
-        self.ping_interval_s = (ping_interval_s if ping_interval_s is not None
-                                else settings.redis_health_check_s)
+        self.subscribe_timeout_s = settings.redis_timeout_s
+        self.ping_interval_s = settings.redis_health_check_s
         self.sub_command = "SSUBSCRIBE"
         self.unsub_command = "SUNSUBSCRIBE"
         self._sharded: bool | None = None
@@ -362,10 +358,8 @@ class Hub:
         self._closed = False
         # The safety net's period: every channel not live on a ready link is
         # re-subscribed, and in a cluster the slot map is checked.
-        self.sweep_interval_s = (sweep_interval_s if sweep_interval_s is not None
-                                 else settings.redis_health_check_s)
+        self.sweep_interval_s = settings.redis_health_check_s
         self._sweep_task: asyncio.Task[None] | None = None
-        self.reroutes = 0  # re-route passes made
         self.reroute_retries = 0  # passes that could not finish and were tried again
 
     # -- public --------------------------------------------------------------
@@ -546,11 +540,10 @@ class Hub:
         if wait > 0:
             await asyncio.sleep(wait)
         self._last_reroute = time.monotonic()
-        self.reroutes += 1
         cluster = self.redis.client
         assert isinstance(cluster, RedisCluster)
         try:
-            await self._refresh_slots(cluster)
+            await cluster.nodes_manager.initialize()
         except REDIS_ERRORS as exc:
             logger.info("fan-out: cluster topology refresh failed (%r): trying again", exc)
             return False
@@ -584,10 +577,6 @@ class Hub:
                 del self._links[key]
                 await link.aclose()
         return complete
-
-    async def _refresh_slots(self, cluster: RedisCluster) -> None:
-        """Re-read the cluster's slot map (a seam for the tests' failed refresh)."""
-        await cluster.nodes_manager.initialize()
 
     # -- the sweep: whatever went wrong, converge -----------------------------
 

@@ -176,7 +176,6 @@ class Watch:
         self.last: Finding | None = None
         self._again = False
         self._task: asyncio.Task[None] | None = None
-        self.checks = 0  # questions asked (for tests)
 
     def connected(self) -> None:
         """A connection to the store was made (or made again)."""
@@ -196,7 +195,6 @@ class Watch:
             except (StoreError, TimeoutError) as exc:
                 logger.debug("the store's persistence was not asked: %s", exc)
             else:
-                self.checks += 1
                 self._report(finding)
             if not self._again:
                 return

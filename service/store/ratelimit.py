@@ -7,7 +7,7 @@ records atomically, so concurrent requests from several instances are counted
 exactly once each.
 
 The clock is the Redis server's (``TIME`` inside the script), so instances with
-skewed clocks agree. Tests pass ``now_s`` to drive a fake clock instead.
+skewed clocks agree; a limiter given a :class:`~service.clock.Clock` counts by it instead.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import secrets
 from typing import NamedTuple
 
+from service.clock import Clock
 from service.store.connection import RedisConn, Script
 
 
@@ -63,28 +64,28 @@ return {1, 0}
 
 
 class RateLimiter:
-    """``await limiter.allow(keys.command_limit(player_id), rate_per_s, burst)``."""
+    """``await limiter.allow(keys.command_limit(player_id), rate_per_s, burst)``; ``clock``:
+    the time it counts by (its ``time()``) in place of the store's (see the module)."""
 
-    def __init__(self, redis: RedisConn) -> None:
+    def __init__(self, redis: RedisConn, clock: Clock | None = None) -> None:
         self.redis = redis
+        self.clock = clock
 
     async def allow(self, key: str, rate_per_s: float, burst: int, *,
-                    now_s: float | None = None, cost: int = 1) -> RateDecision:
+                    cost: int = 1) -> RateDecision:
         """Count ``cost`` requests against ``key`` at once; say whether they may go ahead.
 
         All or none: a refused call counts nothing, and ``retry_after_s`` says
         when ``cost`` requests would be allowed (``cost`` > 1 is for callers
-        that lease several requests at once). ``now_s`` (seconds, any epoch,
-        monotonic across calls) replaces the server's clock, for tests. Raises
-        StoreUnavailable when Redis is unreachable: the caller decides whether
-        to fail open.
+        that lease several requests at once). Raises StoreUnavailable when Redis
+        is unreachable: the caller decides whether to fail open.
         """
         if rate_per_s <= 0 or burst < 1:
             raise ValueError(f"rate_per_s={rate_per_s} must be > 0 and burst={burst} >= 1")
         if not 1 <= cost <= burst:
             raise ValueError(f"cost={cost} must be between 1 and burst={burst}")
         interval_us = max(1, round(1_000_000 / rate_per_s))
-        now_us = -1 if now_s is None else round(now_s * 1_000_000)
+        now_us = -1 if self.clock is None else round(self.clock.time() * 1_000_000)
         request_id = secrets.token_urlsafe(9)
         allowed, wait_us = await self.redis.run(
             _GCRA, [key], [interval_us, burst, now_us, cost, request_id])

@@ -11,7 +11,7 @@ import pytest
 from clients.python.errors import ApiError
 from clients.python.rest import EVENTS_PAGE, Client
 from protocol import Draw, GameCreated, Move, Resign, apply_diff
-from service.clock import FakeClock
+from tests.fakes import FakeClock
 from tests.live import daily_chosen, running_service, settings_for_test
 
 from .conftest import VARIANTS, assert_same_state

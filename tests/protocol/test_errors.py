@@ -24,6 +24,13 @@ def test_each_code_has_the_protocol_status() -> None:
     assert p.PAYLOAD_TOO_LARGE == 413
 
 
+def test_each_error_status_has_one_code_read_back_from_the_same_map() -> None:
+    assert all(p.error_code(status) == code for code, status in p.HTTP_STATUS.items())
+    # Any other status keeps to the closed set of codes.
+    assert [p.error_code(s) for s in (405, p.PAYLOAD_TOO_LARGE, 415, 418)] == ["bad_request"] * 4
+    assert [p.error_code(s) for s in (500, 502, 504)] == ["unavailable"] * 3
+
+
 def test_an_error_body_always_has_details() -> None:
     body = p.error_body("illegal_move", "the game is over")
     assert msgspec.json.decode(p.encode(body)) == {

@@ -37,7 +37,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.app import Context
-from service.clock import FakeClock
+from tests.fakes import FakeClock
 from tests.live import daily_chosen, settings_for_test
 from tests.reliability.helpers import WAIT_S, RawClosed, RawSocket, StoredGame, stored_game
 from tests.service.helpers import Api, connect, new_command_id, running_app, wait_for, ws_url

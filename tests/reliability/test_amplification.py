@@ -17,9 +17,9 @@ from pathlib import Path
 
 import aiohttp
 
-from service.clock import FakeClock
 from service.engine import DRAW, UNDO
 from service.ws_messages import Close
+from tests.fakes import FakeClock
 from tests.live import settings_for_test
 from tests.service.helpers import Api, running_app, socket
 

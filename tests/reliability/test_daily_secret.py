@@ -15,8 +15,8 @@ from pathlib import Path
 
 import aiohttp
 
-from service.clock import FakeClock
 from service.daily import Seeds
+from tests.fakes import FakeClock
 from tests.live import settings_for_test
 from tests.service.helpers import running_app
 

@@ -16,7 +16,7 @@ from aiohttp import web
 
 from service.app import create_app
 from service.auth import Tokens
-from service.clock import FakeClock
+from tests.fakes import FakeClock
 from tests.live import free_port, running_service, settings_for_test
 from tests.service.helpers import WAIT_S, Api, check_error, ws_url
 

@@ -12,7 +12,7 @@ import aiohttp
 import pytest
 
 from service.engine import DRAW, RESIGN, Move
-from service.games import fingerprint
+from service.fingerprints import fingerprint
 from tests.live import settings_for_test
 from tests.service.helpers import Api, connect, running_app
 

@@ -16,7 +16,6 @@ import pytest
 
 from protocol.daily import DailyDay, Leaderboard
 from protocol.rest import GameCreated
-from service.clock import FakeClock
 from service.daily.challenge import Seeds
 from service.daily.ranking import Standing
 from service.settings import Settings
@@ -26,6 +25,7 @@ from service.store.daily import DailyStore, Record
 from service.store.games import Games
 from service.store.meta import DailyTag
 from service.store.solver import ChosenDeal, SolverStore
+from tests.fakes import FakeClock
 from tests.live import running_service, settings_for_test
 from tests.service.daily_helpers import (
     DAILY_SECRET,

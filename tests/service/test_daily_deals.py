@@ -19,11 +19,11 @@ import msgspec
 import pytest
 
 from protocol.daily import DailyDay
-from service.clock import FakeClock
 from service.daily.challenge import Seeds
 from service.settings import Settings
 from service.store.connection import RedisConn
 from service.store.solver import SolverStore
+from tests.fakes import FakeClock
 from tests.live import running_service, settings_for_test
 from tests.service.daily_helpers import DAILY_SECRET, Api
 

@@ -15,6 +15,7 @@ from service.settings import DURABILITY_LEVELS, Settings
 from service.store import GameMeta, StoreUnavailable
 from service.store.durability import LEVELS, Durability
 from service.store.embedded import EmbeddedServer, appendfsync_for
+from tests.redis_servers import durable_waits, served
 from tests.stores import Store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
@@ -64,11 +65,10 @@ async def test_local_waits_for_an_fsync_and_concurrent_commands_share_one(
     ids = [f"g{i}" for i in range(40)]
     for game_id in ids:
         await store.games.create(game_id, META, ttl_s=3600)
-    waits_before = store.redis.durability.waits
-    seqs = await asyncio.gather(*(store.games.append(g, 0, None, b"e") for g in ids))
+    async with served(url_without_fsync_before_reply) as commands:
+        seqs = await asyncio.gather(*(store.games.append(g, 0, None, b"e") for g in ids))
     assert seqs == [1] * 40
-    durability = store.redis.durability
-    waits = durability.waits - waits_before
+    waits = durable_waits(commands)
     assert waits >= 1
     # Group commit: forty acknowledgements did not take forty WAITAOF round trips.
     assert waits < 40, waits
@@ -81,11 +81,12 @@ async def test_local_makes_no_wait_on_a_store_that_fsyncs_before_it_replies(
     # The tests' server runs appendfsync always: its reply to the append comes after
     # the fsync, and so does the diff the script publishes.
     store = await store_factory(redis_url, durability="local")
-    await store.games.create("g1", META, ttl_s=3600)
-    assert await _published_on(
-        redis_url, "g1", lambda: store.games.append("g1", 0, "c1", b"e")
-    ) == [b"1 e"]
-    assert store.redis.durability.waits == 0
+    async with served(redis_url) as commands:
+        await store.games.create("g1", META, ttl_s=3600)
+        assert await _published_on(
+            redis_url, "g1", lambda: store.games.append("g1", 0, "c1", b"e")
+        ) == [b"1 e"]
+    assert durable_waits(commands) == 0
 
 
 async def test_local_waits_again_once_the_store_stops_fsyncing_before_it_replies(
@@ -99,27 +100,30 @@ async def test_local_waits_again_once_the_store_stops_fsyncing_before_it_replies
     monkeypatch.setattr(durability, "CHECK_EVERY_S", 0.0)  # ask the store at every write
     server = server_factory("switched")
     store = await store_factory(server.url, durability="local")
-    await store.games.create("g1", META, ttl_s=3600)
-    assert await store.games.append("g1", 0, "c1", b"e") == 1
-    assert store.redis.durability.waits == 0
+    async with served(server.url) as commands:
+        await store.games.create("g1", META, ttl_s=3600)
+        assert await store.games.append("g1", 0, "c1", b"e") == 1
+    assert durable_waits(commands) == 0
     admin = aioredis.Redis.from_url(server.url)
     try:
         await admin.config_set("appendfsync", "everysec")
     finally:
         await admin.aclose()
-    assert await _published_on(
-        server.url, "g1", lambda: store.games.append("g1", 1, "c2", b"f")
-    ) == [b"2 f"]
-    assert store.redis.durability.waits == 1
+    async with served(server.url) as commands:
+        assert await _published_on(
+            server.url, "g1", lambda: store.games.append("g1", 1, "c2", b"f")
+        ) == [b"2 f"]
+    assert durable_waits(commands) == 1
 
 
 async def test_memory_makes_no_wait(
     redis_url: str, store_factory: Callable[..., Awaitable[Store]]
 ) -> None:
     store = await store_factory(redis_url, durability="memory")
-    await store.games.create("g1", META, ttl_s=3600)
-    assert await store.games.append("g1", 0, None, b"e") == 1
-    assert store.redis.durability.waits == 0
+    async with served(redis_url) as commands:
+        await store.games.create("g1", META, ttl_s=3600)
+        assert await store.games.append("g1", 0, None, b"e") == 1
+    assert durable_waits(commands) == 0
 
 
 async def test_replicated_without_a_replica_is_refused_as_unknown_outcome_not_acknowledged(
@@ -134,10 +138,11 @@ async def test_replicated_without_a_replica_is_refused_as_unknown_outcome_not_ac
 async def test_replicated_on_the_cluster_with_replicas_is_acknowledged(
         cluster_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
     store = await store_factory(cluster_url, durability="replicated")
-    for i in range(10):  # games on every master
-        await store.games.create(f"g{i}", META, ttl_s=3600)
-        assert await store.games.append(f"g{i}", 0, f"c{i}", b"e") == 1
-    assert store.redis.durability.waits >= 3
+    async with served(cluster_url) as commands:
+        for i in range(10):  # games on every master
+            await store.games.create(f"g{i}", META, ttl_s=3600)
+            assert await store.games.append(f"g{i}", 0, f"c{i}", b"e") == 1
+    assert durable_waits(commands) >= 3
 
 
 async def test_local_against_a_store_without_an_append_only_file_is_503_not_an_ack(
@@ -164,9 +169,10 @@ async def test_a_store_replaced_by_one_without_an_append_only_file_gets_no_false
     monkeypatch.setattr(durability, "CHECK_EVERY_S", 1e9)  # the old answer, never stale by age
     first = server_factory("first", port=0)
     store = await store_factory(first.url, durability="local")
-    await store.games.create("g0", META, ttl_s=3600)
-    assert await store.games.append("g0", 0, "c0", b"e") == 1
-    assert store.redis.durability.waits == 0  # the replies were the fsyncs
+    async with served(first.url) as commands:
+        await store.games.create("g0", META, ttl_s=3600)
+        assert await store.games.append("g0", 0, "c0", b"e") == 1
+    assert durable_waits(commands) == 0  # the replies were the fsyncs
 
     first.kill()
     second = server_factory("second", port=first.port, config={"appendonly": "no"})

@@ -9,8 +9,10 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
+from redis.asyncio.cluster import NodesManager
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from service.store import RESYNC, GameMeta, Published, keys
@@ -58,21 +60,24 @@ def subscribers(cluster: LocalCluster, game_id: str) -> dict[int, int]:
 
 
 async def test_a_moved_slot_whose_first_refresh_fails_is_re_routed_after_a_retry(
-        private_cluster: LocalCluster, store_factory: Callable[..., Awaitable[Store]]) -> None:
+        private_cluster: LocalCluster, store_factory: Callable[..., Awaitable[Store]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     store = await store_factory(private_cluster.url)
     writer = await store_factory(private_cluster.url)
     hub = store.hub
     hub.sweep_interval_s = 0  # no safety net here: the re-route itself must converge
     failures = [RedisConnectionError("the cluster did not answer (injected)")]
-    real_refresh = hub._refresh_slots
-
-    async def failing_once(cluster: object) -> None:
-        if failures:
-            raise failures.pop()
-        await real_refresh(cluster)  # type: ignore[arg-type]
-
-    hub._refresh_slots = failing_once  # type: ignore[method-assign]
     await store.games.create("g1", META, ttl_s=3600)
+    # The hub re-reads the slot map with redis-py's own refresh: its next one fails.
+    nodes = store.redis.client.nodes_manager
+    real_refresh = NodesManager.initialize
+
+    async def failing_once(self: NodesManager, *args: Any, **kwargs: Any) -> Any:
+        if self is nodes and failures:
+            raise failures.pop()
+        return await real_refresh(self, *args, **kwargs)
+
+    monkeypatch.setattr(NodesManager, "initialize", failing_once)
     source = private_cluster.nodes.index(private_cluster.node_for_key(keys.game_meta("g1")))
     target = (source + 1) % 3
     async with listen(hub, "g1") as listener:
@@ -90,26 +95,30 @@ async def test_a_moved_slot_whose_first_refresh_fails_is_re_routed_after_a_retry
 
 
 async def test_a_re_route_asked_for_while_one_runs_is_not_dropped(
-        private_cluster: LocalCluster, store_factory: Callable[..., Awaitable[Store]]) -> None:
+        private_cluster: LocalCluster, store_factory: Callable[..., Awaitable[Store]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     store = await store_factory(private_cluster.url)
     hub = store.hub
     hub.sweep_interval_s = 0
     started, release = asyncio.Event(), asyncio.Event()
-    real_refresh = hub._refresh_slots
+    await store.games.create("g1", META, ttl_s=3600)
+    # The hub re-reads the slot map with redis-py's own refresh: its next one is held.
+    nodes = store.redis.client.nodes_manager
+    real_refresh = NodesManager.initialize
     calls = 0
 
-    async def slow_first(cluster: object) -> None:
+    async def slow_first(self: NodesManager, *args: Any, **kwargs: Any) -> Any:
         nonlocal calls
+        if self is not nodes:
+            return await real_refresh(self, *args, **kwargs)
         calls += 1
+        result = await real_refresh(self, *args, **kwargs)
         if calls == 1:  # the first pass reads the slot map before the move...
-            await real_refresh(cluster)  # type: ignore[arg-type]
             started.set()
             await release.wait()
-            return
-        await real_refresh(cluster)  # type: ignore[arg-type]
+        return result
 
-    hub._refresh_slots = slow_first  # type: ignore[method-assign]
-    await store.games.create("g1", META, ttl_s=3600)
+    monkeypatch.setattr(NodesManager, "initialize", slow_first)
     source = private_cluster.nodes.index(private_cluster.node_for_key(keys.game_meta("g1")))
     target = (source + 1) % 3
     async with listen(hub, "g1") as listener:

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from service import memory
-from service.clock import FakeClock
 from service.games import GameService
 from service.memory import Trimmer
 from service.metrics import Metrics
 from service.store import keys
+from tests.fakes import FakeClock
 from tests.live import settings_for_test
 from tests.service.helpers import wait_for
 from tests.stores import Store

@@ -13,11 +13,11 @@ import aiohttp
 import pytest
 
 from protocol.rest import PLAYER_GAMES_LIMIT_MAX, PLAYER_GAMES_SCAN_MAX
-from service.clock import FakeClock
 from service.context import Context
 from service.games import DailyTags
 from service.store import keys
 from service.store.meta import DailyTag
+from tests.fakes import FakeClock
 from tests.live import settings_for_test
 from tests.redis_servers import sync_client
 from tests.service.helpers import Api, running_app

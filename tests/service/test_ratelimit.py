@@ -3,64 +3,81 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
 import pytest
 
-from service.store import RateDecision, keys
+from service.store import RateDecision, RateLimiter, keys
+from tests.fakes import FakeClock
 from tests.live import running_service, settings_for_test
 from tests.redis_servers import sync_client
 from tests.service.helpers import Api, connect
 from tests.stores import Store
 
 
+def at(seconds: float) -> FakeClock:
+    """A clock standing at ``seconds`` past the epoch, for the limiter to count by."""
+    return FakeClock(datetime.fromtimestamp(seconds, UTC))
+
+
 async def test_a_burst_is_allowed_then_requests_are_refused_with_the_wait(store: Store) -> None:
     key = keys.command_limit("p1")
-    decisions = [await store.rate_limiter.allow(key, 2.0, 5, now_s=1000.0) for _ in range(6)]
+    limiter = RateLimiter(store.redis, at(1000.0))
+    decisions = [await limiter.allow(key, 2.0, 5) for _ in range(6)]
     assert decisions[:5] == [RateDecision(True, 0.0)] * 5
     assert decisions[5] == RateDecision(False, 0.5)
 
 
 async def test_the_bucket_refills_at_the_rate(store: Store) -> None:
     key = keys.command_limit("p1")
-    limiter = store.rate_limiter
+    clock = at(50.0)
+    limiter = RateLimiter(store.redis, clock)
     for _ in range(3):
-        assert (await limiter.allow(key, 1.0, 3, now_s=50.0)).allowed
-    assert await limiter.allow(key, 1.0, 3, now_s=50.0) == RateDecision(False, 1.0)
-    assert await limiter.allow(key, 1.0, 3, now_s=50.25) == RateDecision(False, 0.75)
-    assert (await limiter.allow(key, 1.0, 3, now_s=51.0)).allowed  # one token back
-    assert not (await limiter.allow(key, 1.0, 3, now_s=51.0)).allowed
+        assert (await limiter.allow(key, 1.0, 3)).allowed
+    assert await limiter.allow(key, 1.0, 3) == RateDecision(False, 1.0)
+    clock.advance(0.25)
+    assert await limiter.allow(key, 1.0, 3) == RateDecision(False, 0.75)
+    clock.advance(0.75)
+    assert (await limiter.allow(key, 1.0, 3)).allowed  # one token back
+    assert not (await limiter.allow(key, 1.0, 3)).allowed
+    clock.advance(49.0)
     for _ in range(3):  # long idle: the full burst again, no more
-        assert (await limiter.allow(key, 1.0, 3, now_s=100.0)).allowed
-    assert not (await limiter.allow(key, 1.0, 3, now_s=100.0)).allowed
+        assert (await limiter.allow(key, 1.0, 3)).allowed
+    assert not (await limiter.allow(key, 1.0, 3)).allowed
 
 
 async def test_a_refused_request_does_not_use_up_a_token(store: Store) -> None:
     key = keys.command_limit("p1")
-    limiter = store.rate_limiter
-    assert (await limiter.allow(key, 1.0, 1, now_s=10.0)).allowed
+    clock = at(10.0)
+    limiter = RateLimiter(store.redis, clock)
+    assert (await limiter.allow(key, 1.0, 1)).allowed
+    clock.advance(0.5)
     for _ in range(5):
-        assert not (await limiter.allow(key, 1.0, 1, now_s=10.5)).allowed
-    assert (await limiter.allow(key, 1.0, 1, now_s=11.0)).allowed
+        assert not (await limiter.allow(key, 1.0, 1)).allowed
+    clock.advance(0.5)
+    assert (await limiter.allow(key, 1.0, 1)).allowed
 
 
 async def test_the_limit_holds_across_two_instances(
         any_redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
     one, two = await store_factory(any_redis_url), await store_factory(any_redis_url)
     key = keys.command_limit("p1")
+    clock = at(7.0)
+    limiters = [RateLimiter(one.redis, clock), RateLimiter(two.redis, clock)]
     allowed = []
     for i in range(10):
-        limiter = (one if i % 2 else two).rate_limiter
-        allowed.append((await limiter.allow(key, 1.0, 4, now_s=7.0)).allowed)
+        allowed.append((await limiters[i % 2].allow(key, 1.0, 4)).allowed)
     assert allowed == [True] * 4 + [False] * 6
 
 
 async def test_players_have_separate_limits(store: Store) -> None:
+    limiter = RateLimiter(store.redis, at(1.0))
     for _ in range(2):
-        assert (await store.rate_limiter.allow(keys.command_limit("p1"), 1.0, 2, now_s=1.0)).allowed
-    assert not (await store.rate_limiter.allow(keys.command_limit("p1"), 1.0, 2, now_s=1.0)).allowed
-    assert (await store.rate_limiter.allow(keys.command_limit("p2"), 1.0, 2, now_s=1.0)).allowed
+        assert (await limiter.allow(keys.command_limit("p1"), 1.0, 2)).allowed
+    assert not (await limiter.allow(keys.command_limit("p1"), 1.0, 2)).allowed
+    assert (await limiter.allow(keys.command_limit("p2"), 1.0, 2)).allowed
 
 
 async def test_the_servers_clock_is_used_when_none_is_given(store: Store) -> None:
@@ -76,13 +93,13 @@ async def test_the_servers_clock_is_used_when_none_is_given(store: Store) -> Non
 
 async def test_a_cost_counts_several_requests_at_once_or_none(store: Store) -> None:
     key = keys.command_limit("p1")
-    limiter = store.rate_limiter
-    assert (await limiter.allow(key, 1.0, 10, cost=4, now_s=5.0)).allowed
-    assert (await limiter.allow(key, 1.0, 10, cost=4, now_s=5.0)).allowed
-    assert await limiter.allow(key, 1.0, 10, cost=4, now_s=5.0) == RateDecision(False, 2.0)
+    limiter = RateLimiter(store.redis, at(5.0))
+    assert (await limiter.allow(key, 1.0, 10, cost=4)).allowed
+    assert (await limiter.allow(key, 1.0, 10, cost=4)).allowed
+    assert await limiter.allow(key, 1.0, 10, cost=4) == RateDecision(False, 2.0)
     # The refusal took nothing.
-    assert (await limiter.allow(key, 1.0, 10, cost=2, now_s=5.0)).allowed
-    assert not (await limiter.allow(key, 1.0, 10, now_s=5.0)).allowed
+    assert (await limiter.allow(key, 1.0, 10, cost=2)).allowed
+    assert not (await limiter.allow(key, 1.0, 10)).allowed
 
 
 async def test_nonsense_limits_are_refused(store: Store) -> None:

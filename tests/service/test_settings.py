@@ -100,3 +100,10 @@ def test_the_service_refuses_a_bad_value_in_one_line_and_starts_nothing(
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [f"python -m service: error: {says}"]
     assert not (tmp_path / "data").exists()
+
+
+def test_the_settings_counted_in_days_say_their_seconds() -> None:
+    settings = Settings.from_env({"SOLITAIRE_PLAYER_TTL_DAYS": "2",
+                                  "SOLITAIRE_FINISHED_GAME_TTL_DAYS": "3"})
+    assert settings.player_ttl_s == 2 * 24 * 3600
+    assert settings.finished_game_ttl_s == 3 * 24 * 3600

@@ -21,7 +21,6 @@ from typing import Any
 import aiohttp
 import pytest
 
-from service.clock import FakeClock
 from service.errors import to_api_error
 from service.games import DailyTags, GameService, Loaded
 from service.metrics import Metrics
@@ -30,7 +29,8 @@ from service.store.daily import _RESERVE, DailyStore
 from service.store.embedded import EmbeddedServer
 from service.store.games import _APPEND, _CREATE, Games
 from service.store.meta import DailyTag
-from service.store.ratelimit import _GCRA
+from service.store.ratelimit import _GCRA, RateLimiter
+from tests.fakes import FakeClock
 from tests.live import settings_for_test
 from tests.lost_replies import LostReplies
 from tests.service.helpers import Api, running_app
@@ -93,11 +93,12 @@ async def test_a_rate_limit_charge_whose_reply_was_lost_is_charged_once(
     store = await store_factory(lossy.url)
     await primed(store, _GCRA)
     key = keys.command_limit("p1")
+    limiter = RateLimiter(store.redis, FakeClock(datetime.fromtimestamp(1000.0, UTC)))
     lossy.lose_next_reply_to(_GCRA.sha.encode())
-    assert (await store.rate_limiter.allow(key, 1.0, 2, now_s=1000.0)).allowed
+    assert (await limiter.allow(key, 1.0, 2)).allowed
     assert lossy.lost == 1
-    assert (await store.rate_limiter.allow(key, 1.0, 2, now_s=1000.0)).allowed  # the second token
-    assert not (await store.rate_limiter.allow(key, 1.0, 2, now_s=1000.0)).allowed
+    assert (await limiter.allow(key, 1.0, 2)).allowed  # the second token
+    assert not (await limiter.allow(key, 1.0, 2)).allowed
 
 
 async def test_an_append_whose_reply_was_lost_is_applied_once(
@@ -169,7 +170,7 @@ async def test_a_duplicate_of_a_final_command_runs_the_final_hooks_the_first_mis
     again, _ = await second.command(created.game_id, "p1", {"type": "resign"}, None, "c-resign")
     assert again == seq == 1
     assert seen == [(created.game_id, 1, "resigned")]
-    assert second._cache[created.game_id].seq == 1  # remembered, as an applied command is
+    assert second.cache.get(created.game_id).seq == 1  # remembered, as an applied command is
 
 
 async def test_a_resend_on_a_closed_attempt_gets_its_first_result_and_a_new_command_403(

@@ -29,7 +29,7 @@ import protocol
 from protocol.asyncapi import ASYNCAPI_PATH
 from protocol.schema import OPENAPI_PATH
 from protocol.ws import ServerMessage
-from service.clock import FakeClock
+from tests.fakes import FakeClock
 from tests.live import settings_for_test
 from tests.service.daily_helpers import DAY, MORNING
 from tests.service.helpers import running_app, ws_url
