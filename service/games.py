@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 
 from protocol.codec import encode
-from protocol.commands import Move as pmove
+from protocol.commands import Command as WireCommand
 from protocol.diffs import GameState, Stats
 from protocol.fields import rfc3339
 from protocol.ws import DiffMessage
@@ -39,7 +39,6 @@ from service.engine import (
     Rule,
     Status,
     Undo,
-    command_from_dict,
 )
 from service.errors import ApiError, to_api_error
 from service.eventhash import START, event_hash
@@ -58,13 +57,12 @@ _MAX_RACES = 64
 
 class _Replayed(msgspec.Struct):
     """The one field of a stored event (a DiffMessage) that replaying it needs: the other
-    fields are skipped unread, and the command is left to the engine to parse."""
+    fields are skipped unread."""
 
-    command: dict[str, Any]
+    command: WireCommand
 
 
 _replayed = msgspec.json.Decoder(_Replayed)
-_snapshot_decoder = msgspec.json.Decoder(dict[str, Any])
 _MS = timedelta(milliseconds=1)
 
 
@@ -81,15 +79,6 @@ class DailyTags:
 def new_game_id() -> str:
     """A fresh game id: ``g_`` and 96 random bits (players' games and daily attempts alike)."""
     return "g_" + secrets.token_urlsafe(12)
-
-
-def engine_command(command: Any) -> Command:
-    """The engine's command for a decoded protocol command (or its JSON dict)."""
-    if isinstance(command, dict):
-        return command_from_dict(command)
-    if isinstance(command, pmove):
-        return Move(command.from_, command.to, command.count)
-    return command_from_dict({"type": type(command).__name__.lower()})
 
 
 def fingerprint(command: Command) -> str:
@@ -111,8 +100,9 @@ def _command_of(fingerprint_: str) -> dict[str, Any]:
     return {"type": kind}
 
 
-def decode_event(data: bytes) -> _Replayed:
-    return _replayed.decode(data)
+def decode_event(data: bytes) -> Command:
+    """The engine's command of a stored event, to replay it."""
+    return wire.engine_command(_replayed.decode(data).command)
 
 
 @dataclass(slots=True)
@@ -194,11 +184,11 @@ class GameService:
             raise ApiError("not_found", f"no game {game_id!r}") from None
         meta = result.meta
         if result.snapshot is not None:
-            game = Game.from_snapshot(_snapshot_decoder.decode(result.snapshot))
+            game = wire.restore(result.snapshot)
         else:
             game = Game.deal(meta.variant, meta.seed, meta.options)
         for raw in result.events:
-            game = game.apply(decode_event(raw).command)[0]
+            game = game.apply(decode_event(raw))[0]
         loaded = Loaded(game_id, meta, game, meta.seq, meta.started_at, meta.finished_at,
                         meta.last_at, meta.hash or START, meta.hints or 0)
         cached = self._cache.get(game_id)
@@ -292,7 +282,7 @@ class GameService:
                 one.hints = max(one.hints, count)
 
     # --- commanding -------------------------------------------------------------------
-    async def command(self, game_id: str, player: str | None, command: Command | dict[str, Any],
+    async def command(self, game_id: str, player: str | None, command: Command,
                       expected_seq: int | None, command_id: str | None) -> tuple[int, bytes]:
         """Apply one command; the new seq and the stored event (the diff message).
 
@@ -300,7 +290,6 @@ class GameService:
         ``command_id`` used before for another command), 422 (illegal). A repeated
         ``command_id`` with the same command returns the first result and applies nothing.
         """
-        command = engine_command(command) if isinstance(command, dict) else command
         command_key = fingerprint(command)
         cached = self._cache.get(game_id)
         loaded = cached or await self.load(game_id)
@@ -441,7 +430,7 @@ class GameService:
         snapshot = None
         every = self.settings.snapshot_every
         if every and seq % every == 0:
-            snapshot = encode(game.snapshot())
+            snapshot = encode(wire.snapshot(game))
         ttl_s = self.final_ttl_s(loaded) if final else self.settings.game_ttl_s
         try:
             await self.store.append(loaded.game_id, loaded.seq, command_id, event,

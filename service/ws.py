@@ -37,12 +37,13 @@ from service.deadline import deadline
 from service.errors import ApiError, to_api_error
 from service.eventhash import hash_in
 from service.frames import send_text_frames
-from service.games import Loaded, engine_command
+from service.games import Loaded
 from service.moves import MovesFeed
 from service.outbox import Outbox
 from service.ratelimit import Bucket
 from service.store.errors import StoreError, StoreUnavailable
 from service.store.fanout import Published, Resync
+from service.wire import engine_command
 
 log = logging.getLogger("service.ws")
 

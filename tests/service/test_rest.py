@@ -23,6 +23,7 @@ from service.auth import Tokens
 from service.clock import FakeClock
 from service.engine import DRAW, UNDO, BadCommand, Game, Move, Status
 from service.store import keys
+from tests.commands import to_json
 from tests.live import free_port, running_service, settings_for_test
 from tests.redis_servers import sync_client
 from tests.service.helpers import (
@@ -176,7 +177,7 @@ def greedy_line(variant: str, seed: int) -> list[dict[str, Any]]:
             if score(move) >= 0 and (key(nxt) not in seen or not isinstance(move, Move)):
                 game = nxt
                 seen.add(key(game))
-                line.append(move.to_dict())
+                line.append(to_json(move))
                 break
         else:
             break

@@ -23,6 +23,7 @@ import aiohttp
 import pytest
 
 from service.clock import FakeClock
+from service.engine import DRAW
 from service.errors import to_api_error
 from service.games import DailyTags, GameService, Loaded
 from service.metrics import Metrics
@@ -232,18 +233,18 @@ async def test_a_resend_on_a_closed_attempt_gets_its_first_result_and_a_new_comm
     tags = DailyTags(DailyTag(closes.date(), "gilbert"), readable_from=hidden, seed_from=hidden,
                      closes_at=closes)
     created = await service.create("p1", "gilbert", 3, None, False, daily=tags)
-    seq, event = await service.command(created.game_id, "p1", {"type": "draw"}, None, "c1")
+    seq, event = await service.command(created.game_id, "p1", DRAW, None, "c1")
     clock.set(closes + timedelta(seconds=1))
-    assert await service.command(created.game_id, "p1", {"type": "draw"}, None, "c1") == (
+    assert await service.command(created.game_id, "p1", DRAW, None, "c1") == (
         seq,
         event,
     )
     from service.errors import ApiError
     with pytest.raises(ApiError) as refused:
-        await service.command(created.game_id, "p1", {"type": "draw"}, None, "c2")
+        await service.command(created.game_id, "p1", DRAW, None, "c2")
     assert refused.value.code == "forbidden"
     with pytest.raises(ApiError) as other:  # another player learns nothing of the owner's commands
-        await service.command(created.game_id, "p2", {"type": "draw"}, None, "c1")
+        await service.command(created.game_id, "p2", DRAW, None, "c1")
     assert other.value.code == "not_found"
 
 
