@@ -23,7 +23,7 @@ import aiohttp
 import pytest
 
 from service.clock import FakeClock
-from service.engine import DRAW
+from service.engine import DRAW, RESIGN
 from service.errors import to_api_error
 from service.games import DailyTags, GameService, Loaded
 from service.metrics import Metrics
@@ -216,9 +216,9 @@ async def test_a_duplicate_of_a_final_command_runs_the_final_hooks_the_first_mis
 
     second = GameService(games, settings, clock, Metrics(), on_final=[hook])
     created = await first.create("p1", "gilbert", 3, None, False)
-    seq, _ = await first.command(created.game_id, "p1", {"type": "resign"}, None, "c-resign")
+    seq, _ = await first.command(created.game_id, "p1", RESIGN, None, "c-resign")
     assert seen == []
-    again, _ = await second.command(created.game_id, "p1", {"type": "resign"}, None, "c-resign")
+    again, _ = await second.command(created.game_id, "p1", RESIGN, None, "c-resign")
     assert again == seq == 1
     assert seen == [(created.game_id, 1, "resigned")]
     assert second._cache[created.game_id].seq == 1  # remembered, as an applied command is
