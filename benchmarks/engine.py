@@ -28,7 +28,7 @@ import sys
 import time
 from typing import Any
 
-from service.engine import UNDO, Game, Status, command_to_dict
+from service.engine import UNDO, Command, Game, Status
 
 CONFIGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("gilbert", {}),
@@ -73,12 +73,12 @@ def random_play(
 
 def replay_log(
     variant_id: str, options: dict[str, Any], seed: int
-) -> tuple[int, list[dict[str, Any]]]:
+) -> tuple[int, list[Command]]:
     """A 300-command game (its deal and log): random legal commands, about one undo in twenty."""
     rng = random.Random(seed)
     for deal in range(seed, seed + 1000):
         game = Game.deal(variant_id, deal, options)
-        log = []
+        log: list[Command] = []
         while len(log) < GAME_LENGTH and not game.status.is_final:
             moves = game.legal_moves()
             if game.can_undo and (not moves or rng.random() < 0.05):
@@ -88,14 +88,14 @@ def replay_log(
             else:
                 break
             game = game.apply(command)[0]
-            log.append(command_to_dict(command))
+            log.append(command)
         if len(log) == GAME_LENGTH:
             return deal, log
     raise RuntimeError(f"no {GAME_LENGTH}-command game found for {variant_id}")
 
 
 def replay_ms(
-    variant_id: str, options: dict[str, Any], deal: int, log: list[dict[str, Any]], runs: int
+    variant_id: str, options: dict[str, Any], deal: int, log: list[Command], runs: int
 ) -> tuple[float, float]:
     """Median milliseconds of ``Game.replay`` of ``log``, by the wall clock and by CPU time."""
     walls, cpus = [], []

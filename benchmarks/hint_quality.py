@@ -31,7 +31,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from winnability import CONFIGS, DATA, read_rows  # noqa: E402
 
-from service.engine import Game, Status, command_from_dict  # noqa: E402
+from service import wire  # noqa: E402
+from service.engine import Game, Status  # noqa: E402
 from service.hints import view_seed  # noqa: E402
 from service.settings import Settings  # noqa: E402
 from service.solver import Budget, native, suggest  # noqa: E402
@@ -68,7 +69,7 @@ def play(game: Game, bot: str, settings: Settings, max_commands: int,
             hint_times.append(time.perf_counter() - began)
             if result.command is None:
                 break
-            command = command_from_dict(result.command)
+            command = wire.engine_command(wire.command_of(result.command))
         game = game.apply(command)[0]
     return game.status is Status.WON
 

@@ -46,6 +46,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from service import wire  # noqa: E402
 from service.engine import Game, Status  # noqa: E402
 from service.solver import Budget, solve_deal  # noqa: E402
 
@@ -86,7 +87,7 @@ def solve_one(config: str, seed: int, seconds: float, nodes: int) -> dict[str, A
     if result.result == "won":  # the claim is checked before it is written down
         game = Game.deal(variant, seed, options)
         for command in result.commands:
-            game = game.apply(command)[0]
+            game = game.apply(wire.engine_command(wire.command_of(command)))[0]
         if game.status is not Status.WON:
             raise AssertionError(f"{config} seed {seed}: the solver's line does not win")
     return {"seed": seed, "result": result.result, "nodes": result.nodes, "ms": cpu_ms,

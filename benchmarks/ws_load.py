@@ -65,6 +65,7 @@ from _harness import (
 )
 from prometheus_client.parser import text_string_to_metric_families
 
+from service import wire
 from service.engine import DRAW, MAX_SEED, RESIGN, UNDO, Game, Move, Status
 from service.settings import DURABILITY_LEVELS
 from service.store.embedded import appendfsync_for
@@ -140,7 +141,7 @@ def make_plans(count: int, seed: int, undos: float = 0.0) -> list[Plan]:
                 command = UNDO
             else:
                 command = choose(game, rnd)
-            commands.append(_encode(command.to_dict()))
+            commands.append(_encode(wire.command(command)))
             game = game.apply(command)[0]
         plans.append((variant, game_seed, commands))
     return plans

@@ -195,7 +195,7 @@ class GameCommands:
         snapshot = None
         every = self.settings.snapshot_every
         if every and seq % every == 0:
-            snapshot = encode(game.snapshot())
+            snapshot = encode(wire.snapshot(game))
         ttl_s = self.lifetimes.ttl_s(loaded.meta, final)
         try:
             await self.store.append(loaded.game_id, loaded.seq, command_id, event,

@@ -18,9 +18,9 @@ from typing import Any
 
 import msgspec
 
-from protocol.commands import Move as pmove
+from protocol.commands import Command as WireCommand
 from protocol.diffs import GameState, Stats
-from service import game_views
+from service import game_views, wire
 from service.clock import Clock
 from service.engine import (
     MAX_SEED,
@@ -28,7 +28,6 @@ from service.engine import (
     Command,
     Game,
     Move,
-    command_from_dict,
 )
 from service.errors import ApiError
 from service.eventhash import START
@@ -46,13 +45,12 @@ from service.store.meta import DailyTag
 
 class _Replayed(msgspec.Struct):
     """The one field of a stored event (a DiffMessage) that replaying it needs: the other
-    fields are skipped unread, and the command is left to the engine to parse."""
+    fields are skipped unread."""
 
-    command: dict[str, Any]
+    command: WireCommand
 
 
 _replayed = msgspec.json.Decoder(_Replayed)
-_snapshot_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,17 +68,9 @@ def new_game_id() -> str:
     return "g_" + secrets.token_urlsafe(12)
 
 
-def engine_command(command: Any) -> Command:
-    """The engine's command for a decoded protocol command (or its JSON dict)."""
-    if isinstance(command, dict):
-        return command_from_dict(command)
-    if isinstance(command, pmove):
-        return Move(command.from_, command.to, command.count)
-    return command_from_dict({"type": type(command).__name__.lower()})
-
-
-def decode_event(data: bytes) -> _Replayed:
-    return _replayed.decode(data)
+def decode_event(data: bytes) -> Command:
+    """The engine's command of a stored event, to replay it."""
+    return wire.engine_command(_replayed.decode(data).command)
 
 
 # Called as a game is made, before it is stored: (owner, game_id, variant, created_at).
@@ -150,11 +140,11 @@ class GameService:
             raise ApiError("not_found", f"no game {game_id!r}") from None
         meta = result.meta
         if result.snapshot is not None:
-            game = Game.from_snapshot(_snapshot_decoder.decode(result.snapshot))
+            game = wire.restore(result.snapshot)
         else:
             game = Game.deal(meta.variant, meta.seed, meta.options)
         for raw in result.events:
-            game = game.apply(decode_event(raw).command)[0]
+            game = game.apply(decode_event(raw))[0]
         loaded = Loaded(game_id, meta, game, meta.seq, meta.started_at, meta.finished_at,
                         meta.last_at, meta.hash or START, meta.hints or 0)
         return self.cache.read(loaded)

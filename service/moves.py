@@ -51,7 +51,7 @@ class MovesFeed:
         """The socket sent the diff ``event`` at ``seq``: apply it if it is the next one
         (a replayed diff this game already holds is skipped)."""
         if seq == self.seq + 1:
-            self.game = self.game.apply(decode_event(event).command)[0]
+            self.game = self.game.apply(decode_event(event))[0]
             self.seq = seq
 
     def message(self) -> bytes:

@@ -36,11 +36,12 @@ from service.caller import player_of
 from service.context import Context, context
 from service.error_middleware import COMMANDS_ROUTE
 from service.errors import ApiError
-from service.games import engine_command, new_game_id
+from service.games import new_game_id
 from service.metrics import CONTENT_TYPE
 from service.moves import moves_of
 from service.player_games import list_games
 from service.responses import json_response
+from service.wire import engine_command
 
 routes = web.RouteTableDef()
 # The contract documents ship inside the protocol package (links to the top-level

@@ -4,6 +4,10 @@ The engine and the solver are pure and know nothing of protocol/: their commands
 ops, piles and layouts are plain values. This module is the one place they become
 the wire's Structs; handlers and the game service build every body and message
 from these (and from protocol/'s other Structs), and msgspec encodes them.
+
+And the one place a command goes the other way: msgspec decodes (and checks) what a
+client sends, or what the store kept, as a protocol Struct, and :func:`engine_command`
+gives the engine its own value. The engine parses nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +33,36 @@ def command(cmd: engine.Command) -> Command:
     if isinstance(cmd, engine.Undo):
         return Undo()
     return Resign()
+
+
+_ENGINE: dict[type, engine.Command] = {Draw: engine.DRAW, Undo: engine.UNDO,
+                                       Resign: engine.RESIGN}
+
+
+def engine_command(cmd: Command) -> engine.Command:
+    """The engine's command for a decoded protocol command (field for field)."""
+    if type(cmd) is Move:
+        return engine.Move(cmd.from_, cmd.to, cmd.count)
+    return _ENGINE[type(cmd)]
+
+
+_snapshot_decoder = msgspec.json.Decoder(dict[str, Any])
+
+
+def snapshot(game: engine.Game) -> dict[str, Any]:
+    """The engine's snapshot of ``game`` as the store keeps it (encoded as JSON): its
+    commands in effect in their protocol form."""
+    data = game.snapshot()
+    data["effective"] = [command(c) for c in data["effective"]]
+    return data
+
+
+def restore(data: bytes | str) -> engine.Game:
+    """The game of a stored :func:`snapshot`."""
+    fields = _snapshot_decoder.decode(data)
+    fields["effective"] = [engine_command(c)
+                           for c in msgspec.convert(fields["effective"], list[Command])]
+    return engine.Game.from_snapshot(fields)
 
 
 def status(value: engine.Status) -> Status:

@@ -22,7 +22,7 @@ from protocol.errors import bad_request_from
 from protocol.ws import Ack, CommandMessage, Hello, Ping
 from service.deadline import deadline
 from service.errors import ApiError, internal_error, to_api_error
-from service.games import engine_command
+from service.wire import engine_command
 from service.ws_connection import Connection
 from service.ws_messages import PONG, Close, close_reason, error_message
 

@@ -1,11 +1,12 @@
-"""The commands a player sends: ``move``, ``draw``, ``undo``, ``resign`` (PROTOCOL.md)."""
+"""The commands the engine plays: plain values, built by their callers.
+
+The engine parses nothing: a command's JSON form is protocol/commands.py's, decoded
+(and checked) at the service's edge and turned into one of these by ``service/wire.py``.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-from .errors import BadCommand
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,26 +20,20 @@ class Move:
     to: str
     count: int = 1
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "move", "from": self.from_, "to": self.to, "count": self.count}
-
 
 @dataclass(frozen=True, slots=True)
 class Draw:
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "draw"}
+    """A click on the stock: deal, or turn the waste over."""
 
 
 @dataclass(frozen=True, slots=True)
 class Undo:
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "undo"}
+    """Revert the most recent command still in effect."""
 
 
 @dataclass(frozen=True, slots=True)
 class Resign:
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": "resign"}
+    """Give the game up."""
 
 
 Command = Move | Draw | Undo | Resign
@@ -46,31 +41,3 @@ Command = Move | Draw | Undo | Resign
 DRAW = Draw()
 UNDO = Undo()
 RESIGN = Resign()
-_SIMPLE: dict[str, Command] = {"draw": DRAW, "undo": UNDO, "resign": RESIGN}
-
-
-def command_from_dict(data: Any) -> Command:
-    """Parse the JSON form of a command; :class:`BadCommand` says what is wrong."""
-    if not isinstance(data, dict):
-        raise BadCommand(f"a command is a JSON object, got {type(data).__name__}")
-    kind = data.get("type")
-    if kind in _SIMPLE:
-        extra = set(data) - {"type"}
-        if extra:
-            raise BadCommand(f"'{kind}' takes no fields, got {sorted(extra)}")
-        return _SIMPLE[kind]
-    if kind != "move":
-        raise BadCommand(f"unknown command type {kind!r}: expected move, draw, undo or resign")
-    extra = set(data) - {"type", "from", "to", "count"}
-    if extra:
-        raise BadCommand(f"unknown field(s) in move: {sorted(extra)}")
-    src, dst, count = data.get("from"), data.get("to"), data.get("count", 1)
-    if not isinstance(src, str) or not isinstance(dst, str):
-        raise BadCommand("a move needs 'from' and 'to' pile ids (strings)")
-    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-        raise BadCommand(f"'count' must be a whole number of at least 1, got {count!r}")
-    return Move(src, dst, count)
-
-
-def command_to_dict(command: Command) -> dict[str, Any]:
-    return command.to_dict()

@@ -20,7 +20,8 @@ class BadOptions(EngineError):
 
 
 class BadCommand(EngineError):
-    """A command that is malformed: unknown type, missing or mistyped field."""
+    """Input no game can take: a seed out of range, a move of fewer than one card (the
+    engine parses no JSON: the wire's decoder refuses malformed commands first)."""
 
 
 class IllegalCommand(EngineError):

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .commands import DRAW, RESIGN, UNDO, Command, Draw, Move, Resign, Undo, command_from_dict
+from .commands import DRAW, RESIGN, UNDO, Command, Draw, Move, Resign, Undo
 from .diff import Op, changed_piles, compute_ops
 from .errors import BadCommand, IllegalCommand
 from .movegen import check_move, legal_moves
@@ -84,7 +84,7 @@ class Game:
 
     @classmethod
     def replay(cls, variant_id: str, seed: int, options: Mapping[str, Any] | None,
-               commands: Iterable[Command | Mapping[str, Any]]) -> Game:
+               commands: Iterable[Command]) -> Game:
         """The game after ``commands`` (a whole log, undos and all) from the deal."""
         game = cls.deal(variant_id, seed, options)
         for command in commands:
@@ -145,11 +145,9 @@ class Game:
         return {pile_id: pile.public() for pile_id, pile in self.position.piles.items()}
 
     # --- playing -------------------------------------------------------------------
-    def apply(self, command: Command | Mapping[str, Any]) -> tuple[Game, Diff]:
+    def apply(self, command: Command) -> tuple[Game, Diff]:
         """The game after ``command`` and its diff; :class:`IllegalCommand` says which rule
         refuses it."""
-        if not isinstance(command, (Move, Draw, Undo, Resign)):
-            command = command_from_dict(command)
         if self.status.is_final:
             raise IllegalCommand(Rule.GAME_OVER, "the game is over")
         if isinstance(command, Resign):
@@ -186,7 +184,8 @@ class Game:
 
     # --- snapshots -----------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
-        """Everything needed to restore this game without replaying its log."""
+        """Everything needed to restore this game without replaying its log: plain values,
+        but for ``effective``, the commands in effect (``service/wire.py`` stores it)."""
         return {
             "rules_version": RULES_VERSION,
             "variant": self.variant.id,
@@ -194,7 +193,7 @@ class Game:
             "seed": self.seed,
             "moves": self.moves,
             "status": self.status.value,
-            "effective": [c.to_dict() for c in self.effective_commands()],
+            "effective": self.effective_commands(),
             "piles": {k: [list(p.down), list(p.up)] for k, p in self.position.piles.items()},
             "only_draws_since_turnover": self.position.only_draws_since_turnover,
         }
@@ -205,7 +204,7 @@ class Game:
         them."""
         variant = get_variant(data["variant"])(data["options"])
         seed = data["seed"]
-        effective = [command_from_dict(c) for c in data["effective"]]
+        effective: list[Command] = list(data["effective"])
         piles = {k: Pile(tuple(d), tuple(u)) for k, (d, u) in data["piles"].items()}
 
         def rebuild() -> Position | None:

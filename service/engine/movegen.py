@@ -149,7 +149,7 @@ def has_legal_move(variant: MoveRules, piles: Mapping[str, Pile]) -> bool:
 def check_move(variant: MoveRules, piles: Mapping[str, Pile], move: Move) -> Move:
     """The move if :func:`legal_moves` lists it, with ``"foundation"`` resolved to the
     lowest-index foundation listed for it; else :class:`IllegalCommand` with the rule."""
-    if type(move.count) is not int or move.count < 1:  # a Move built directly, not parsed
+    if type(move.count) is not int or move.count < 1:  # the wire's decoder refuses these too
         raise BadCommand(f"'count' must be a whole number of at least 1, got {move.count!r}")
     src = variant.spec.get(move.from_)
     if src is None:
@@ -170,7 +170,7 @@ def check_move(variant: MoveRules, piles: Mapping[str, Pile], move: Move) -> Mov
             return legal
     reason = _why_refused(variant, piles, src, move)
     if reason is None:
-        raise RuntimeError(f"engine bug: {variant.name} refuses {move.to_dict()}, "
+        raise RuntimeError(f"engine bug: {variant.name} refuses {move!r}, "
                            "but none of the refusal rules applies")
     raise IllegalCommand(*reason)
 

@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from protocol.codec import encode
+from service import wire
 from service.engine import (
     DRAW,
     RESIGN,
@@ -159,7 +161,7 @@ def assert_message_hides(game: Game, message: str, hidden: set[str] | None = Non
     assert not leaked, f"{message!r} names the face-down {sorted(leaked)}"
 
 
-def refused(game: Game, command: Command | Mapping[str, Any], rule: str) -> IllegalCommand:
+def refused(game: Game, command: Command, rule: str) -> IllegalCommand:
     """Apply ``command``, expecting :class:`IllegalCommand` for ``rule``; the game is unchanged."""
     before = (dict(game.piles), game.status, game.moves, game.effective_commands())
     with pytest.raises(IllegalCommand) as info:
@@ -171,7 +173,7 @@ def refused(game: Game, command: Command | Mapping[str, Any], rule: str) -> Ille
     return err
 
 
-def accepted(game: Game, command: Command | Mapping[str, Any]) -> Game:
+def accepted(game: Game, command: Command) -> Game:
     """Apply ``command``, which must be legal and listed by ``legal_commands``."""
     after, diff = game.apply(command)
     assert isinstance(diff, Diff)
@@ -184,7 +186,12 @@ def move(src: str, dst: str, count: int = 1) -> Move:
     return Move(src, dst, count)
 
 
-def play(game: Game, *commands: Command | Mapping[str, Any]) -> Game:
+def through_snapshot(game: Game) -> Game:
+    """``game`` restored from its snapshot as the service stores it (JSON, service/wire.py)."""
+    return wire.restore(encode(wire.snapshot(game)))
+
+
+def play(game: Game, *commands: Command) -> Game:
     for command in commands:
         game = accepted(game, command)
     return game

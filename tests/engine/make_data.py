@@ -23,9 +23,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from service.engine import DRAW, RULES_VERSION, UNDO, Command, Game, command_to_dict
+from service.engine import DRAW, RULES_VERSION, UNDO, Command, Game
 from service.engine.cards import ordered_deck
 from service.engine.rng import SplitMix64, shuffle
+from tests.commands import to_json
 
 DATA = Path(__file__).parent / "data"
 VARIANT_IDS = ("gilbert", "shamrocks", "gate", "caprice")
@@ -71,7 +72,7 @@ PERFT_ROOTS: dict[str, list[dict[str, Any]]] = {
 def legal_digest(game: Game) -> str:
     """Eight hex digits naming the set of legal commands (their order does not matter)."""
     text = json.dumps(
-        sorted(json.dumps(command_to_dict(c), sort_keys=True) for c in game.legal_commands())
+        sorted(json.dumps(to_json(c), sort_keys=True) for c in game.legal_commands())
     )
     return hashlib.sha256(text.encode()).hexdigest()[:8]
 
@@ -117,7 +118,7 @@ def policy_game(
             break
         counts.append(len(game.legal_commands()))
         digests.append(legal_digest(game))
-        commands.append(command_to_dict(command))
+        commands.append(to_json(command))
         game = game.apply(command)[0]
         statuses[game.status.value] += 1
     return {

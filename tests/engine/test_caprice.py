@@ -215,7 +215,7 @@ def test_caprice_a_foundation_top_goes_back_only_onto_the_tableau():
     refused(game, move("foundation/2", "foundation/6"), "foundation_returns")
     # Said the same way with "to": "foundation": foundation/6 does take a 7H, from the tableau.
     refused(
-        game, {"type": "move", "from": "foundation/2", "to": "foundation"}, "foundation_returns"
+        game, move("foundation/2", "foundation"), "foundation_returns"
     )
 
 

@@ -18,7 +18,7 @@ def _applied(game: Game, command) -> tuple[Game, list]:
 def test_a_move_that_turns_a_card_up_pops_pushes_then_flips():
     # PROTOCOL.md's example.
     game = make_game("gilbert", {"tableau/3": "4H 9C | 7D", "foundation/1": suit_run("D", 1, 6)})
-    _, ops = _applied(game, {"type": "move", "from": "tableau/3", "to": "foundation/1", "count": 1})
+    _, ops = _applied(game, move("tableau/3", "foundation/1", 1))
     assert ops == [
         {"pile": "tableau/3", "op": "pop", "n": 1},
         {"pile": "foundation/1", "op": "push", "cards": ["7D"]},

@@ -239,7 +239,7 @@ def test_gate_no_other_card_may_go_into_a_space():
 def test_gate_from_stock_fills_a_space_when_the_waste_is_empty():
     game = make_game("gate", {"stock": "3C 9D |", "tableau/1": "9S"})
     assert move("stock", "tableau/0") in game.legal_moves()
-    after, _diff = game.apply({"type": "move", "from": "stock", "to": "tableau/0"})
+    after, _diff = game.apply(move("stock", "tableau/0"))
     assert view(after)["tableau/0"] == "9D" and view(after)["stock"] == "3C |"
     assert after.public_piles()["tableau/0"] == {"down": 0, "up": ["9D"]}  # turned face up
 
@@ -256,7 +256,7 @@ def test_gate_from_stock_only_into_a_space():
     accepted(game, move("stock", "tableau/2"))
     refused(game, move("stock", "tableau/0"), "stock_fills_spaces_only")
     refused(game, move("stock", "foundation/0"), "stock_fills_spaces_only")
-    refused(game, {"type": "move", "from": "stock", "to": "foundation"}, "stock_fills_spaces_only")
+    refused(game, move("stock", "foundation"), "stock_fills_spaces_only")
     refused(game, move("stock", "tableau/2", 2), "one_card_from_stock")
 
 
@@ -265,7 +265,7 @@ def test_gate_a_stock_card_refused_by_the_foundations_is_refused_by_the_rule_not
     # move is refused because the stock fills only spaces, whatever its card: a refusal
     # saying no foundation accepts "that card" would tell the player it is no Ace.
     game = make_game("gate", {"stock": "3C AH |", "tableau/0": "9S"})
-    err = refused(game, {"type": "move", "from": "stock", "to": "foundation"},
+    err = refused(game, move("stock", "foundation"),
                   "stock_fills_spaces_only")
     assert "foundation" not in err.message
 

@@ -211,7 +211,7 @@ def test_gilbert_refusals_never_name_a_face_down_card():
         (move("tableau/0", "tableau/1", 2), "not_enough_cards"),
         (move("tableau/0", "tableau/1"), "build"),
         (move("stock", "tableau/1"), "stock_by_draw_only"),
-        ({"type": "move", "from": "tableau/0", "to": "foundation"}, "no_foundation_accepts"),
+        (move("tableau/0", "foundation"), "no_foundation_accepts"),
     ]:
         message = refused(game, command, rule).message
         assert not {"5D", "KS", "2C", "3D", "4C", "6H"} & cards_named(message), message

@@ -15,6 +15,7 @@ import json
 import pytest
 
 from service.engine import RULES_VERSION, Game
+from tests.commands import from_json
 
 from .make_data import DATA, VARIANT_IDS, final_state, legal_digest, perft
 
@@ -45,13 +46,14 @@ def test_the_same_commands_are_legal_at_every_step(variant_id, record):
         legal = game.legal_commands()
         assert len(legal) == count, f"{where}: {len(legal)} legal commands, pinned {count}: {legal}"
         assert legal_digest(game) == digest, f"{where}: other legal commands than pinned: {legal}"
-        game = game.apply(command)[0]
+        game = game.apply(from_json(command))[0]
     assert final_state(game) == record["final"], _name(variant_id, record)
 
 
 @pytest.mark.parametrize("variant_id, record", GAMES, ids=[_name(*g) for g in GAMES])
 def test_the_pinned_log_replays_to_the_pinned_state(variant_id, record):
-    game = Game.replay(variant_id, record["seed"], record["options"], record["commands"])
+    commands = [from_json(c) for c in record["commands"]]
+    game = Game.replay(variant_id, record["seed"], record["options"], commands)
     assert final_state(game) == record["final"], _name(variant_id, record)
 
 

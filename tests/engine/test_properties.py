@@ -11,7 +11,8 @@ repeat a random game::
     python -c "from tests.engine.test_properties import repeat
     print(repeat('gilbert:long:3').log())"
 
-then ``Game.replay(variant, seed, options, log)`` reproduces it.
+then ``Game.replay(variant, seed, options, [from_json(c) for c in log])`` reproduces it
+(``from_json`` of :mod:`tests.commands`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import json
 import random
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import pytest
@@ -38,10 +39,9 @@ from service.engine import (
     Pile,
     Position,
     Status,
-    command_from_dict,
-    command_to_dict,
 )
 from service.engine.movegen import check_move, has_legal_move, legal_moves
+from tests.commands import from_json, to_json
 
 from .helpers import (
     CONFIGS,
@@ -54,6 +54,7 @@ from .helpers import (
     hidden_cards,
     layout_commands,
     random_command,
+    through_snapshot,
     walk,
 )
 from .make_data import DATA
@@ -93,7 +94,7 @@ class Played:
         return self.steps[-1].after if self.steps else self.start()
 
     def log(self) -> list[dict[str, Any]]:
-        return [command_to_dict(s.command) for s in self.steps]
+        return [to_json(s.command) for s in self.steps]
 
 
 def _deal_seed(k: int) -> int:
@@ -147,7 +148,7 @@ def _pinned(config: tuple[str, dict[str, Any]]) -> Iterator[Played]:
             played = Played(config, record["seed"], f"long: perft_{variant_id}.json game {i}")
             game = played.start()
             for index, data in enumerate(record["commands"]):
-                command = command_from_dict(data)
+                command = from_json(data)
                 after, diff = game.apply(command)
                 played.steps.append(Step(index, game, command, after, diff))
                 game = after
@@ -218,10 +219,13 @@ def test_no_diff_names_a_face_down_card(games):
 
 def test_no_legal_move_names_a_card(games):
     for played, step in list(_steps(games))[::4]:
+        spec = step.after.variant.spec
         for command in step.after.legal_moves():
-            assert set(command_to_dict(command)) <= {"type", "from", "to", "count"}, played.where(
-                step
-            )
+            # A command names piles and a count, the same fields as its JSON form.
+            assert {f.name for f in fields(command)} <= {"from_", "to", "count"}, played.where(step)
+            if isinstance(command, Move):
+                assert command.from_ in spec and command.to in spec, (played.where(step), command)
+                assert type(command.count) is int, (played.where(step), command)
 
 
 def _twin(played: Played, rng: random.Random) -> tuple[Game, bool]:
@@ -329,7 +333,8 @@ def _state(game: Game) -> tuple:
 
 def test_replaying_the_log_gives_the_same_game(games):
     for played in games[::2]:
-        replayed = Game.replay(played.variant_id, played.seed, played.options, played.log())
+        log = [from_json(c) for c in played.log()]
+        replayed = Game.replay(played.variant_id, played.seed, played.options, log)
         assert _state(replayed) == _state(played.final()), played.where()
 
 
@@ -371,15 +376,11 @@ def test_each_undo_steps_one_command_further_back(games):
             )
 
 
-def _through_json(data: dict[str, Any]) -> dict[str, Any]:
-    return json.loads(json.dumps(data))
-
-
 def test_a_snapshot_restores_the_same_game(games):
     for played in games[::10]:
         for step in played.steps[::15]:
             game = step.after
-            restored = Game.from_snapshot(_through_json(game.snapshot()))
+            restored = through_snapshot(game)
             assert _state(restored) == _state(game), played.where(step)
             assert (restored.seed, restored.variant.options) == (game.seed, game.variant.options)
             for command in game.legal_commands()[:3]:
@@ -396,7 +397,7 @@ def test_undo_reaches_past_a_snapshot(games):
         if step is None:
             continue
         game = step.after
-        restored = Game.from_snapshot(_through_json(game.snapshot()))
+        restored = through_snapshot(game)
         while game.can_undo:
             assert restored.can_undo, played.where(step)
             game, d1 = game.apply(UNDO)

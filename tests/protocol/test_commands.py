@@ -45,6 +45,9 @@ def test_gate_moves_from_the_stock() -> None:
         b'{"type": "draw", "n": 3}',
         b'{"type": "undo", "steps": 2}',
         b'{"type": "resign", "why": "bored"}',
+        b'{"type": "draw", "count": 1}',
+        b'{"type": "undo", "to": "tableau/0"}',
+        b'{"type": "move", "from": "waste", "to": "tableau/0", "card": "7H"}',
     ],
 )
 def test_unknown_fields_are_refused(wire: bytes) -> None:
@@ -61,10 +64,16 @@ def test_unknown_fields_are_refused(wire: bytes) -> None:
         b'{"type": "move", "from": "waste", "to": "foundation", "count": true}',
         b'{"type": "move", "from": "waste", "to": "foundation", "count": 1.5}',
         b'{"type": "move", "from": "waste", "to": "foundation", "count": 0}',
+        b'{"type": "move", "from": "waste", "to": "foundation", "count": -1}',
+        b'{"type": "move", "to": "waste"}',  # no from
         b'{"type": "fly"}',
+        b'{"type": "redo"}',  # undo has no opposite
+        b'{"type": "Move"}',  # the tags are lower case
         b'{"from": "waste", "to": "foundation"}',  # no type
+        b"{}",
         b'"draw"',
         b"[]",
+        b"null",
     ],
 )
 def test_wrong_shapes_and_types_are_refused(wire: bytes) -> None:

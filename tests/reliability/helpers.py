@@ -21,8 +21,10 @@ from typing import Any, Self
 from urllib.parse import urlsplit
 
 from protocol.codec import encode
-from service.engine import Game, command_from_dict
+from service import wire
+from service.engine import Game
 from service.store import keys
+from tests.commands import from_json, to_json
 from tests.redis_servers import sync_client
 
 WAIT_S = 30.0
@@ -294,14 +296,15 @@ def replay_stored(url: str, game_id: str) -> tuple[Game, StoredGame]:
     )
     game = Game.deal(meta["variant"], int(meta["seed"]), json.loads(meta["options"]))
     for event in stored.events:
-        game, diff = game.apply(command_from_dict(event["command"]))
-        assert diff.command.to_dict() == event["command"], (game_id, event["seq"])
+        game, diff = game.apply(from_json(event["command"]))
+        assert to_json(diff.command) == event["command"], (game_id, event["seq"])
         assert json.loads(encode(diff.ops)) == event["ops"], (game_id, event["seq"], "ops differ")
         assert event["status"] == diff.status.value, (game_id, event["seq"])
         assert event["stats"]["moves"] == diff.moves
         assert event["stats"]["foundation_cards"] == diff.foundation_cards
     whole = Game.replay(
-        meta["variant"], int(meta["seed"]), json.loads(meta["options"]), stored.commands()
+        meta["variant"], int(meta["seed"]), json.loads(meta["options"]),
+        [from_json(c) for c in stored.commands()]
     )
     assert whole.public_piles() == game.public_piles()
     assert meta["status"] == game.status.value, (game_id, meta["status"], game.status)
@@ -311,7 +314,7 @@ def replay_stored(url: str, game_id: str) -> tuple[Game, StoredGame]:
     if stored.snapshot is not None:
         snap_seq = int(stored.snapshot["seq"])
         assert 1 <= snap_seq <= n
-        assert Game.from_snapshot(json.loads(stored.snapshot["data"])).public_piles() == \
+        assert wire.restore(stored.snapshot["data"]).public_piles() == \
             Game.replay(meta["variant"], int(meta["seed"]), json.loads(meta["options"]),
-                        stored.commands()[:snap_seq]).public_piles()
+                        [from_json(c) for c in stored.commands()[:snap_seq]]).public_piles()
     return game, stored

@@ -18,6 +18,7 @@ from typing import Any
 import aiohttp
 
 from service.engine import RESIGN, Game
+from tests.commands import from_json, to_json
 from tests.service.helpers import Api, Closed, Socket, apply, new_command_id
 
 ANSWER_S = 30.0  # a command unanswered this long counts as never answered (a failure of the test)
@@ -55,7 +56,7 @@ class Client:
 
     def next_command(self) -> dict[str, Any] | None:
         options = [c for c in self.game.legal_commands() if c is not RESIGN]
-        return self.rng.choice(options).to_dict() if options else None
+        return to_json(self.rng.choice(options)) if options else None
 
     # --- REST ---------------------------------------------------------------------------
     async def rest_step(self, command: dict[str, Any], cid: str) -> None:
@@ -69,7 +70,7 @@ class Client:
         if reply.status == 200:
             assert reply.body["seq"] == self.seq + 1, (self.name, reply.body["seq"], self.seq)
             self.acked[cid] = reply.body["seq"]
-            self.game = self.game.apply(reply.body["diff"]["command"])[0]
+            self.game = self.game.apply(from_json(reply.body["diff"]["command"]))[0]
             self.seq += 1
             return
         code = reply.error["code"]  # the contract's shape, checked
@@ -90,7 +91,7 @@ class Client:
                     "GET", f"/v1/games/{self.game_id}/events", self.token
                 )
                 if reply.status == 200:
-                    commands = [e["command"] for e in reply.body["events"]]
+                    commands = [from_json(e["command"]) for e in reply.body["events"]]
                     self.game = Game.replay(self.variant, self.seed, self.options, commands)
                     self.seq = len(commands)
                     return
@@ -102,7 +103,7 @@ class Client:
             f"{self.name}: diff {m['seq']} after {self.seq}: a gap or a repeat"
         )
         self.diff_seqs.append(m["seq"])
-        self.game = self.game.apply(m["command"])[0]
+        self.game = self.game.apply(from_json(m["command"]))[0]
         self.state = apply(self.state, m)
         self.seq += 1
 

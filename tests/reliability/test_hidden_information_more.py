@@ -32,8 +32,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.app import Context
-from service.engine import Game
+from service.engine import RESIGN, Game
 from service.store import keys
+from tests.commands import to_json
 from tests.live import daily_chosen, settings_for_test
 from tests.redis_servers import sync_client
 from tests.service.helpers import CONFIGS, Api, Socket, connect, new_command_id, running_app
@@ -123,13 +124,13 @@ def flipping_moves(game: Game) -> list[dict[str, Any]]:
     """The legal commands that turn a face-down card up (or deal one from the stock)."""
     out = []
     for command in game.legal_commands():
-        if command.to_dict()["type"] == "resign":
+        if command == RESIGN:
             continue
         _, diff = game.apply(command)
         if any(
             op["op"] == "flip" or (op["op"] == "push" and op["pile"] == "waste") for op in diff.ops
         ):
-            out.append(command.to_dict())
+            out.append(to_json(command))
     return out
 
 
@@ -151,7 +152,7 @@ async def test_a_flip_undone_and_played_again_reveals_only_what_was_seen(
         for _round in range(12):
             candidates = flipping_moves(seen.truth.game)
             if not candidates:
-                candidates = [c.to_dict() for c in seen.truth.game.legal_moves()]
+                candidates = [to_json(c) for c in seen.truth.game.legal_moves()]
             if not candidates:
                 break
             assert await seen.command(candidates[0])
@@ -206,7 +207,7 @@ async def test_no_refusal_of_a_move_names_a_face_down_card(
                             seen.truth.applied(reply.body["diff"]["command"])
                         seen.truth.check(reply.raw, what=f"{source}->{target} x{count}")
             for command in seen.truth.game.legal_moves()[:2]:
-                await seen.command(command.to_dict())
+                await seen.command(to_json(command))
             await seen.command({"type": "draw"})
         assert tried > 300
     finally:
@@ -243,7 +244,7 @@ async def test_random_games_chosen_by_hypothesis_reveal_nothing_unseen(
             game = seen.truth.game
             if kind == "legal" and game.legal_moves():
                 moves = game.legal_moves()
-                await seen.command(moves[a % len(moves)].to_dict())
+                await seen.command(to_json(moves[a % len(moves)]))
             elif kind in ("undo", "draw", "resign"):
                 await seen.command({"type": kind})
             elif kind == "illegal":

@@ -20,6 +20,7 @@ from service.daily.challenge import Seeds
 from service.engine import VARIANTS, Draw, Game, Status
 from service.store.connection import RedisConn
 from service.store.solver import ChosenDeal, SolverStore
+from tests.commands import to_json
 from tests.live import settings_for_test
 
 SECRET = "test-secret-0123456789abcdef"
@@ -164,7 +165,7 @@ def winning_line(day: date = DAY, variant: str = VARIANT) -> tuple[dict[str, Any
                 continue
             game = nxt
             seen.add(_key(game))
-            line.append(move.to_dict())
+            line.append(to_json(move))
             break
         else:
             break

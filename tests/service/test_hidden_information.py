@@ -25,6 +25,7 @@ from service.engine import Game
 from service.engine.cards import RANK_NAMES, SUIT_NAMES
 from service.engine.rules import foundation_next
 from service.store import keys
+from tests.commands import from_json
 from tests.live import running_service, settings_for_test
 from tests.redis_servers import sync_client
 from tests.service.helpers import CONFIGS, Api, Socket, connect, new_command_id
@@ -93,7 +94,7 @@ class Truth:
         return len(self.shown) - 1
 
     def applied(self, command: dict[str, Any]) -> None:
-        self.game = self.game.apply(command)[0]
+        self.game = self.game.apply(from_json(command))[0]
         self.shown.append(self.shown[-1] | face_up(self.game))
         self.hidden_max = max(self.hidden_max, len(self.hidden()))
 

@@ -21,6 +21,7 @@ from service.app import Context
 from service.engine import Game, Status
 from service.hints import view_seed
 from service.store import keys
+from tests.commands import from_json, to_json
 from tests.live import settings_for_test
 from tests.service.helpers import Api, running_app
 
@@ -143,9 +144,9 @@ def lost_gilbert_line() -> tuple[int, list[dict[str, Any]]]:
     record = next(g for g in games if g["seed"] == 52 and g["policy"] == "random")
     game = Game.deal("gilbert", record["seed"])
     for command in record["commands"]:
-        game = game.apply(command)[0]
+        game = game.apply(from_json(command))[0]
         if game.status is Status.LOST:
-            return record["seed"], [c.to_dict() for c in game.effective_commands()]
+            return record["seed"], [to_json(c) for c in game.effective_commands()]
     raise AssertionError("the pinned game is never lost")
 
 

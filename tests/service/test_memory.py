@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from service import memory
+from service.engine import DRAW
 from service.games import GameService
 from service.memory import Trimmer
 from service.metrics import Metrics
@@ -60,7 +61,7 @@ async def test_reading_a_game_the_cache_has_as_it_is_keeps_the_cached_copy(
     created = await service.create("p1", "gilbert", 3, None, False)
     first = await service.load(created.game_id)
     assert await service.load(created.game_id) is first
-    await service.command(created.game_id, "p1", {"type": "draw"}, None, "c1")
+    await service.command(created.game_id, "p1", DRAW, None, "c1")
     after = await service.load(created.game_id)
     assert after is not first and after.seq == 1
     assert await service.load(created.game_id) is after

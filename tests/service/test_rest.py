@@ -18,6 +18,7 @@ from protocol.errors import bad_request_from
 from protocol.rest import CommandResult, CreateGame, Events, LegalMoves
 from service.engine import DRAW, UNDO, BadCommand, Game, Move, Status
 from service.store import keys
+from tests.commands import to_json
 from tests.live import running_service, settings_for_test
 from tests.redis_servers import sync_client
 from tests.service.helpers import (
@@ -170,7 +171,7 @@ def greedy_line(variant: str, seed: int) -> list[dict[str, Any]]:
             if score(move) >= 0 and (key(nxt) not in seen or not isinstance(move, Move)):
                 game = nxt
                 seen.add(key(game))
-                line.append(move.to_dict())
+                line.append(to_json(move))
                 break
         else:
             break

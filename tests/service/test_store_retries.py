@@ -21,6 +21,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from service.engine import DRAW, RESIGN
 from service.errors import to_api_error
 from service.games import DailyTags, GameService, Loaded
 from service.metrics import Metrics
@@ -165,9 +166,9 @@ async def test_a_duplicate_of_a_final_command_runs_the_final_hooks_the_first_mis
 
     second = GameService(games, settings, clock, Metrics(), on_final=[hook])
     created = await first.create("p1", "gilbert", 3, None, False)
-    seq, _ = await first.command(created.game_id, "p1", {"type": "resign"}, None, "c-resign")
+    seq, _ = await first.command(created.game_id, "p1", RESIGN, None, "c-resign")
     assert seen == []
-    again, _ = await second.command(created.game_id, "p1", {"type": "resign"}, None, "c-resign")
+    again, _ = await second.command(created.game_id, "p1", RESIGN, None, "c-resign")
     assert again == seq == 1
     assert seen == [(created.game_id, 1, "resigned")]
     assert second.cache.get(created.game_id).seq == 1  # remembered, as an applied command is
@@ -182,18 +183,18 @@ async def test_a_resend_on_a_closed_attempt_gets_its_first_result_and_a_new_comm
     tags = DailyTags(DailyTag(closes.date(), "gilbert"), readable_from=hidden, seed_from=hidden,
                      closes_at=closes)
     created = await service.create("p1", "gilbert", 3, None, False, daily=tags)
-    seq, event = await service.command(created.game_id, "p1", {"type": "draw"}, None, "c1")
+    seq, event = await service.command(created.game_id, "p1", DRAW, None, "c1")
     clock.set(closes + timedelta(seconds=1))
-    assert await service.command(created.game_id, "p1", {"type": "draw"}, None, "c1") == (
+    assert await service.command(created.game_id, "p1", DRAW, None, "c1") == (
         seq,
         event,
     )
     from service.errors import ApiError
     with pytest.raises(ApiError) as refused:
-        await service.command(created.game_id, "p1", {"type": "draw"}, None, "c2")
+        await service.command(created.game_id, "p1", DRAW, None, "c2")
     assert refused.value.code == "forbidden"
     with pytest.raises(ApiError) as other:  # another player learns nothing of the owner's commands
-        await service.command(created.game_id, "p2", {"type": "draw"}, None, "c1")
+        await service.command(created.game_id, "p2", DRAW, None, "c1")
     assert other.value.code == "not_found"
 
 

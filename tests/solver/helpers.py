@@ -9,14 +9,16 @@ from typing import Any
 
 from service.engine import Game, Pile, Position, Status, get_variant
 from service.engine.cards import RANKS, SUITS
+from tests.commands import from_json
 from tests.engine.helpers import CONFIGS, config_id  # noqa: F401 - the solver tests' too
 
 
 def replay(game: Game, commands: Iterable[Mapping[str, Any]]) -> Game:
-    """Send each command to ``game`` through the engine (an illegal one raises)."""
+    """Send each command (as the solver writes it: PROTOCOL.md's JSON object) to ``game``
+    through the engine (an illegal one raises, a malformed one too)."""
     for command in commands:
         assert command.get("type") in ("move", "draw"), command
-        game = game.apply(command)[0]
+        game = game.apply(from_json(command))[0]
     return game
 
 

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from service.engine import Game, Pile, Status, command_from_dict
+from service.engine import DRAW, Game, Pile, Status
 from service.solver import Budget, HintResult, suggest
+from tests.commands import from_json
 
 from .helpers import CONFIGS, config_id, game_at, random_positions, small_position
 
@@ -50,7 +51,7 @@ def test_a_hint_depends_only_on_the_visible_position(config: tuple[str, dict[str
         first = hint(game)
         assert first == hint(other), f"seed {seed}: the face-down cards changed the hint"
         assert first.command is not None and first.samples == 4 and 0 <= first.wins <= 4
-        assert command_from_dict(first.command) in game.legal_moves()
+        assert from_json(first.command) in game.legal_moves()
         reordered = dict(reversed(list(game.public_piles().items())))
         assert suggest(variant_id, options, reordered, samples=4, budget_per_sample=SAMPLE,
                        rng_seed=5) == first
@@ -64,7 +65,7 @@ def test_two_deals_brought_to_the_same_visible_position_get_the_same_hint() -> N
     game = Game.deal("gilbert", 8, {})
     twin = with_face_down_cards_shuffled(game, random.Random(1), only="tableau/")
     assert twin.piles != game.piles and twin.public_piles() == game.public_piles()
-    for command in ({"type": "draw"}, {"type": "draw"}):
+    for command in (DRAW, DRAW):
         game, twin = game.apply(command)[0], twin.apply(command)[0]
     assert twin.public_piles() == game.public_piles()
     assert hint(game, samples=6) == hint(twin, samples=6)
@@ -78,7 +79,7 @@ def test_a_hint_near_the_end_wins_its_samples() -> None:
             break
     result = hint(game, samples=5)
     assert result.command is not None and result.samples == 5 and result.wins >= 1
-    assert command_from_dict(result.command) in game.legal_moves()
+    assert from_json(result.command) in game.legal_moves()
 
 
 def test_no_legal_command_no_hint() -> None:

@@ -7,7 +7,8 @@ import random
 import re
 from typing import TYPE_CHECKING, Any
 
-from service.engine import Game, command_to_dict
+from service.engine import Game
+from tests.commands import from_json, to_json
 from tests.live import ServiceProcess
 from tests.web.helpers import GamePage, Service, assert_same_board, choose, expect
 
@@ -120,7 +121,7 @@ def gate_position_with_a_move_from_the_stock() -> tuple[int, list[dict[str, Any]
             rnd = random.Random(seed * 1000 + trial)
             game, commands = Game.deal("gate", seed), []
             for _ in range(150):
-                legal = [command_to_dict(c) for c in game.legal_moves()]
+                legal = [to_json(c) for c in game.legal_moves()]
                 from_stock = [m for m in legal if m["type"] == "move" and m["from"] == "stock"]
                 if from_stock:
                     return seed, commands, from_stock[0]
@@ -129,7 +130,7 @@ def gate_position_with_a_move_from_the_stock() -> tuple[int, list[dict[str, Any]
                 pillars = [m for m in legal
                            if m["type"] == "move" and m["from"].startswith("reserve/")]
                 pick = rnd.choice(pillars) if pillars and rnd.random() < 0.8 else rnd.choice(legal)
-                game, _ = game.apply(pick)
+                game, _ = game.apply(from_json(pick))
                 commands.append(pick)
     raise AssertionError("no Gate position found with a move from the stock")
 

@@ -1,0 +1,27 @@
+"""A command's JSON form and back, as the service makes and reads it, for tests that keep
+commands as JSON (data files, logs, what a test client sends).
+
+The engine parses no JSON: the protocol's Structs are the one home of a command's
+shape, and ``service/wire.py`` turns them into the engine's commands and back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from service import engine, wire
+
+
+def to_json(command: engine.Command) -> dict[str, Any]:
+    """The JSON object of PROTOCOL.md for an engine command (``count`` always there)."""
+    data: dict[str, Any] = msgspec.to_builtins(wire.command(command))
+    return data
+
+
+def from_json(data: Mapping[str, Any]) -> engine.Command:
+    """The engine's command for a command's JSON object, checked by the protocol's Struct
+    (``msgspec.ValidationError`` if it is not one)."""
+    return wire.engine_command(wire.command_of(data))
