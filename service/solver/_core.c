@@ -75,6 +75,7 @@ typedef struct {
 typedef struct {
     int variant;
     int hasty, pruning, runs_move;
+    int cut_dead;   /* leave out the positions dead() proves lost (native.py _cut_dead) */
     int npiles;     /* piles in the position */
     int total;      /* cards to win */
     int nfound;
@@ -846,6 +847,71 @@ static int caprice_steps(const Rules *R, const State *s, Step *out) {
     return n;
 }
 
+/* ---- dead positions (Rules.dead; dead.py stay_stuck) -------------------------------- */
+/* BASES[0][c]: the cards c may be put on in Shamrocks (build.py ADJ_ANY: one rank away, any
+ * suit); BASES[1][c] in Gilbert (gilbert.py _bases: one rank higher, the other colour).
+ * ADJ_MASK = BASES[0]. Filled at import. */
+static uint64_t BASES[2][52];
+#define ADJ_MASK (BASES[0])
+/* LOWER[c], HIGHER[c]: the cards of c's suit below and above it in rank (dead.py). */
+static uint64_t LOWER[52], HIGHER[52];
+/* Shamrocks.dead and Gilbert.dead, proved in shamrocks.py and gilbert.py: the cards that
+ * can never leave their piles, as the greatest fixpoint of dead.py's stay_stuck. */
+static int dead(const Rules *R, const State *s) {
+    if (R->variant != SHAMROCKS && R->variant != GILBERT) return 0;
+    int8_t pile[52], idx[52];
+    memset(pile, -1, sizeof pile);
+    memset(idx, 0, sizeof idx);
+    uint64_t stuck = 0;  /* the first C of each variant's proof */
+    int gil = R->variant == GILBERT, np = gil ? 7 : 18, o = 0;
+    for (int i = 0; i < np; i++) {
+        int n = s->len[i];
+        const uint8_t *p = s->cards + o;
+        for (int k = 0; k < n; k++) {
+            int c = p[k];
+            pile[c] = (int8_t)i; idx[c] = (int8_t)k;
+            if (!gil || (k <= s->down[i] && RANK(c) != 7)) stuck |= 1ULL << c;
+        }
+        o += n;
+    }
+    while (stuck) {
+        int8_t highest[18];
+        memset(highest, -1, sizeof highest);
+        for (uint64_t m = stuck; m; m &= m - 1) {
+            int c = __builtin_ctzll(m);
+            if (idx[c] > highest[pile[c]]) highest[pile[c]] = idx[c];
+        }
+        uint64_t under = 0;  /* the cards below a stuck card */
+        for (int c = 0; c < 52; c++)
+            if (pile[c] >= 0 && idx[c] < highest[pile[c]]) under |= 1ULL << c;
+        uint64_t possible;  /* the possible landings (each variant's proof) */
+        if (gil) {
+            possible = ~under & ((1ULL << 52) - 1);
+        } else {  /* (a), then (b) until it grows no more */
+            possible = 0;
+            for (int c = 0; c < 52; c++)
+                if (pile[c] >= 0 && idx[c] <= 1 && !((under >> c) & 1)) possible |= 1ULL << c;
+            uint64_t rest = ~(possible | under | stuck) & ((1ULL << 52) - 1);
+            for (int grew = 1; grew;) {
+                grew = 0;
+                for (uint64_t m = rest; m; m &= m - 1) {
+                    int z = __builtin_ctzll(m);
+                    if (ADJ_MASK[z] & possible) { possible |= 1ULL << z; rest &= ~(1ULL << z); grew = 1; }
+                }
+            }
+        }
+        uint64_t keep = 0;
+        for (uint64_t m = stuck; m; m &= m - 1) {
+            int y = __builtin_ctzll(m);
+            int kept_off = (LOWER[y] & under) && (!gil || (HIGHER[y] & under));
+            if (kept_off && !(BASES[gil][y] & possible)) keep |= 1ULL << y;
+        }
+        if (keep == stuck) return 1;
+        stuck = keep;
+    }
+    return 0;
+}
+
 /* ---- dispatch --------------------------------------------------------------------- */
 static int gen_steps(const Rules *R, const State *s, Step *out) {
     switch (R->variant) {
@@ -1079,7 +1145,8 @@ static void dfs_run(Dfs *d, long long max_nodes, Clock *ck, MT *rng, double spre
     }
     if (d->has_pending) {  /* counted when the last run paused, not yet entered */
         d->has_pending = 0;
-        if (!dfs_push(d, &d->pending, &d->pending_via, rng, spread)) goto oom;
+        if (!(R->cut_dead && dead(R, &d->pending)) &&
+            !dfs_push(d, &d->pending, &d->pending_via, rng, spread)) goto oom;
     }
     while (d->nfr) {
         Frame *f = &d->frames[d->nfr - 1];
@@ -1120,6 +1187,7 @@ static void dfs_run(Dfs *d, long long max_nodes, Clock *ck, MT *rng, double spre
             o->nodes = d->nodes;
             return;
         }
+        if (R->cut_dead && dead(R, &child)) continue;  /* counted, not searched */
         if (!dfs_push(d, &child, &step, rng, spread)) goto oom;
     }
     d->lost = 1;
@@ -1254,6 +1322,7 @@ static void best_first(const Rules *R, const State *start, long long max_nodes, 
                 o->nodes = nodes;
                 goto done;
             }
+            if (R->cut_dead && dead(R, &child)) continue;  /* counted, not searched */
             GROW();
             memcpy(states + count * stride, &child, stride);
             parent[count] = id; via[count] = buf[q];
@@ -1377,19 +1446,20 @@ static int parse_state(const Rules *R, PyObject *t, State *s) {
 static const char *VARIANTS[] = {"gilbert", "shamrocks", "gate", "caprice"};
 
 PyDoc_STRVAR(search_doc,
-"search(variant, hasty, pruning, runs_move, position, max_nodes, deadline, clock, rng,\n"
-"       shake, depth_first) -> (result, line, nodes)\n\n"
+"search(variant, hasty, pruning, runs_move, cut_dead, position, max_nodes, deadline, clock,\n"
+"       rng, shake, depth_first) -> (result, line, nodes)\n\n"
 "One search of service.solver.search._search, natively: result 'won', 'lost' or\n"
 "'unknown'; line the steps of a won line, each a tuple of (from, to, count) commands.\n"
 "rng (a Random, advanced as random.Random would be) shakes the order; None: no shaking.");
 
-static int rules_of(const char *variant, int hasty, int pruning, int runs_move, Rules *R) {
+static int rules_of(const char *variant, int hasty, int pruning, int runs_move, int cut_dead,
+                    Rules *R) {
     memset(R, 0, sizeof *R);
     R->variant = -1;
     for (int i = 0; i < 4; i++)
         if (strcmp(variant, VARIANTS[i]) == 0) R->variant = i;
     if (R->variant < 0) { PyErr_Format(PyExc_ValueError, "no native rules for %s", variant); return -1; }
-    R->hasty = hasty; R->pruning = pruning; R->runs_move = runs_move;
+    R->hasty = hasty; R->pruning = pruning; R->runs_move = runs_move; R->cut_dead = cut_dead;
     R->total = R->variant == CAPRICE ? 104 : 52;
     R->nfound = R->variant == GILBERT || R->variant == CAPRICE ? 8 : 4;
     return 0;
@@ -1419,12 +1489,13 @@ typedef struct {
 
 static PyObject *depthfirst_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     const char *variant;
-    int hasty, pruning, runs_move;
+    int hasty, pruning, runs_move, cut_dead;
     PyObject *pos;
     (void)kw;
-    if (!PyArg_ParseTuple(args, "spppO", &variant, &hasty, &pruning, &runs_move, &pos)) return NULL;
+    if (!PyArg_ParseTuple(args, "sppppO", &variant, &hasty, &pruning, &runs_move, &cut_dead, &pos))
+        return NULL;
     Rules R;
-    if (rules_of(variant, hasty, pruning, runs_move, &R) < 0) return NULL;
+    if (rules_of(variant, hasty, pruning, runs_move, cut_dead, &R) < 0) return NULL;
     State start;
     if (parse_state(&R, pos, &start) < 0) return NULL;
     DepthFirstObject *self = (DepthFirstObject *)type->tp_alloc(type, 0);
@@ -1475,7 +1546,7 @@ static PyTypeObject DepthFirstType = {
     .tp_name = "service.solver._core.DepthFirst",
     .tp_basicsize = sizeof(DepthFirstObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "DepthFirst(variant, hasty, pruning, runs_move, position): search.DepthFirst in "
+    .tp_doc = "DepthFirst(variant, hasty, pruning, runs_move, cut_dead, position): search.DepthFirst in "
               "the core.",
     .tp_new = depthfirst_new,
     .tp_dealloc = depthfirst_dealloc,
@@ -1486,15 +1557,15 @@ static PyTypeObject DepthFirstType = {
 static PyObject *py_search(PyObject *self, PyObject *args) {
     (void)self;
     const char *variant;
-    int hasty, pruning, runs_move, depth_first;
+    int hasty, pruning, runs_move, cut_dead, depth_first;
     PyObject *pos, *clock, *rng_state;
     long long max_nodes;
     double deadline, spread;
-    if (!PyArg_ParseTuple(args, "spppOLdOOdp", &variant, &hasty, &pruning, &runs_move, &pos,
-                          &max_nodes, &deadline, &clock, &rng_state, &spread, &depth_first))
+    if (!PyArg_ParseTuple(args, "sppppOLdOOdp", &variant, &hasty, &pruning, &runs_move, &cut_dead,
+                          &pos, &max_nodes, &deadline, &clock, &rng_state, &spread, &depth_first))
         return NULL;
     Rules R;
-    if (rules_of(variant, hasty, pruning, runs_move, &R) < 0) return NULL;
+    if (rules_of(variant, hasty, pruning, runs_move, cut_dead, &R) < 0) return NULL;
     State start;
     if (parse_state(&R, pos, &start) < 0) return NULL;
     MT *rng = NULL;
@@ -1515,8 +1586,22 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     return outcome_tuple(&R, &o);
 }
 
+static PyObject *py_dead(PyObject *self, PyObject *args) {
+    (void)self;
+    const char *variant;
+    PyObject *pos;
+    if (!PyArg_ParseTuple(args, "sO", &variant, &pos)) return NULL;
+    Rules R;
+    if (rules_of(variant, 0, 1, 1, 0, &R) < 0) return NULL;
+    State s;
+    if (parse_state(&R, pos, &s) < 0) return NULL;
+    return PyBool_FromLong(dead(&R, &s));
+}
+
 static PyMethodDef methods[] = {
     {"search", py_search, METH_VARARGS, search_doc},
+    {"dead", py_dead, METH_VARARGS,
+     "dead(variant, position) -> bool: Rules.dead (shamrocks.py, gilbert.py), natively."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1531,6 +1616,19 @@ PyMODINIT_FUNC PyInit__core(void) {
         RANK_T[c] = (uint8_t)(c % 13 + 1);
         SUIT_T[c] = (uint8_t)(c / 13);
         RED_T[c] = SUIT_T[c] == 1 || SUIT_T[c] == 2;
+    }
+    for (int c = 0; c < 52; c++) {
+        int r = RANK(c);
+        BASES[0][c] = BASES[1][c] = LOWER[c] = HIGHER[c] = 0;
+        for (int q = 1; q <= 13; q++) {
+            if (q < r) LOWER[c] |= 1ULL << CARD(SUIT(c), q);
+            if (q > r) HIGHER[c] |= 1ULL << CARD(SUIT(c), q);
+        }
+        for (int su = 0; su < 4; su++) {
+            if (r > 1) BASES[0][c] |= 1ULL << CARD(su, r - 1);
+            if (r < 13) BASES[0][c] |= 1ULL << CARD(su, r + 1);
+            if (r < 13 && SRED(su) != RED(c)) BASES[1][c] |= 1ULL << CARD(su, r + 1);
+        }
     }
     for (int i = 0; i < 8; i++) {
         snprintf(name, sizeof name, "foundation/%d", i);
