@@ -1158,6 +1158,9 @@ static void dfs_run(Dfs *d, long long max_nodes, Clock *ck, MT *rng, double spre
         Step step = d->pool.v[f->step0 + f->at++];
         State child;
         play(R, &f->s, &step, &child);
+        /* moved straight back to the position the search came from (search.DepthFirst) */
+        if (d->nfr >= 2 && memcmp(&child, &d->frames[d->nfr - 2].s, HEAD + child.ncards) == 0)
+            continue;
         int added = table_add(&d->seen, key_of(R, &child));
         if (added < 0) goto oom;
         if (!added) continue;

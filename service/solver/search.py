@@ -7,7 +7,8 @@ Winning from a position is reachability of a won position, so a position already
 in the table (expanded, or on the current path: a cycle) never needs a second
 look. When the whole reachable game has been expanded without a win, the loss is
 proved; positions that the variant's dead-position test (:meth:`Rules.dead`) proves
-lost are counted but not expanded, and a dead start is lost at once. Nothing is ever undone: every position is a fresh immutable value.
+lost are counted but not expanded, and a dead start is lost at once. Nothing is ever
+undone: every position is a fresh immutable value.
 """
 
 from __future__ import annotations
@@ -177,7 +178,17 @@ def _search(rules: Rules, start: State, budget: Budget, rng: core.Shaker | None 
 class DepthFirst:
     """A depth-first search (with ``rng``, in a shaken order) that a budget pauses and a
     later :meth:`run` resumes, its transposition table and path kept: so one search can
-    last a whole budget, taking turns with others, and still prove a loss."""
+    last a whole budget, taking turns with others, and still prove a loss.
+
+    "Do not move back to the pile just moved from", in the form that is sound for every
+    variant: a step whose position is exactly the one the search just came from (the same
+    card or run moved straight back, where the move turned no card up, refilled no bar
+    and emptied no fan for good) is left out before its position is hashed. That
+    position is on the search's path, so in its table, which would skip it anyway: no
+    answer and no count of positions changes, a hash is saved. The looser rule, "not back
+    while neither pile has changed since", depends on the path that led to a position,
+    and a transposition table keeps only the first path to each: it could leave a
+    position unsearched and a loss unproved, so it is not used."""
 
     def __init__(self, rules: Rules, start: State, rng: core.Shaker | None = None) -> None:
         self.rules, self.start = rules, start
@@ -229,6 +240,8 @@ class DepthFirst:
                 stack[-1] = (steps, at + 1)
                 step = steps[at]
                 child = play(path[-1], step)
+                if len(path) > 1 and child == path[-2]:
+                    continue  # moved straight back (see the class's docstring)
                 size = len(seen)
                 seen.add(key(child))  # one hash per key: a tuple does not keep its hash
                 if len(seen) == size:
