@@ -120,7 +120,7 @@ def test_a_dead_position_is_never_winnable(variant_id: str) -> None:
             continue
         answers["dead"] += 1
         assert result == "lost", f"position {i} called dead is won: {piles}"
-        if checked_by_engine < 40:  # the exhaustive search over the engine agrees
+        if checked_by_engine < 15:  # the exhaustive search over the engine agrees
             checked_by_engine += 1
             assert not brute_force_winnable(game_at(variant_id, {}, piles)), f"position {i}"
     # The test fires (measured: about a fifth of Shamrocks' lost positions here, a
