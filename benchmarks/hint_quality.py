@@ -35,7 +35,7 @@ from service import wire  # noqa: E402
 from service.engine import Game, Status  # noqa: E402
 from service.hints import view_seed  # noqa: E402
 from service.settings import Settings  # noqa: E402
-from service.solver import Budget, native, suggest  # noqa: E402
+from service.solver import Budget, native, seen_stock, suggest  # noqa: E402
 
 HINT_COLUMNS = ["config", "deals", "hint_won", "first_won", "hint_ms_median", "hint_ms_p95",
                 "samples", "sample_nodes"]
@@ -62,10 +62,12 @@ def play(game: Game, bot: str, settings: Settings, max_commands: int,
         else:
             variant, options = game.variant.id, dict(game.variant.options)
             piles = game.public_piles()
+            stock = seen_stock(game)  # as service/hints.py: Gilbert's stock once seen
+            known = {"stock": list(stock)} if stock is not None else None
             began = time.perf_counter()
             result = suggest(variant, options, piles, samples=settings.hint_samples,
-                             budget_per_sample=budget,
-                             rng_seed=view_seed(variant, options, piles))
+                             budget_per_sample=budget, known=known,
+                             rng_seed=view_seed(variant, options, piles, known))
             hint_times.append(time.perf_counter() - began)
             if result.command is None:
                 break

@@ -240,8 +240,9 @@ def budget_text(meta: dict[str, Any]) -> str:
               "nodes/s is a floor.")
     runs = meta.get("runs", [])
     started = "; ".join(
-        f"run started {r.get('started', '?')} at commit {r.get('commit', '?')} with "
-        f"{r.get('workers', '?')} worker processes (load average "
+        f"run started {r.get('started', '?')} at commit {r.get('commit', '?')}"
+        + (f" for {', '.join(r['configs'])}" if r.get("configs") else "")
+        + f" with {r.get('workers', '?')} worker processes (load average "
         f"{r.get('load_average_at_start', 0):.1f} at the start)" for r in runs) or "runs unknown"
     solvers = {r.get("solver") for r in runs}
     if len(runs) > 1:
@@ -252,7 +253,8 @@ def budget_text(meta: dict[str, Any]) -> str:
         else:
             same = ("the solver's code (service/solver, service/engine) as at each run's "
                     "commit")
-        started += f"; {same}, each run resuming where the one before stopped"
+        started += (f"; {same}; each configuration's rows from the runs that name it, each "
+                    "resuming where the one before stopped")
     return (f"every card known, within a budget of {seconds} and {meta['max_nodes']:,} "
             f"positions per deal, on the shared 2-core machine: {started}. {timing}")
 
@@ -327,7 +329,9 @@ def report(args: argparse.Namespace) -> None:
         "- **won**: the solver found a winning line, and the line was replayed through the engine",
         "  (a new game with the same seed) and won before the row was written.",
         "- **lost**: proved: every position reachable from the deal was searched (the search",
-        "  prunes only by a transposition table and foundation moves proved safe).",
+        "  prunes only by a transposition table, foundation moves proved safe, and positions",
+        "  proved dead: some cards can never leave their piles, in Shamrocks' fans or",
+        "  Gilbert's tableau; each test is proved in service/solver/shamrocks.py and gilbert.py).",
         "- **unknown**: the budget ran out first. The win rate is therefore given as a range: the",
         "  lower bound counts every unknown deal as lost, the upper bound as won; each bound with",
         "  its 95% Wilson score interval.",

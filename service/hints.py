@@ -18,14 +18,18 @@ import msgspec
 from service.engine import Game
 from service.searches import Searches
 from service.settings import Settings
-from service.solver import Budget, HintResult, suggest
+from service.solver import Budget, HintResult, seen_stock, suggest
 from service.solving import SolverPool, request_wait_s
 
 
-def view_seed(variant: str, options: Mapping[str, Any], piles: Mapping[str, Any]) -> int:
-    """The sampling seed of a visible position: a digest of exactly what the player sees."""
-    view = msgspec.json.encode({"variant": variant, "options": dict(options), "piles": dict(piles)},
-                               order="sorted")
+def view_seed(variant: str, options: Mapping[str, Any], piles: Mapping[str, Any],
+              known: Mapping[str, Any] | None = None) -> int:
+    """The sampling seed of a visible position: a digest of exactly what the player sees
+    (and, with ``known``, the face-down cards the player has seen: Gilbert's stock)."""
+    shown: dict[str, Any] = {"variant": variant, "options": dict(options), "piles": dict(piles)}
+    if known:
+        shown["known"] = {k: list(v) for k, v in known.items()}
+    view = msgspec.json.encode(shown, order="sorted")
     return int.from_bytes(hashlib.sha256(b"solitaire/hint/v1\0" + view).digest()[:8], "big")
 
 
@@ -50,13 +54,17 @@ class Hints:
             return HintResult(None, 0, 0)
         variant, options = game.variant.id, dict(game.variant.options)
         piles = game.public_piles()
+        # Gilbert's stock once a pass has shown it: the player knows it, so the samples do.
+        stock = seen_stock(game)
+        known = {"stock": list(stock)} if stock is not None else None
         s = self.settings
         wait_s = request_wait_s(s.hint_samples * s.hint_sample_s, s.request_deadline_s)
         taken = await self.searches.take("a hint", address, player, wait_s)
         try:
             job = self.pool.submit(
                 suggest, variant, options, piles, samples=s.hint_samples,
-                budget_per_sample=self.budget(), rng_seed=view_seed(variant, options, piles),
+                budget_per_sample=self.budget(), known=known,
+                rng_seed=view_seed(variant, options, piles, known),
                 what="a hint", retry_s=wait_s)
         except BaseException:
             await self.searches.give_back(taken)

@@ -6,12 +6,14 @@ Full information (every card known)::
     result.result, result.commands, result.nodes, result.elapsed_ms
 
 ``won`` comes with a line of PROTOCOL.md commands that wins when sent in order,
-``lost`` only once every reachable position has been searched, ``unknown`` when
+``lost`` only once every reachable position has been searched (leaving out those
+that a variant's dead-position test proves lost, :meth:`Rules.dead`), ``unknown`` when
 the budget ran out. :func:`suggest` gives a hint from a player's public view.
 """
 
-from .hint import suggest
+from .hint import seen_stock, suggest
 from .result import Budget, HintResult, SolveResult
 from .solve import solve_deal, solve_game
 
-__all__ = ["Budget", "HintResult", "SolveResult", "solve_deal", "solve_game", "suggest"]
+__all__ = ["Budget", "HintResult", "SolveResult", "seen_stock", "solve_deal", "solve_game",
+           "suggest"]

@@ -75,6 +75,7 @@ typedef struct {
 typedef struct {
     int variant;
     int hasty, pruning, runs_move;
+    int cut_dead;   /* leave out the positions dead() proves lost (native.py _cut_dead) */
     int npiles;     /* piles in the position */
     int total;      /* cards to win */
     int nfound;
@@ -846,6 +847,81 @@ static int caprice_steps(const Rules *R, const State *s, Step *out) {
     return n;
 }
 
+/* ---- dead positions (Rules.dead; dead.py stay_stuck) -------------------------------- */
+/* Shamrocks.dead and Gilbert.dead, proved in shamrocks.py and gilbert.py: the cards that
+ * can never leave their piles, as the greatest fixpoint of dead.py's stay_stuck, with the
+ * sets of cards as bit masks (Shamrocks tests every position it reaches: measured, the
+ * test first written card by card cost half the search's speed, this a fifth). */
+#define ALL52 ((1ULL << 52) - 1)
+#define SUIT13 0x1FFFULL
+/* A card is bit suit * 13 + rank - 1: a suit's cards are 13 bits, bit rank - 1. */
+static inline uint64_t ranks_of(uint64_t m) {  /* the ranks present, bit rank - 1 */
+    return (m | m >> 13 | m >> 26 | m >> 39) & SUIT13;
+}
+static inline uint64_t cards_of(uint64_t ranks) { /* every card of these ranks */
+    return ranks | ranks << 13 | ranks << 26 | ranks << 39;
+}
+static inline uint64_t next_to(uint64_t ranks) { /* the ranks one away from these */
+    return (ranks << 1 | ranks >> 1) & SUIT13;
+}
+
+static int dead(const Rules *R, const State *s) {
+    if (R->variant != SHAMROCKS && R->variant != GILBERT) return 0;
+    int gil = R->variant == GILBERT, np = gil ? 7 : 18;
+    uint64_t below[MAXCARDS];  /* below[o + k]: the cards under index k of the pile at o */
+    int start[18];
+    uint64_t stuck = 0, low = 0;  /* the first C of each variant's proof; index 0 or 1 */
+    int o = 0;
+    for (int i = 0; i < np; i++) {
+        int n = s->len[i];
+        uint64_t m = 0;
+        start[i] = o;
+        for (int k = 0; k < n; k++) {
+            int c = s->cards[o + k];
+            below[o + k] = m;
+            m |= 1ULL << c;
+            if (k <= 1) low |= 1ULL << c;
+            if (!gil || (k <= s->down[i] && RANK(c) != 7)) stuck |= 1ULL << c;
+        }
+        o += n;
+    }
+    while (stuck) {
+        uint64_t under = 0;  /* the cards below a stuck card */
+        for (int i = 0; i < np; i++)
+            for (int k = s->len[i] - 1; k > 0; k--)
+                if ((stuck >> s->cards[start[i] + k]) & 1) { under |= below[start[i] + k]; break; }
+        uint64_t possible, based;  /* the possible landings; the cards with one as a base */
+        if (gil) {  /* anything not under a stuck card; bases one rank up, the other colour */
+            possible = ALL52 & ~under;
+            uint64_t black = (possible | possible >> 39) & SUIT13;
+            uint64_t red = (possible >> 13 | possible >> 26) & SUIT13;
+            based = (red >> 1) | (red >> 1) << 39 | (black >> 1) << 13 | (black >> 1) << 26;
+        } else {  /* (a), then (b) until it grows no more; bases one rank away */
+            possible = low & ~under;
+            uint64_t rest = ALL52 & ~(possible | under | stuck);
+            for (;;) {
+                uint64_t add = rest & cards_of(next_to(ranks_of(possible)));
+                if (!add) break;
+                possible |= add;
+                rest &= ~add;
+            }
+            based = cards_of(next_to(ranks_of(possible)));
+        }
+        uint64_t kept_off = 0;  /* a lower (Gilbert: and a higher) card of the suit under */
+        for (int su = 0; su < 4; su++) {
+            uint64_t u = (under >> (13 * su)) & SUIT13;
+            if (!u) continue;
+            uint64_t m = (SUIT13 << (__builtin_ctzll(u) + 1)) & SUIT13;
+            if (gil) m &= (1ULL << (63 - __builtin_clzll(u))) - 1;
+            kept_off |= m << (13 * su);
+        }
+        uint64_t keep = stuck & kept_off & ~based;
+        if (keep == stuck) return 1;
+        stuck = keep;
+    }
+    return 0;
+}
+
 /* ---- dispatch --------------------------------------------------------------------- */
 static int gen_steps(const Rules *R, const State *s, Step *out) {
     switch (R->variant) {
@@ -1079,7 +1155,8 @@ static void dfs_run(Dfs *d, long long max_nodes, Clock *ck, MT *rng, double spre
     }
     if (d->has_pending) {  /* counted when the last run paused, not yet entered */
         d->has_pending = 0;
-        if (!dfs_push(d, &d->pending, &d->pending_via, rng, spread)) goto oom;
+        if (!(R->cut_dead && dead(R, &d->pending)) &&
+            !dfs_push(d, &d->pending, &d->pending_via, rng, spread)) goto oom;
     }
     while (d->nfr) {
         Frame *f = &d->frames[d->nfr - 1];
@@ -1091,6 +1168,9 @@ static void dfs_run(Dfs *d, long long max_nodes, Clock *ck, MT *rng, double spre
         Step step = d->pool.v[f->step0 + f->at++];
         State child;
         play(R, &f->s, &step, &child);
+        /* moved straight back to the position the search came from (search.DepthFirst) */
+        if (d->nfr >= 2 && memcmp(&child, &d->frames[d->nfr - 2].s, HEAD + child.ncards) == 0)
+            continue;
         int added = table_add(&d->seen, key_of(R, &child));
         if (added < 0) goto oom;
         if (!added) continue;
@@ -1120,6 +1200,7 @@ static void dfs_run(Dfs *d, long long max_nodes, Clock *ck, MT *rng, double spre
             o->nodes = d->nodes;
             return;
         }
+        if (R->cut_dead && dead(R, &child)) continue;  /* counted, not searched */
         if (!dfs_push(d, &child, &step, rng, spread)) goto oom;
     }
     d->lost = 1;
@@ -1254,6 +1335,7 @@ static void best_first(const Rules *R, const State *start, long long max_nodes, 
                 o->nodes = nodes;
                 goto done;
             }
+            if (R->cut_dead && dead(R, &child)) continue;  /* counted, not searched */
             GROW();
             memcpy(states + count * stride, &child, stride);
             parent[count] = id; via[count] = buf[q];
@@ -1377,19 +1459,20 @@ static int parse_state(const Rules *R, PyObject *t, State *s) {
 static const char *VARIANTS[] = {"gilbert", "shamrocks", "gate", "caprice"};
 
 PyDoc_STRVAR(search_doc,
-"search(variant, hasty, pruning, runs_move, position, max_nodes, deadline, clock, rng,\n"
-"       shake, depth_first) -> (result, line, nodes)\n\n"
+"search(variant, hasty, pruning, runs_move, cut_dead, position, max_nodes, deadline, clock,\n"
+"       rng, shake, depth_first) -> (result, line, nodes)\n\n"
 "One search of service.solver.search._search, natively: result 'won', 'lost' or\n"
 "'unknown'; line the steps of a won line, each a tuple of (from, to, count) commands.\n"
 "rng (a Random, advanced as random.Random would be) shakes the order; None: no shaking.");
 
-static int rules_of(const char *variant, int hasty, int pruning, int runs_move, Rules *R) {
+static int rules_of(const char *variant, int hasty, int pruning, int runs_move, int cut_dead,
+                    Rules *R) {
     memset(R, 0, sizeof *R);
     R->variant = -1;
     for (int i = 0; i < 4; i++)
         if (strcmp(variant, VARIANTS[i]) == 0) R->variant = i;
     if (R->variant < 0) { PyErr_Format(PyExc_ValueError, "no native rules for %s", variant); return -1; }
-    R->hasty = hasty; R->pruning = pruning; R->runs_move = runs_move;
+    R->hasty = hasty; R->pruning = pruning; R->runs_move = runs_move; R->cut_dead = cut_dead;
     R->total = R->variant == CAPRICE ? 104 : 52;
     R->nfound = R->variant == GILBERT || R->variant == CAPRICE ? 8 : 4;
     return 0;
@@ -1419,12 +1502,13 @@ typedef struct {
 
 static PyObject *depthfirst_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     const char *variant;
-    int hasty, pruning, runs_move;
+    int hasty, pruning, runs_move, cut_dead;
     PyObject *pos;
     (void)kw;
-    if (!PyArg_ParseTuple(args, "spppO", &variant, &hasty, &pruning, &runs_move, &pos)) return NULL;
+    if (!PyArg_ParseTuple(args, "sppppO", &variant, &hasty, &pruning, &runs_move, &cut_dead, &pos))
+        return NULL;
     Rules R;
-    if (rules_of(variant, hasty, pruning, runs_move, &R) < 0) return NULL;
+    if (rules_of(variant, hasty, pruning, runs_move, cut_dead, &R) < 0) return NULL;
     State start;
     if (parse_state(&R, pos, &start) < 0) return NULL;
     DepthFirstObject *self = (DepthFirstObject *)type->tp_alloc(type, 0);
@@ -1475,7 +1559,7 @@ static PyTypeObject DepthFirstType = {
     .tp_name = "service.solver._core.DepthFirst",
     .tp_basicsize = sizeof(DepthFirstObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "DepthFirst(variant, hasty, pruning, runs_move, position): search.DepthFirst in "
+    .tp_doc = "DepthFirst(variant, hasty, pruning, runs_move, cut_dead, position): search.DepthFirst in "
               "the core.",
     .tp_new = depthfirst_new,
     .tp_dealloc = depthfirst_dealloc,
@@ -1486,15 +1570,15 @@ static PyTypeObject DepthFirstType = {
 static PyObject *py_search(PyObject *self, PyObject *args) {
     (void)self;
     const char *variant;
-    int hasty, pruning, runs_move, depth_first;
+    int hasty, pruning, runs_move, cut_dead, depth_first;
     PyObject *pos, *clock, *rng_state;
     long long max_nodes;
     double deadline, spread;
-    if (!PyArg_ParseTuple(args, "spppOLdOOdp", &variant, &hasty, &pruning, &runs_move, &pos,
-                          &max_nodes, &deadline, &clock, &rng_state, &spread, &depth_first))
+    if (!PyArg_ParseTuple(args, "sppppOLdOOdp", &variant, &hasty, &pruning, &runs_move, &cut_dead,
+                          &pos, &max_nodes, &deadline, &clock, &rng_state, &spread, &depth_first))
         return NULL;
     Rules R;
-    if (rules_of(variant, hasty, pruning, runs_move, &R) < 0) return NULL;
+    if (rules_of(variant, hasty, pruning, runs_move, cut_dead, &R) < 0) return NULL;
     State start;
     if (parse_state(&R, pos, &start) < 0) return NULL;
     MT *rng = NULL;
@@ -1515,8 +1599,22 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     return outcome_tuple(&R, &o);
 }
 
+static PyObject *py_dead(PyObject *self, PyObject *args) {
+    (void)self;
+    const char *variant;
+    PyObject *pos;
+    if (!PyArg_ParseTuple(args, "sO", &variant, &pos)) return NULL;
+    Rules R;
+    if (rules_of(variant, 0, 1, 1, 0, &R) < 0) return NULL;
+    State s;
+    if (parse_state(&R, pos, &s) < 0) return NULL;
+    return PyBool_FromLong(dead(&R, &s));
+}
+
 static PyMethodDef methods[] = {
     {"search", py_search, METH_VARARGS, search_doc},
+    {"dead", py_dead, METH_VARARGS,
+     "dead(variant, position) -> bool: Rules.dead (shamrocks.py, gilbert.py), natively."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -15,13 +15,14 @@ it from the turned-over talon (``w`` a multiple of three, or the whole talon).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from service.engine import Pile
 
 from .build import ALT_DOWN, alt_run
 from .cards import RANK_OF, RED_OF, card_of
+from .dead import Where, higher, lower, stay_stuck
 from .foundations import accepts, bump
 from .rules import (
     DRAW,
@@ -76,6 +77,52 @@ class Gilbert(Rules):
     variant_id = "gilbert"
     pruning = True  # tests turn it off to check that it changes no answer
     has_hasty = True
+
+    def dead(self, s: State) -> bool:
+        """Some tableau cards can never leave their piles (so never reach a foundation).
+
+        The test (a greatest fixpoint, as Shamrocks'): start with the set ``C`` of the
+        tableau cards that are not Sevens and lie on a face-down card (face down
+        themselves, or the lowest face-up card of their pile) or at the bottom of their
+        pile; then, again and again, drop from ``C`` each card ``y`` that (i) has no lower
+        card of its suit, or no higher one, lying below a card of ``C`` in a tableau pile,
+        or (ii) may be built on (one rank higher, the other colour; none for a King) a
+        card that lies below no card of ``C`` in a tableau pile, until none is dropped.
+        Dead if ``C`` is then not empty.
+
+        Proof, against docs/rules.md (Gilbert). Take any game from here, and the time
+        ``t`` of the first move that takes a card of ``C`` out of its pile (all time if
+        none does). Before ``t`` no card of ``C`` moves, and a card below one of them
+        moves only with it (a run moves with every card above its first), so it stays
+        below it, never a top and never on a foundation. Suppose the move at ``t``
+        exists, taking ``y`` of ``C``. ``y`` is the card moved or the first of a run (an
+        ordered run is of face-up cards, and the card below ``y``, if any, is face down).
+        (1) Not to a foundation: the ascending one of its suit takes ``y`` only holding
+        every lower card of the suit, the descending one only holding every higher one,
+        and by (i) a lower and a higher one are still below cards of ``C``. (2) Not into
+        an empty pile: ``y`` is not a Seven. (3) So onto a tableau pile whose top ``z``
+        is one rank higher and of the other colour; by (ii) ``z`` lies below a card of
+        ``C``, so is not a top. A contradiction: no card of ``C`` ever leaves its pile,
+        and the game cannot be won.
+
+        No move makes a position dead (a card that moves lands on a face-up card, or, a
+        Seven, in an empty pile, so it was not in ``C`` and never will be; the cards of
+        ``C`` and what lies below them never move: the same set was stuck before the
+        move), so the search tests only where it starts."""
+        tab, down = s[1], s[2]
+        where: Where = {}
+        stuck = set()
+        for i, p in enumerate(tab):
+            for k, c in enumerate(p):
+                where[c] = (i, k)
+                if k <= down[i] and RANK_OF[c] != 7:
+                    stuck.add(c)
+
+        def kept_off(y: int, under: Callable[[int], bool]) -> bool:
+            return any(under(x) for x in lower(y)) and any(under(x) for x in higher(y))
+
+        return stay_stuck(stuck, where, _bases,
+                          lambda stuck, under: {z for z in range(52) if not under(z)}, kept_off)
 
     def from_piles(self, piles: Mapping[str, Pile]) -> State:
         found = tuple(len(piles[f].up) for f in F)
@@ -273,6 +320,14 @@ class Gilbert(Rules):
     def score(self, s: State) -> int:
         # Cards up count twice; each face-down card turned up counts once.
         return 2 * sum(s[0]) - sum(s[2])
+
+
+def _bases(c: int) -> tuple[int, ...]:
+    """The cards ``c`` may be built on in the tableau: one rank higher, the other colour."""
+    r = RANK_OF[c]
+    if r == 13:
+        return ()
+    return tuple(card_of(s, r + 1) for s in range(4) if RED_OF[card_of(s, 1)] != RED_OF[c])
 
 
 def _order(step: tuple[Any, ...]) -> tuple[int, int]:

@@ -10,17 +10,20 @@ in which the search itself tries commands (foundation moves first, then moves
 that turn a card up or empty a pile, then the rest, draws last), so a player who
 can move always gets a suggestion (with ``wins`` 0 when no sample was won).
 
-Nothing here reads a face-down card: two views that are equal get the same hint.
+Nothing here reads a face-down card the player has not seen: two views that are
+equal (with what the player has seen of face-down cards, ``known``) get the same hint.
+Gilbert's stock, once it has run out, holds only cards the player saw in the waste, in
+an order the player saw: :func:`seen_stock` gives it, and the samples keep it as it is.
 """
 
 from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from service.engine import Pile, get_variant
+from service.engine import Draw, Game, Move, Pile, get_variant
 from service.engine.cards import ordered_deck
 
 from .result import Budget, HintResult
@@ -30,8 +33,11 @@ from .variants import rules_for
 
 
 def suggest(variant: str, options: Mapping[str, Any], piles: Mapping[str, Mapping[str, Any]], *,
-            samples: int, budget_per_sample: Budget, rng_seed: int) -> HintResult:
-    """The command to play in the public view ``piles`` (as ``Game.public_piles()``)."""
+            samples: int, budget_per_sample: Budget, rng_seed: int,
+            known: Mapping[str, Sequence[str]] | None = None) -> HintResult:
+    """The command to play in the public view ``piles`` (as ``Game.public_piles()``).
+    ``known``: the face-down cards of some piles that the player has seen, bottom to top
+    (:func:`seen_stock`); the samples deal them there, and only the others at random."""
     spec = get_variant(variant)(options)
     rules = rules_for(variant, options)
     layout = [p.id for p in spec.layout]
@@ -44,14 +50,25 @@ def suggest(variant: str, options: Mapping[str, Any], piles: Mapping[str, Mappin
     unseen_count.subtract(c for cards in up.values() for c in cards)
     if any(n < 0 for n in unseen_count.values()):
         raise ValueError(f"the view shows more copies of a card than a {variant} deck holds")
+    if unseen_count.total() != sum(down.values()):
+        raise ValueError(f"the view has {sum(down.values())} face-down cards but "
+                         f"{unseen_count.total()} cards of the deck are not face up")
+    seen = {pid: tuple(str(c) for c in cards) for pid, cards in (known or {}).items()}
+    for pid, cards in seen.items():
+        if pid not in down or len(cards) != down[pid]:
+            raise ValueError(f"{len(cards)} known card(s) for {pid!r}, which holds "
+                             f"{down.get(pid, 0)} face down")
+        unseen_count.subtract(cards)
+    if any(n < 0 for n in unseen_count.values()):
+        raise ValueError(f"the known cards are not among the {variant} cards face down")
     unseen = sorted(unseen_count.elements())
-    if len(unseen) != sum(down.values()):
-        raise ValueError(f"the view has {sum(down.values())} face-down cards but {len(unseen)} "
-                         f"cards of the deck are not face up")
 
     def position(hidden: list[str]) -> dict[str, Pile]:
         out, at = {}, 0
         for pid in layout:
+            if pid in seen:
+                out[pid] = Pile(seen[pid], up[pid])
+                continue
             n = down[pid]
             out[pid] = Pile(tuple(hidden[at:at + n]), up[pid])
             at += n
@@ -85,3 +102,31 @@ def _solve_first(rules: Any, piles: dict[str, Pile], budget: Budget) -> Cmd | No
     if first["type"] == "draw":
         return ("stock", "", 0)
     return (first["from"], first["to"], first["count"])
+
+
+# Gilbert's draw deals this many cards (docs/rules.md: "A draw deals three cards").
+GILBERT_DRAW = 3
+
+
+def seen_stock(game: Game) -> tuple[str, ...] | None:
+    """The cards of ``game``'s stock, bottom to top, if its player has seen them all in
+    their order: in Gilbert, once the stock has run out in the commands in effect, every
+    card then in the stock and waste had been drawn face up, the turn-over keeps their
+    order, and no card joins them later. None before that, and in the other games
+    (their stock is never turned over). Counts only: where cards went, never which."""
+    if game.variant.id != "gilbert":
+        return None
+    stock = len(Game.deal(game.variant.id, game.seed, game.variant.options).piles["stock"].down)
+    waste = 0
+    for command in game.effective_commands():
+        if isinstance(command, Draw):
+            if stock:
+                drawn = min(GILBERT_DRAW, stock)
+                stock, waste = stock - drawn, waste + drawn
+            else:
+                stock, waste = waste, 0
+        elif isinstance(command, Move) and command.from_ == "waste":
+            waste -= 1
+        if not stock:
+            return tuple(str(c) for c in game.piles["stock"].down)
+    return None

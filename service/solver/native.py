@@ -42,7 +42,18 @@ def depth_first(rules: Rules, start: State) -> Any:
     ``nodes``, its table kept between runs."""
     assert _core is not None
     return _core.DepthFirst(rules.variant_id, rules.hasty, bool(getattr(rules, "pruning", True)),
-                            bool(getattr(rules, "runs_move", True)), start)
+                            bool(getattr(rules, "runs_move", True)), _cut_dead(rules), start)
+
+
+def dead(rules: Rules, position: State) -> bool:
+    """:meth:`Rules.dead` in the core (the same answer, tests/solver/test_dead.py)."""
+    assert _core is not None
+    return bool(_core.dead(rules.variant_id, position))
+
+
+def _cut_dead(rules: Rules) -> bool:
+    """Whether the search leaves out the positions it reaches that Rules.dead proves lost."""
+    return bool(rules.dead_ends and rules.dead_in_search)
 
 
 def run(rules: Rules, start: State, max_nodes: int, deadline: float, clock: Callable[[], float],
@@ -53,5 +64,6 @@ def run(rules: Rules, start: State, max_nodes: int, deadline: float, clock: Call
     assert rng is None or isinstance(rng, _core.Random)
     return _core.search(
         rules.variant_id, rules.hasty, bool(getattr(rules, "pruning", True)),
-        bool(getattr(rules, "runs_move", True)), start, max_nodes, deadline, clock, rng,
+        bool(getattr(rules, "runs_move", True)), _cut_dead(rules), start, max_nodes, deadline,
+        clock, rng,
         float(rules.shake), depth_first)

@@ -28,7 +28,8 @@ class Budget:
 @dataclass(frozen=True, slots=True)
 class SolveResult:
     """``result`` is ``"won"`` (``commands`` win from the position), ``"lost"`` (proved: the
-    whole reachable game was searched), or ``"unknown"`` (the budget ran out).
+    whole reachable game was searched, less the positions proved dead), or ``"unknown"``
+    (the budget ran out).
     ``commands`` are PROTOCOL.md command objects (``move`` with a foundation index, or
     ``draw``), empty unless won; ``nodes`` positions searched in ``elapsed_ms``."""
 

@@ -65,10 +65,16 @@ class Rules:
     # step moves about ``shake`` places at most (see search.search). Measured per
     # variant on deals 1..60 at fixed node budgets.
     shake: ClassVar[float] = 5.0
+    # Whether :meth:`dead` can hold at a position reached from one where it does not:
+    # then the search tests every position it reaches, otherwise only the start.
+    dead_in_search: ClassVar[bool] = False
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         self.options: dict[str, Any] = get_variant(self.variant_id).normalize_options(options)
         self.hasty = False
+        # Whether the search leaves out the positions :meth:`dead` proves lost (tests turn it
+        # off to check that it changes no answer).
+        self.dead_ends = True
 
     def hastily(self) -> Rules:
         """These rules in hasty mode: the search tries fewer steps from some positions,
@@ -99,6 +105,11 @@ class Rules:
 
     def won(self, s: State) -> bool:
         return bool(sum(s[0]) == self.total_cards)
+
+    def dead(self, s: State) -> bool:
+        """Proved lost without a search: some card can never reach a foundation (each
+        variant's test is proved where it is written). False says nothing."""
+        return False
 
     def safe(self, s: State) -> tuple[Cmd, State] | None:
         """A move to a foundation that cannot turn a winnable position into an

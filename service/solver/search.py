@@ -6,7 +6,9 @@ step reaches a position further along it.
 Winning from a position is reachability of a won position, so a position already
 in the table (expanded, or on the current path: a cycle) never needs a second
 look. When the whole reachable game has been expanded without a win, the loss is
-proved. Nothing is ever undone: every position is a fresh immutable value.
+proved; positions that the variant's dead-position test (:meth:`Rules.dead`) proves
+lost are counted but not expanded, and a dead start is lost at once. Nothing is ever
+undone: every position is a fresh immutable value.
 """
 
 from __future__ import annotations
@@ -67,10 +69,13 @@ def search(rules: Rules, start: State, budget: Budget, *,
     native = core.AVAILABLE if native is None else native
     if native and not core.AVAILABLE:
         raise RuntimeError(core.MISSING)
-    if rules.hasty or rules.won(start):
-        return _search(rules, start, budget, native=native)
     clock = budget.clock
     began = clock()
+    if not rules.won(start) and rules.dead_ends and (
+            core.dead(rules, start) if native else rules.dead(start)):
+        return _spent(SolveResult("lost", (), 0, 0), 1, began, clock)  # proved: Rules.dead
+    if rules.hasty or rules.won(start):
+        return _search(rules, start, budget, native=native)
     quick = rules.hastily() if rules.has_hasty else rules
     rng = core.generator(RESTART_SEED) if native else random.Random(RESTART_SEED)
     nodes, limit, shaken, searched = 0, float(FIRST_LIMIT), False, False
@@ -173,12 +178,25 @@ def _search(rules: Rules, start: State, budget: Budget, rng: core.Shaker | None 
 class DepthFirst:
     """A depth-first search (with ``rng``, in a shaken order) that a budget pauses and a
     later :meth:`run` resumes, its transposition table and path kept: so one search can
-    last a whole budget, taking turns with others, and still prove a loss."""
+    last a whole budget, taking turns with others, and still prove a loss.
+
+    "Do not move back to the pile just moved from", in the form that is sound for every
+    variant: a step whose position is exactly the one the search just came from (the same
+    card or run moved straight back, where the move turned no card up, refilled no bar
+    and emptied no fan for good) is left out before its position is hashed. That
+    position is on the search's path, so in its table, which would skip it anyway: no
+    answer and no count of positions changes, a hash is saved. The looser rule, "not back
+    while neither pile has changed since", depends on the path that led to a position,
+    and a transposition table keeps only the first path to each: it could leave a
+    position unsearched and a loss unproved, so it is not used."""
 
     def __init__(self, rules: Rules, start: State, rng: core.Shaker | None = None) -> None:
         self.rules, self.start = rules, start
         self.seen: set[Hashable] = {rules.key(start)}
         self.steps_of: Callable[[State], list[Any]] = rules.steps
+        # Positions Rules.dead proves lost are counted, not searched (the start is
+        # tested by search()).
+        self.cut_dead = rules.dead_ends and rules.dead_in_search
         if rng is not None:
             self.steps_of = _shaken(rules.steps, rng, rules.shake)
         self.nodes = 1
@@ -201,12 +219,14 @@ class DepthFirst:
                 return "unknown", [], self.nodes
             self.stack = [(steps_of(self.start), 0)]
         stack = self.stack
+        cut_dead, dead = self.cut_dead, rules.dead
         if self.pending is not None:
             child, cmds = self.pending
             self.pending = None
-            line.append(cmds)
-            path.append(child)
-            stack.append((steps_of(child), 0))
+            if not (cut_dead and dead(child)):
+                line.append(cmds)
+                path.append(child)
+                stack.append((steps_of(child), 0))
         nodes = self.nodes
         try:
             while stack:
@@ -220,6 +240,8 @@ class DepthFirst:
                 stack[-1] = (steps, at + 1)
                 step = steps[at]
                 child = play(path[-1], step)
+                if len(path) > 1 and child == path[-2]:
+                    continue  # moved straight back (see the class's docstring)
                 size = len(seen)
                 seen.add(key(child))  # one hash per key: a tuple does not keep its hash
                 if len(seen) == size:
@@ -233,6 +255,8 @@ class DepthFirst:
                                            and clock() > deadline):
                     self.pending = (child, cmds)
                     return "unknown", [], nodes
+                if cut_dead and dead(child):
+                    continue
                 line.append(cmds)
                 path.append(child)
                 stack.append((steps_of(child), 0))
@@ -249,6 +273,7 @@ def _best_first(rules: Rules, start: State, max_nodes: int, deadline: float,
     """Always expand the open position of highest score (oldest first on ties); each
     position's parent is kept to rebuild the line."""
     key, won, successors, score = rules.key, rules.won, rules.successors, rules.score
+    cut_dead, dead = rules.dead_ends and rules.dead_in_search, rules.dead
     start_key = key(start)
     parent: dict[Hashable, tuple[Hashable, tuple[Cmd, ...]] | None] = {start_key: None}
     tick = itertools.count()
@@ -275,6 +300,8 @@ def _best_first(rules: Rules, start: State, max_nodes: int, deadline: float,
             if nodes >= max_nodes or (nodes % CHECK_CLOCK_EVERY == 0
                                        and clock() > deadline):
                 return done("unknown", [], nodes)
+            if cut_dead and dead(child):
+                continue  # counted, not searched: Rules.dead proves it lost
             heapq.heappush(heap, (-score(child), next(tick), child, k))
     return done("lost", [], nodes)
 

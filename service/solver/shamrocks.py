@@ -7,13 +7,14 @@ Position: ``(found, fans)``: ``found[s]`` counts the cards on ``foundation/s``,
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from service.engine import Pile
 
 from .build import ADJ_ANY
 from .cards import RANK_OF, SUIT_OF, card_of
+from .dead import Where, lower, stay_stuck
 from .foundations import bump
 from .rules import (
     FOUNDATION_IDS,
@@ -39,6 +40,62 @@ class Shamrocks(Rules):
     variant_id = "shamrocks"
     best_first = True
     has_hasty = True  # measured: more deals won within a budget
+    dead_in_search = True
+
+    def dead(self, s: State) -> bool:
+        """Some cards can never leave their fans (so never reach a foundation).
+
+        The test (a greatest fixpoint): start with the set ``C`` of every card in a fan;
+        then, again and again, drop from ``C`` each card ``y`` that (i) has no lower card
+        of its suit lying below a card of ``C`` (in its fan), or (ii) is one rank away
+        from a *possible landing* (the set ``L``), until none is dropped. Dead if ``C`` is
+        then not empty. ``L`` is the least set that holds (a) every card at index 0 or 1
+        of its fan (from the bottom) that lies below no card of ``C``, and (b) every card
+        one rank away from a card of ``L``, unless it lies below a card of ``C`` or is
+        itself in ``C``.
+
+        Proof, against docs/rules.md (Shamrocks: one card moves at a time, onto a fan
+        whose top is one rank higher or lower when the fan holds fewer than three cards,
+        or by suit up from the Ace onto a foundation; an empty fan stays empty). Take any
+        game from here, and the time ``t`` of the first move that takes a card of ``C``
+        out of its fan (all time if none does). Before ``t`` no card of ``C`` moves, so
+        a card below one of them stays below it: never a top, never moved.
+
+        Lemma: a card ``z`` that is the top of a fan of one or two cards at some time
+        ``u`` <= ``t`` is in ``L``. If ``z`` has not moved by then: it lies below no card
+        of ``C`` (it is a top), and it was not at index 2 (the two cards below it move
+        only after it, so its fan would still hold three): (a). Otherwise its last move
+        before ``u`` put it onto a fan (an empty fan takes nothing) whose top ``w``, one
+        rank away, was then the top of a fan of one or two cards: ``w`` is in ``L`` (the
+        lemma, at an earlier time), and ``z``, having moved, is neither below a card of
+        ``C`` nor in ``C``: (b).
+
+        Now suppose the move at ``t`` exists, taking card ``y`` of ``C``. Not to a
+        foundation: by (i) a lower card of its suit is still below a card of ``C``, so
+        that foundation has not reached it. So onto another fan, whose top ``z``, one
+        rank away, is the top of a fan of one or two cards: ``z`` is in ``L`` (the
+        lemma), and by (ii) ``y`` would have been dropped from ``C``. A contradiction: no
+        card of ``C`` ever leaves its fan, and the game cannot be won."""
+        fans = s[1]
+        where: Where = {c: (i, k) for i, p in enumerate(fans) for k, c in enumerate(p)}
+
+        def landings(stuck: set[int], under: Callable[[int], bool]) -> set[int]:
+            possible = {z for z, (_, k) in where.items() if k <= 1 and not under(z)}
+            rest = [z for z in range(52)
+                    if z not in possible and not under(z) and z not in stuck]
+            grew = True
+            while grew:
+                grew = False
+                for z in rest:
+                    if z not in possible and any(w in possible for w in ADJ_ANY[z]):
+                        possible.add(z)
+                        grew = True
+            return possible
+
+        def kept_off(y: int, under: Callable[[int], bool]) -> bool:
+            return any(under(x) for x in lower(y))
+
+        return stay_stuck(set(where), where, ADJ_ANY.__getitem__, landings, kept_off)
 
     def from_piles(self, piles: Mapping[str, Pile]) -> State:
         return (tuple(len(piles[f].up) for f in F[:4]), tuple(codes(piles[t].up) for t in T[:18]))

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from service.engine import DRAW, Game, Pile, Status
-from service.solver import Budget, HintResult, suggest
+from service.engine import DRAW, UNDO, Game, Pile, Status
+from service.solver import Budget, HintResult, seen_stock, suggest
 from tests.commands import from_json
 
 from .helpers import CONFIGS, config_id, game_at, random_positions, small_position
@@ -102,3 +102,56 @@ def test_a_view_with_impossible_cards_is_refused() -> None:
     view["waste"] = {"down": 0, "up": [view["tableau/0"]["up"][-1]]}
     with pytest.raises(ValueError):
         suggest("gate", {}, view, samples=1, budget_per_sample=SAMPLE, rng_seed=1)
+
+
+def test_gilberts_stock_is_seen_once_it_has_run_out() -> None:
+    # Drawing through the stock (and playing from the waste where it can, which takes
+    # cards out of the talon): not seen until the last card has been drawn.
+    game = Game.deal("gilbert", 8, {})
+    while game.piles["stock"].down:
+        assert seen_stock(game) is None
+        from_waste = [m for m in game.legal_moves() if getattr(m, "from_", "") == "waste"]
+        game = game.apply(from_waste[0] if from_waste else DRAW)[0]
+    assert seen_stock(game) == ()
+    turned = game.apply(DRAW)[0]  # turned over: every card seen, in order
+    assert turned.piles["stock"].down
+    assert seen_stock(turned) == turned.piles["stock"].down
+    drawn = turned.apply(DRAW)[0]
+    assert seen_stock(drawn) == drawn.piles["stock"].down
+    # Undone back to before the stock ran out, the commands in effect no longer show it
+    # (the player did see it: the hint knows less than the player, never more).
+    undone = drawn
+    for _ in range(3):
+        undone = undone.apply(UNDO)[0]
+    assert undone.piles["stock"].down and seen_stock(undone) is None
+    assert seen_stock(Game.deal("gate", 1, {})) is None
+
+
+def test_a_hint_samples_only_the_cards_not_seen(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Once Gilbert's stock has been seen, every sample deals it as it is; the tableau's
+    # face-down cards are still shuffled. Before, the samples' stocks differ.
+    from service.solver import hint as hint_module
+
+    stocks: list[tuple[str, ...]] = []
+    tableaux: list[tuple[str, ...]] = []
+
+    def record(rules: Any, piles: dict[str, Pile], budget: Budget) -> None:
+        stocks.append(piles["stock"].down)
+        tableaux.append(piles["tableau/6"].down)
+
+    monkeypatch.setattr(hint_module, "_solve_first", record)
+    game = Game.deal("gilbert", 8, {})
+    for _ in range(9):
+        game = game.apply(DRAW)[0]
+    known = seen_stock(game)
+    assert known is not None and len(known) == 24
+    suggest("gilbert", {}, game.public_piles(), samples=6, budget_per_sample=SAMPLE,
+            rng_seed=3, known={"stock": known})
+    assert stocks == [known] * 6
+    assert len(set(tableaux)) > 1
+    stocks.clear()
+    suggest("gilbert", {}, game.public_piles(), samples=6, budget_per_sample=SAMPLE, rng_seed=3)
+    assert len(set(stocks)) == 6 and known not in stocks
+    with pytest.raises(ValueError, match="known card"):
+        suggest("gilbert", {}, game.public_piles(), samples=1, budget_per_sample=SAMPLE,
+                rng_seed=3, known={"stock": known[1:]})

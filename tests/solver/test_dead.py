@@ -1,0 +1,238 @@
+"""Dead positions (Rules.dead, proved in shamrocks.py and gilbert.py): never a winnable
+position, on many positions small enough for an exhaustive search; the same answer in
+the native core as in the reference; and the search proves a dead start lost at once."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from service.engine import Game, Pile
+from service.engine.cards import RANKS, SUITS
+from service.solver import Budget, native
+from service.solver.rules import Rules, State
+from service.solver.search import DepthFirst, search
+from service.solver.variants import rules_for
+
+from .helpers import brute_force_winnable, game_at, random_positions
+
+needs_core = pytest.mark.skipif(not native.AVAILABLE, reason="the native core was not built")
+POSITIONS = 10_000  # per game, each decided by an exhaustive search
+EXHAUSTIVE = 400_000  # positions: more than any of these small positions has (asserted)
+
+
+def _out_cards(rng: random.Random, two_ways: bool) -> tuple[list[str], dict[str, Pile]]:
+    """One to four cards of each suit out of the foundations, the rest on them in order
+    (Gilbert: each suit's lowest ranks on its ascending foundation, its highest on the
+    descending one, split at random)."""
+    out: list[str] = []
+    piles: dict[str, Pile] = {}
+    for i, s in enumerate(SUITS):
+        k = rng.randint(1, 4)
+        a = rng.randint(max(0, 4 - k // 2), min(13 - k, 9)) if two_ways else 13 - k
+        d = 13 - k - a
+        out += [RANKS[r - 1] + s for r in range(a + 1, 14 - d)]
+        piles[f"foundation/{i}"] = Pile((), tuple(RANKS[r - 1] + s for r in range(1, a + 1)))
+        if two_ways:
+            piles[f"foundation/{4 + i}"] = Pile((), tuple(RANKS[r - 1] + s
+                                                          for r in range(13, 13 - d, -1)))
+    rng.shuffle(out)
+    return out, piles
+
+
+def shamrocks_position(rng: random.Random) -> dict[str, Pile]:
+    """The cards out in as few fans of at most three as hold them: few landings, so the
+    test has something to find."""
+    out, piles = _out_cards(rng, two_ways=False)
+    fans = rng.sample(range(18), (len(out) + 2) // 3)
+    held: dict[int, list[str]] = {f: [] for f in fans}
+    for c in out:
+        held[rng.choice([f for f in fans if len(held[f]) < 3])].append(c)
+    for f, cards in held.items():
+        piles[f"tableau/{f}"] = Pile((), tuple(cards))
+    return piles
+
+
+def gilbert_position(rng: random.Random) -> dict[str, Pile]:
+    """The cards out mostly in one or two tableau piles, mostly face down, some at times
+    in the stock and waste."""
+    out, piles = _out_cards(rng, two_ways=True)
+    places = rng.sample([f"tableau/{i}" for i in range(7)], rng.randint(1, 2))
+    talon = ["stock", "waste"] if rng.random() < 0.3 else []
+    held: dict[str, list[str]] = {}
+    for c in out:
+        held.setdefault(rng.choice([*places, *places, *places, *talon]), []).append(c)
+    for pid, cards in held.items():
+        if pid == "stock":
+            piles[pid] = Pile(tuple(cards), ())
+        elif pid == "waste":
+            piles[pid] = Pile((), tuple(cards))
+        else:
+            n = rng.randint(max(0, len(cards) - 2), len(cards) - 1)
+            piles[pid] = Pile(tuple(cards[:n]), tuple(cards[n:]))
+    return piles
+
+
+MAKERS = {"shamrocks": shamrocks_position, "gilbert": gilbert_position}
+
+
+def positions(variant_id: str, seed: int, count: int) -> Iterator[tuple[dict[str, Pile], State]]:
+    rng = random.Random(seed)
+    rules = rules_for(variant_id, {})
+    for _ in range(count):
+        piles = MAKERS[variant_id](rng)
+        full = get_empty(variant_id)
+        full.update(piles)
+        yield full, rules.from_piles(full)
+
+
+def get_empty(variant_id: str) -> dict[str, Pile]:
+    from service.engine import get_variant
+
+    return get_variant(variant_id)({}).empty_piles()
+
+
+def exhaustive(rules: Rules, start: State) -> str:
+    """Won or lost, by the search of every reachable position (no dead test), in the core
+    where it was built."""
+    plain = rules_for(rules.variant_id, {})
+    plain.dead_ends = False
+    search_ = native.depth_first(plain, start) if native.AVAILABLE else DepthFirst(plain, start)
+    result, _, nodes = search_.run(EXHAUSTIVE, 1e9, time.perf_counter)
+    assert result != "unknown", f"{start}: more than {EXHAUSTIVE} positions"
+    return result
+
+
+@pytest.mark.parametrize("variant_id", ["shamrocks", "gilbert"])
+def test_a_dead_position_is_never_winnable(variant_id: str) -> None:
+    rules = rules_for(variant_id, {})
+    answers = {"dead": 0, "lost": 0, "won": 0}
+    checked_by_engine = 0
+    for i, (piles, start) in enumerate(positions(variant_id, 17, POSITIONS)):
+        if rules.won(start):
+            continue
+        result = exhaustive(rules, start)
+        answers[result] += 1
+        if not rules.dead(start):
+            continue
+        answers["dead"] += 1
+        assert result == "lost", f"position {i} called dead is won: {piles}"
+        if checked_by_engine < 15:  # the exhaustive search over the engine agrees
+            checked_by_engine += 1
+            assert not brute_force_winnable(game_at(variant_id, {}, piles)), f"position {i}"
+    # The test fires (measured: 429 of Shamrocks' 1,685 lost positions here, 161 of
+    # Gilbert's 3,155), and both answers are well represented.
+    assert answers["dead"] >= 100 and answers["won"] >= 1000, answers
+
+
+def with_foundations(variant_id: str, piles: dict[str, str], up: dict[str, int],
+                     down: dict[str, int] | None = None) -> tuple[Rules, State]:
+    """The position of ``piles`` (pile id: "face-down cards | face-up cards"), with ``up[s]``
+    cards of suit ``s`` on its ascending foundation (and ``down[s]`` on the descending)."""
+    full = get_empty(variant_id)
+    for i, s in enumerate(SUITS):
+        full[f"foundation/{i}"] = Pile((), tuple(RANKS[r] + s for r in range(up.get(s, 0))))
+        if down is not None:
+            full[f"foundation/{4 + i}"] = Pile((), tuple(RANKS[12 - r] + s
+                                                         for r in range(down.get(s, 0))))
+    for pid, text in piles.items():
+        hidden, _, shown = text.rpartition("|")
+        full[pid] = Pile(tuple(hidden.split()), tuple(shown.split()))
+    rules = rules_for(variant_id, {})
+    return rules, rules.from_piles(full)
+
+
+def test_shamrocks_kings_on_their_own_queens_are_dead() -> None:
+    # Each King lies above the Queen of its suit (so goes to no foundation), and every
+    # Queen, the only cards a King goes on, lies below one of the two Kings.
+    jacks = {s: 11 for s in SUITS}
+    rules, start = with_foundations("shamrocks", {"tableau/0": "QC QD KC", "tableau/1": "QH QS KH",
+                                                  "tableau/2": "KD", "tableau/3": "KS"}, jacks)
+    assert rules.dead(start)
+    assert exhaustive(rules, start) == "lost"
+    # The Queen of spades alone in a fan: the King of clubs goes onto it, and all is won.
+    rules, start = with_foundations("shamrocks", {"tableau/0": "QC QD KC", "tableau/1": "QH KH",
+                                                  "tableau/2": "KD", "tableau/3": "KS",
+                                                  "tableau/4": "QS"}, jacks)
+    assert not rules.dead(start)
+    assert exhaustive(rules, start) == "won"
+
+
+def test_gilbert_a_card_face_down_above_its_suit_and_its_bases_is_dead() -> None:
+    # 6H, face down, above 5H and 9H (so no foundation takes it while they are below it)
+    # and above both black Sevens, the only cards it goes on; not a Seven.
+    up = {"C": 6, "D": 12, "H": 4, "S": 6}
+    down = {"C": 6, "D": 0, "H": 4, "S": 6}
+    piles = {"tableau/0": "5H 9H 7C 7S 6H | KD", "stock": "7H 8H |"}
+    rules, start = with_foundations("gilbert", piles, up, down)
+    assert rules.dead(start)
+    assert exhaustive(rules, start) == "lost"
+    # The Seven of spades in the stock instead: 6H may go onto it, not dead.
+    piles = {"tableau/0": "5H 9H 7C 6H | KD", "stock": "7H 8H 7S |"}
+    rules, start = with_foundations("gilbert", piles, up, down)
+    assert not rules.dead(start)
+
+
+@needs_core
+@pytest.mark.parametrize("variant_id", ["shamrocks", "gilbert"])
+def test_the_core_calls_the_same_positions_dead(variant_id: str) -> None:
+    rules = rules_for(variant_id, {})
+    seen = {True: 0, False: 0}
+    for _, start in positions(variant_id, 23, POSITIONS):
+        answer = rules.dead(start)
+        assert native.dead(rules, start) == answer, start
+        seen[answer] += 1
+    for seed in range(1, 41):  # and positions of random games from deals
+        for game in random_positions(variant_id, {}, seed, steps=60):
+            start = rules.from_piles(game.piles)
+            answer = rules.dead(start)
+            assert native.dead(rules, start) == answer, (seed, start)
+            seen[answer] += 1
+    assert seen[True] >= 100 and seen[False] >= 100, seen
+
+
+def dead_deal(variant_id: str) -> int:
+    """The first deal whose start is dead (found by the test, not assumed)."""
+    rules = rules_for(variant_id, {})
+    for seed in range(1, 20_000):
+        if rules.dead(rules.from_piles(Game.deal(variant_id, seed, {}).piles)):
+            return seed
+    raise AssertionError(f"no {variant_id} deal starts dead")
+
+
+@pytest.mark.parametrize("native_core", [False, True], ids=["reference", "core"])
+def test_a_dead_start_is_proved_lost_at_once(native_core: bool) -> None:
+    if native_core and not native.AVAILABLE:
+        pytest.skip("the native core was not built")
+    seed = dead_deal("gilbert")
+    rules = rules_for("gilbert", {})
+    start = rules.from_piles(Game.deal("gilbert", seed, {}).piles)
+    budget = Budget(max_nodes=1_000, max_seconds=1e9)
+    result = search(rules, start, budget, native=native_core)
+    assert (result.result, result.nodes) == ("lost", 1)
+    rules.dead_ends = False  # without the test, the deal's game is too big to search whole
+    assert search(rules, start, budget, native=native_core).result == "unknown"
+
+
+@pytest.mark.parametrize("native_core", [False, True], ids=["reference", "core"])
+def test_the_search_leaves_out_dead_positions_and_answers_the_same(native_core: bool) -> None:
+    # Shamrocks tests every position it reaches: on small positions the answer is the
+    # exhaustive search's, with fewer positions counted wherever a dead one was cut.
+    if native_core and not native.AVAILABLE:
+        pytest.skip("the native core was not built")
+    rules = rules_for("shamrocks", {})
+    plain = rules_for("shamrocks", {})
+    plain.dead_ends = False
+    fewer = 0
+    budget = Budget(max_nodes=EXHAUSTIVE, max_seconds=1e9)
+    for _, start in positions("shamrocks", 29, 300):
+        if rules.won(start):
+            continue
+        cut = search(rules, start, budget, native=native_core)
+        whole = search(plain, start, budget, native=native_core)
+        assert cut.result == whole.result != "unknown", start
+        fewer += cut.nodes < whole.nodes
+    assert fewer >= 10, fewer
