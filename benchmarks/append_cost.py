@@ -44,7 +44,7 @@ def _event(seq: int) -> bytes:
 
 
 def _updates(seq: int) -> dict[str, str]:
-    """The meta updates of one command (service/game_commands.py ``_append``)."""
+    """The meta updates of one command (service/domain/game_commands.py ``_append``)."""
     updates = {"status": "playing", "moves": str(seq), "foundation_cards": "12",
                "last_at": "2026-12-01T18:00:51.000Z"}
     if seq == 1:

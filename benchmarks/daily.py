@@ -44,18 +44,18 @@ from urllib.parse import urlsplit
 from _harness import ROOT, median, percentile, wait_ready
 
 from protocol.fields import rfc3339
-from service.auth import Tokens
-from service.clock import Clock
-from service.daily.challenge import Day, Seeds, epoch_ms
-from service.daily.deals import DailyDeals
-from service.daily.ranking import Standing
-from service.daily.service import DailyService, encode_cursor
+from service.domain.auth import Tokens
+from service.domain.daily.challenge import Day, Seeds, epoch_ms
+from service.domain.daily.deals import DailyDeals
+from service.domain.daily.ranking import Standing
+from service.domain.daily.service import DailyService, encode_cursor
+from service.domain.games import DailyTags, GameService
+from service.domain.solutions import Solutions
+from service.domain.solving import SolverPool
 from service.engine import VARIANTS
-from service.games import DailyTags, GameService
-from service.metrics import Metrics
+from service.runtime.clock import Clock
+from service.runtime.metrics import Metrics
 from service.settings import Settings
-from service.solutions import Solutions
-from service.solving import SolverPool
 from service.store import keys
 from service.store import meta as fields
 from service.store.connection import RedisConn

@@ -4,7 +4,7 @@
 
 For each of ``--days`` days (from 2026-12-01, seeds from a fixed secret, so every run
 walks the same candidates): the four variants' candidate walks of
-``service.daily.deals.DailyDeals._search`` (candidate k = 0, 1, ... solved within the
+``service.domain.daily.deals.DailyDeals._search`` (candidate k = 0, 1, ... solved within the
 default ``daily_solve_nodes`` / ``daily_solve_s`` until one is won), all four at once on
 as many processes as the solver pool lets background work use (``solver_workers`` less
 one, at least one: with the default two, one after the other), as ``choose_ahead`` runs
@@ -30,7 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from service.daily.challenge import Seeds  # noqa: E402
+from service.domain.daily.challenge import Seeds  # noqa: E402
 from service.engine import VARIANTS  # noqa: E402
 from service.settings import Settings  # noqa: E402
 from service.solver import Budget, native, solve_deal  # noqa: E402

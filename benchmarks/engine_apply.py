@@ -92,9 +92,9 @@ def _edges() -> tuple[Callable[[bytes], Any], Callable[[bytes], Any]]:
     """The checkout's own ways from a command's JSON to what ``Game.apply`` takes: a client's
     command, and an event read back from the log."""
     from protocol import decode_command
-    from service import games, wire
+    from service.domain import games, wire
 
-    if hasattr(wire, "engine_command"):  # one conversion, in service/wire.py
+    if hasattr(wire, "engine_command"):  # one conversion, in service/domain/wire.py
         engine_command = wire.engine_command
         return (lambda data: engine_command(decode_command(data))), games.decode_event
     # Before it: the engine parsed a dict itself (Game.apply took one).

@@ -7,7 +7,7 @@ The deals: the first ``--deals`` seeds that the full-information solver wins in 
 winnability tables (``benchmarks/data/winnability-<config>.csv``, or ``--data DIR``), so
 the full-information win rate on them is 100%. Each is played from the deal by the two
 bots: ``hint`` asks ``service.solver.suggest`` with the service's default settings (the
-same samples, budget per sample and sampling seed of the view as service/hints.py) and
+same samples, budget per sample and sampling seed of the view as service/domain/hints.py) and
 plays its command; ``first`` plays ``Game.legal_moves()[0]``. A game ends won, lost, with
 no command left to suggest, or after ``--max-commands`` commands (Gilbert's draws never
 run out). Prints each bot's win rate and the hints' time (median, p95), and writes them
@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from winnability import CONFIGS, DATA, read_rows  # noqa: E402
 
 from service import wire  # noqa: E402
+from service.domain.hints import view_seed  # noqa: E402
 from service.engine import Game, Status  # noqa: E402
-from service.hints import view_seed  # noqa: E402
 from service.settings import Settings  # noqa: E402
 from service.solver import Budget, native, seen_stock, suggest  # noqa: E402
 
@@ -62,7 +62,7 @@ def play(game: Game, bot: str, settings: Settings, max_commands: int,
         else:
             variant, options = game.variant.id, dict(game.variant.options)
             piles = game.public_piles()
-            stock = seen_stock(game)  # as service/hints.py: Gilbert's stock once seen
+            stock = seen_stock(game)  # as service/domain/hints.py: Gilbert's stock once seen
             known = {"stock": list(stock)} if stock is not None else None
             began = time.perf_counter()
             result = suggest(variant, options, piles, samples=settings.hint_samples,

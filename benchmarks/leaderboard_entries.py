@@ -2,7 +2,7 @@
 returns them) to the response body, without Redis or HTTP.
 
 Each entry is split from its member (``service.store.daily``), made the protocol's
-``LeaderboardEntry`` from its stored JSON (``service.daily.ranking.board_entry``), and
+``LeaderboardEntry`` from its stored JSON (``service.domain.daily.ranking.board_entry``), and
 the page encoded as a ``Leaderboard`` by msgspec, as ``DailyService.leaderboard`` does.
 Prints µs per entry: the median of ``--runs`` runs, each the mean over ``--pages``
 pages of ``--entries`` entries (every player named, every attempt won and finished).
@@ -20,7 +20,7 @@ from _harness import median
 
 from protocol.codec import encode
 from protocol.daily import Leaderboard
-from service.daily.ranking import Standing, board_entry
+from service.domain.daily.ranking import Standing, board_entry
 from service.store.daily import _row  # the store's split of one member
 
 

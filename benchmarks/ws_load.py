@@ -65,7 +65,7 @@ from _harness import (
 )
 from prometheus_client.parser import text_string_to_metric_families
 
-from service import wire
+from service.domain import wire
 from service.engine import DRAW, MAX_SEED, RESIGN, UNDO, Game, Move, Status
 from service.settings import DURABILITY_LEVELS
 from service.store.embedded import appendfsync_for
@@ -289,7 +289,8 @@ class Player:
 
 
 LAG_PROBE_S = 0.01
-SERVICE_LAG = "solitaire_event_loop_lag_seconds"  # the service's metric (service/looplag.py)
+# the service's metric (service/runtime/looplag.py)
+SERVICE_LAG = "solitaire_event_loop_lag_seconds"
 Sampler = Callable[[], dict[str, float]]  # CPU seconds used so far, per group of processes
 
 

@@ -90,7 +90,7 @@ VariantId: TypeAlias = Annotated[
 ]
 
 # Names are shown to other players on leaderboards: no control characters. The rest of
-# the rules (NFKC, visible characters only, the length after NFKC) are service/players.py's.
+# the rules (NFKC, visible characters only, the length after NFKC) are service/domain/players.py's.
 PLAYER_NAME_MAX = 32
 PlayerName: TypeAlias = Annotated[
     str, Meta(min_length=1, max_length=PLAYER_NAME_MAX, pattern=r"^[^\x00-\x1f\x7f]+$")

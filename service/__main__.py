@@ -11,14 +11,8 @@ import signal
 import socket
 from collections.abc import Sequence
 
-from service import logs
-from service.settings import Settings, redact_url, unknown_variables
-from service.solver import native as solver_native
-from service.store import persistence
-from service.store.connection import RedisConn
-from service.store.embedded import EmbeddedServer, EmbeddedServerError
-from service.store.errors import StoreError
-from service.workers import (
+from service.runtime import logs
+from service.runtime.workers import (
     PortInUse,
     Supervisor,
     announce_ready,
@@ -26,6 +20,12 @@ from service.workers import (
     claim_port,
     is_worker,
 )
+from service.settings import Settings, redact_url, unknown_variables
+from service.solver import native as solver_native
+from service.store import persistence
+from service.store.connection import RedisConn
+from service.store.embedded import EmbeddedServer, EmbeddedServerError
+from service.store.errors import StoreError
 
 log = logging.getLogger("service")
 
@@ -119,14 +119,14 @@ async def _supervise(settings: Settings) -> int:
 
 async def _serve_one(settings: Settings, listener: socket.socket | None) -> None:
     """Serve on ``listener`` (the one process's socket), or, in a worker, on the port it
-    shares with the others of its instance (``SO_REUSEPORT``: service/workers.py)."""
+    shares with the others of its instance (``SO_REUSEPORT``: service/runtime/workers.py)."""
     # Imported here, not at the top: a supervisor of workers runs none of it, and the
     # web service's modules were a third of its memory (benchmarks/README.md, "Memory").
     from aiohttp import web
 
     from service.app import create_app
-    from service.auth import UnsafeSecretFile
-    from service.connections import app_runner
+    from service.domain.auth import UnsafeSecretFile
+    from service.web.connections import app_runner
 
     try:
         app = create_app(settings)

@@ -20,34 +20,28 @@ from pathlib import Path
 
 from aiohttp import web
 
-from service import rest, solver_rest, ws
-from service.addresses import trusted_networks
-from service.aiohttp_handle_error_patch import json_protocol_errors
-from service.auth import Tokens, load_secret
-from service.caller import caller_middleware
-from service.clock import Clock
 from service.context import CONTEXT, Context
-from service.cors import cors_middleware
-from service.counts import InstanceCounts
-from service.daily.challenge import Seeds, epoch_ms
-from service.daily.deals import DailyDeals
-from service.daily.rest import routes as daily_routes
-from service.daily.service import DailyService
-from service.deadline import deadline_middleware
-from service.error_middleware import error_middleware
-from service.errors import ApiError
-from service.games import GameService, Loaded
-from service.hints import Hints
-from service.looplag import LoopLag
-from service.memory import Trimmer
-from service.metrics import Metrics
-from service.players import Players
-from service.ratelimit import Limiter
-from service.responses import Handler
-from service.searches import Searches
+from service.domain.auth import Tokens, load_secret
+from service.domain.counts import InstanceCounts
+from service.domain.daily.challenge import Seeds, epoch_ms
+from service.domain.daily.deals import DailyDeals
+from service.domain.daily.service import DailyService
+from service.domain.errors import ApiError
+from service.domain.games import GameService, Loaded
+from service.domain.hints import Hints
+from service.domain.players import Players
+from service.domain.ratelimit import Limiter
+from service.domain.searches import Searches
+from service.domain.solutions import Solutions
+from service.domain.solving import SolverPool
+from service.runtime.clock import Clock
+from service.runtime.looplag import LoopLag
+from service.runtime.memory import Trimmer
+from service.runtime.metrics import Metrics
+from service.runtime.workers import instance_of
 from service.settings import Settings
-from service.solutions import Solutions
-from service.solving import SolverPool
+from service.socket import endpoint as ws
+from service.socket.messages import Close
 from service.store import keys
 from service.store.connection import RedisConn
 from service.store.counts import CountsStore
@@ -56,8 +50,16 @@ from service.store.fanout import Hub
 from service.store.games import Games
 from service.store.ratelimit import RateLimiter
 from service.store.solver import SolverStore
-from service.workers import instance_of
-from service.ws_messages import Close
+from service.web import rest
+from service.web import solver as solver_rest
+from service.web.addresses import trusted_networks
+from service.web.aiohttp_handle_error_patch import json_protocol_errors
+from service.web.caller import caller_middleware
+from service.web.cors import cors_middleware
+from service.web.daily import routes as daily_routes
+from service.web.deadline import deadline_middleware
+from service.web.error_middleware import error_middleware
+from service.web.responses import Handler
 
 log = logging.getLogger("service")
 WEB_ROOT = Path(__file__).resolve().parent.parent / "clients" / "web"

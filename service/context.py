@@ -12,18 +12,18 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from service.auth import Tokens
-from service.clock import Clock
-from service.counts import InstanceCounts
-from service.daily.service import DailyService
-from service.games import GameService
-from service.hints import Hints
-from service.metrics import Metrics
-from service.players import Players
-from service.ratelimit import Limiter
+from service.domain.auth import Tokens
+from service.domain.counts import InstanceCounts
+from service.domain.daily.service import DailyService
+from service.domain.games import GameService
+from service.domain.hints import Hints
+from service.domain.players import Players
+from service.domain.ratelimit import Limiter
+from service.domain.solutions import Solutions
+from service.domain.solving import SolverPool
+from service.runtime.clock import Clock
+from service.runtime.metrics import Metrics
 from service.settings import Settings
-from service.solutions import Solutions
-from service.solving import SolverPool
 from service.store.connection import RedisConn
 from service.store.errors import StoreError
 from service.store.fanout import Hub

@@ -20,7 +20,7 @@ from typing import NoReturn
 from urllib.parse import unquote_plus
 
 from protocol.ws import HELLO_TIMEOUT_S
-from service.addresses import trusted_networks
+from service.web.addresses import trusted_networks
 
 ENV_PREFIX = "SOLITAIRE_"
 # The choices of two settings; the store's modules check them against these too.
@@ -158,7 +158,7 @@ class Settings:
     instance_id: str = field(
         default_factory=lambda: os.environ.get("HOSTNAME", "") or f"pid{os.getpid()}")
     # Worker processes of this instance on one port (SO_REUSEPORT), the embedded
-    # store shared; default: the cores this process may use (service/workers.py).
+    # store shared; default: the cores this process may use (service/runtime/workers.py).
     workers: int = field(default_factory=lambda: _default_workers())
 
     @classmethod

@@ -2,7 +2,7 @@
 commands as JSON (data files, logs, what a test client sends).
 
 The engine parses no JSON: the protocol's Structs are the one home of a command's
-shape, and ``service/wire.py`` turns them into the engine's commands and back.
+shape, and ``service/domain/wire.py`` turns them into the engine's commands and back.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import Any
 
 import msgspec
 
-from service import engine, wire
+from service import engine
+from service.domain import wire
 
 
 def to_json(command: engine.Command) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from service.clock import Clock
+from service.runtime.clock import Clock
 
 
 class FakeClock(Clock):

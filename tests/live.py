@@ -24,9 +24,9 @@ from typing import Any
 from aiohttp import web
 
 from service.app import create_app
-from service.clock import Clock
-from service.connections import app_runner
+from service.runtime.clock import Clock
 from service.settings import Settings
+from service.web.connections import app_runner
 
 ROOT = Path(__file__).resolve().parent.parent
 # The token secret of every test instance: a test may sign a token of its own with it.
@@ -138,7 +138,7 @@ class ServiceProcess:
             "SOLITAIRE_RATE_LIMIT_PER_S": "10000",
             "SOLITAIRE_RATE_LIMIT_BURST": "10000",
             # one process (the tests kill, signal and read the log of this pid);
-            # tests/service/test_workers.py passes SOLITAIRE_WORKERS=2
+            # tests/service/runtime/test_workers.py passes SOLITAIRE_WORKERS=2
             "SOLITAIRE_WORKERS": "1",
             "SOLITAIRE_DAILY_SOLVE_S": str(DAILY_SOLVE_S),
             "SOLITAIRE_DAILY_SOLVE_NODES": str(DAILY_SOLVE_NODES),

@@ -13,7 +13,7 @@ import pytest
 from protocol.errors import HTTP_STATUS
 from service.engine.refusals import Rule
 from service.settings import Settings
-from service.ws_messages import Close
+from service.socket.messages import Close
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTOCOL_MD = ROOT / "docs" / "protocol.md"

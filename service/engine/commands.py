@@ -1,7 +1,7 @@
 """The commands the engine plays: plain values, built by their callers.
 
 The engine parses nothing: a command's JSON form is protocol/commands.py's, decoded
-(and checked) at the service's edge and turned into one of these by ``service/wire.py``.
+(and checked) at the service's edge and turned into one of these by ``service/domain/wire.py``.
 """
 
 from __future__ import annotations

@@ -185,7 +185,7 @@ class Game:
     # --- snapshots -----------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
         """Everything needed to restore this game without replaying its log: plain values,
-        but for ``effective``, the commands in effect (``service/wire.py`` stores it)."""
+        but for ``effective``, the commands in effect (``service/domain/wire.py`` stores it)."""
         return {
             "rules_version": RULES_VERSION,
             "variant": self.variant.id,

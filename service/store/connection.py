@@ -140,7 +140,7 @@ class FlatRetry(Retry):
     stalled server costs up to ``(n + 1) ** 3`` socket timeouts per call. Here
     only the outermost call retries; the calls nested in it run once and let
     their failure reach it. (The request deadline bounds the whole request in
-    any case: see :mod:`service.deadline`.)
+    any case: see :mod:`service.web.deadline`.)
     """
 
     async def call_with_retry(self, do: Any, fail: Any, *args: Any, **kwargs: Any) -> Any:

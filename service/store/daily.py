@@ -23,7 +23,7 @@ the day's end) does not matter. A player's entry on the board is their best
 attempt.
 
 Like the rest of the store, this knows no rules: sort keys and entries are
-computed by the service (:mod:`service.daily.ranking`).
+computed by the service (:mod:`service.domain.daily.ranking`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from service.store import meta as mf
 from service.store.connection import RedisConn, Script
 
 # A board member begins with its sort key: fixed-width digits, filled by
-# service.daily.ranking (won, foundation cards short of all, duration, moves, finish).
+# service.domain.daily.ranking (won, foundation cards short of all, duration, moves, finish).
 WON_DIGITS, CARDS_DIGITS = 1, 3
 DURATION_DIGITS = 11  # ms: three years
 MOVES_DIGITS = 9

@@ -45,7 +45,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Self
 
-from service.lifetime import die_with_parent
+from service.runtime.lifetime import die_with_parent
 from service.settings import APPENDFSYNC_POLICIES, Settings, one_of
 
 logger = logging.getLogger(__name__)

@@ -70,7 +70,7 @@ def game_keys(game_id: str) -> tuple[str, str, str, str]:
 # bucket's theoretical arrival time, µs, expiring once the bucket is full again). The
 # hash tag is the limit's subject, a player or a client address, behind a prefix naming
 # the limit (none for commands), so that one subject's limits are separate buckets.
-# service/app.py gives each Limiter (service/ratelimit.py) its key below; the setting
+# service/app.py gives each Limiter (service/domain/ratelimit.py) its key below; the setting
 # each limit is named by (details.limit of its 429) is in parentheses.
 
 def command_limit(player_id: str) -> str:

@@ -9,7 +9,7 @@ turns a value into that text and back (:func:`to_text`, :func:`from_text`): no o
 module parses or formats a meta field.
 
 A player's hash (``keys.player``) has its own short catalogue at the end, on the
-same terms: written by :mod:`service.players`, read by the daily store's Lua.
+same terms: written by :mod:`service.domain.players`, read by the daily store's Lua.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ CATALOGUE: tuple[Field, ...] = (
     Field(STARTED_AT, TIME, "the first command (absent: none yet)"),
     Field(LAST_AT, TIME, "the latest command"),
     Field(FINISHED_AT, TIME, "the command that made the game won or resigned"),
-    Field(HASH, TEXT, "the hash of the latest event (service/eventhash.py)"),
+    Field(HASH, TEXT, "the hash of the latest event (service/domain/eventhash.py)"),
     Field(HINTS, INTEGER, "hints taken (POST /v1/games/{id}/hint)"),
 )
 BY_NAME: Mapping[str, Field] = {f.name: f for f in CATALOGUE}
@@ -169,7 +169,8 @@ PLAYER_JOINED = "joined"
 PLAYER_UNPLAYED = "unplayed"
 
 PLAYER_CATALOGUE: tuple[Field, ...] = (
-    Field(PLAYER_NAME, TEXT, "the player's name as leaderboards show it (service/players.py)"),
+    Field(PLAYER_NAME, TEXT,
+          "the player's name as leaderboards show it (service/domain/players.py)"),
     Field(PLAYER_JOINED, INTEGER, "when the player signed up, in seconds since the epoch "
           "(players from before it was kept have none: they count as joined long ago)"),
     Field(PLAYER_UNPLAYED, FLAG, "present until the player's first game or daily attempt: "

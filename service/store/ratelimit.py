@@ -7,7 +7,7 @@ records atomically, so concurrent requests from several instances are counted
 exactly once each.
 
 The clock is the Redis server's (``TIME`` inside the script), so instances with
-skewed clocks agree; a limiter given a :class:`~service.clock.Clock` counts by it instead.
+skewed clocks agree; a limiter given a :class:`~service.runtime.clock.Clock` counts by it instead.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import secrets
 from typing import NamedTuple
 
-from service.clock import Clock
+from service.runtime.clock import Clock
 from service.store.connection import RedisConn, Script
 
 

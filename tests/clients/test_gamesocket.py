@@ -291,7 +291,7 @@ async def test_a_different_event_at_a_held_seq_makes_the_socket_start_from_a_sna
     client: Client,
 ) -> None:
     # The server's socket writer resynchronises a watcher itself when a failover rewrote
-    # the log (tests/service/test_event_hash.py); the SDK also checks, for a diff that
+    # the log (tests/service/domain/test_event_hash.py); the SDK also checks, for a diff that
     # reaches it another way (an older server, a replay): same seq, other hash.
     import msgspec
 

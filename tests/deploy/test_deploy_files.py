@@ -33,9 +33,9 @@ import yaml
 from aiohttp import web
 
 from service.__main__ import SHUTDOWN_TIMEOUT_S
-from service.addresses import trusted_networks
+from service.runtime.workers import STOP_TIMEOUT_S
 from service.settings import ENV_PREFIX, Settings
-from service.workers import STOP_TIMEOUT_S
+from service.web.addresses import trusted_networks
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -1107,7 +1107,7 @@ def test_readme_says_how_to_make_the_secret_and_where_the_figures_are() -> None:
 
 
 def test_readme_lists_every_metric_the_service_exposes_and_no_other() -> None:
-    from service.metrics import Metrics
+    from service.runtime.metrics import Metrics
 
     exposed = set(re.findall(r"^# TYPE (\S+) ", Metrics().exposition().decode(), re.MULTILINE))
     readme = (DEPLOY / "README.md").read_text(encoding="utf-8")

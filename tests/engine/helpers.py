@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from protocol.codec import encode
-from service import wire
+from service.domain import wire
 from service.engine import (
     DRAW,
     RESIGN,
@@ -187,7 +187,8 @@ def move(src: str, dst: str, count: int = 1) -> Move:
 
 
 def through_snapshot(game: Game) -> Game:
-    """``game`` restored from its snapshot as the service stores it (JSON, service/wire.py)."""
+    """``game`` restored from its snapshot as the service stores it (JSON,
+    service/domain/wire.py)."""
     return wire.restore(encode(wire.snapshot(game)))
 
 

@@ -1,7 +1,7 @@
 """Commands (service/engine/commands.py): plain values, which the engine still checks.
 
 Their JSON form is the protocol's (tests/protocol/test_commands.py), turned into these by
-service/wire.py (tests/service/test_wire.py).
+service/domain/wire.py (tests/service/domain/test_wire.py).
 """
 
 from __future__ import annotations

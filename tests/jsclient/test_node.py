@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from service.auth import Tokens
-from service.clock import Clock
+from service.domain.auth import Tokens
+from service.runtime.clock import Clock
 from service.store.embedded import EmbeddedServer
 from tests.live import TOKEN_SECRET, ServiceProcess
 from tests.web.helpers import http

@@ -63,7 +63,7 @@ def test_every_websocket_message_is_in_it(doc: dict[str, Any]) -> None:
 
 
 def test_it_names_every_close_code_of_the_server(doc: dict[str, Any]) -> None:
-    from service.ws_messages import Close
+    from service.socket.messages import Close
 
     described = {int(c) for c in re.findall(r"\b(1\d{3})\b", doc["info"]["description"])}
     assert described == {int(c) for c in Close}

@@ -21,7 +21,7 @@ from typing import Any, Self
 from urllib.parse import urlsplit
 
 from protocol.codec import encode
-from service import wire
+from service.domain import wire
 from service.engine import Game
 from service.store import keys
 from tests.commands import from_json, to_json

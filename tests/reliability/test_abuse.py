@@ -10,7 +10,7 @@
   no socket, no fan-out listener, no subscription, no file descriptor.
 - A replayed command id is answered with its first result and changes nothing.
 
-tests/service/test_rest.py and test_daily_api.py have the plain cases (one bad token
+tests/service/web/test_rest.py and test_daily_api.py have the plain cases (one bad token
 of each kind over REST, a private game is 404, another player's daily attempt is
 404); these go through the other doors and compare the store itself before and after.
 """

@@ -4,7 +4,7 @@
   the socket stays open), reads (REST reads of a game, socket hellos) per client
   address across instances (429 with ``Retry-After``);
 - a resync further behind than ``replay_max_diffs`` gets a snapshot, not the diffs;
-- ``/events`` pages (tests/service/test_rest.py has the paging itself): a stranger's
+- ``/events`` pages (tests/service/web/test_rest.py has the paging itself): a stranger's
   read of a long log is one page;
 - a token that expires while its socket is open commands nothing more: the command
   gets ``unauthorized`` and the socket is closed with 1008.
@@ -18,7 +18,7 @@ from pathlib import Path
 import aiohttp
 
 from service.engine import DRAW, UNDO
-from service.ws_messages import Close
+from service.socket.messages import Close
 from tests.fakes import FakeClock
 from tests.live import settings_for_test
 from tests.service.helpers import Api, running_app, socket

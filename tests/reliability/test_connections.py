@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from service.ws_messages import Close
+from service.socket.messages import Close
 from tests.live import settings_for_test
 from tests.service.helpers import Api, running_app, wait_for, ws_url
 from tests.service.helpers import socket as game_socket

@@ -22,7 +22,7 @@ import aiohttp
 import pytest
 
 from service.app import Context
-from service.ws_messages import Close, close_reason
+from service.socket.messages import Close, close_reason
 from tests.live import ROOT, settings_for_test
 from tests.reliability.helpers import LogWatch
 from tests.service.helpers import Api, running_app, socket

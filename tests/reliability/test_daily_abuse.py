@@ -22,13 +22,13 @@ from typing import Any
 import aiohttp
 import pytest
 
-from service.daily.ranking import machine_paced
-from service.daily.service import NAME_CACHE_S
+from service.domain.daily.ranking import machine_paced
+from service.domain.daily.service import NAME_CACHE_S
 from service.store import keys
 from tests.fakes import FakeClock
 from tests.live import settings_for_test
 from tests.redis_servers import sync_client
-from tests.service.daily_helpers import (
+from tests.service.domain.daily.helpers import (
     DAY,
     MORNING,
     NEXT_DAY,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import aiohttp
 
-from service.daily import Seeds
+from service.domain.daily import Seeds
 from tests.fakes import FakeClock
 from tests.live import settings_for_test
 from tests.service.helpers import running_app

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from service.auth import Tokens, load_secret
-from service.clock import Clock
+from service.domain.auth import Tokens, load_secret
+from service.runtime.clock import Clock
 from service.store.embedded import EmbeddedServer
 from tests.live import ServiceProcess
 from tests.redis_servers import sync_client

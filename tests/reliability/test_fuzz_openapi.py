@@ -1,6 +1,6 @@
 """Stateful fuzzing of the whole REST API from openapi.yaml (schemathesis, OpenAPI links).
 
-tests/service/test_openapi_contract.py calls every operation on its own; this one
+tests/service/web/test_openapi_contract.py calls every operation on its own; this one
 follows the ``links`` of openapi.yaml to make sequences a client would make: create
 a game (or a daily attempt), read it, list its legal moves, play the first one at
 the seq it was legal at, read the log after it, and so on, with schemathesis

@@ -10,7 +10,7 @@ the first message of a new one:
 - every message the server sends is a ``ServerMessage`` of the contract, and every
   error has the contract's shape ``{"code", "message", "details"}`` with a known code;
 - a socket that is not closed still answers a ping (it did not wedge);
-- a closed one is closed with a code of ``service.ws_messages.Close`` (docs/protocol.md "Close
+- a closed one is closed with a code of ``service.socket.messages.Close`` (docs/protocol.md "Close
   codes") other than 1011: the WebSocket layer's for a protocol violation (1002, 1007)
   among them;
 - the service logs no error and no traceback at any level, and stays healthy.
@@ -36,7 +36,7 @@ from protocol.codec import decode_client_message, decode_server_message
 from protocol.errors import ERROR_CODES
 from protocol.ws import Ping
 from service.context import Context
-from service.ws_messages import Close
+from service.socket.messages import Close
 from tests.live import settings_for_test
 from tests.reliability.helpers import WAIT_S, LogWatch, RawClosed, RawSocket
 from tests.service.helpers import Api, running_app, ws_url

@@ -1,7 +1,7 @@
 """Hidden information, more cases (PROTOCOL.md "Conventions": no face-down card the player
 has not seen, no order of unseen stock cards, no secret seed of a game in play).
 
-tests/service/test_hidden_information.py plays random games in every variant through
+tests/service/domain/test_hidden_information.py plays random games in every variant through
 REST and the WebSocket and checks every byte sent with its ``Truth`` (the real game,
 replayed from the stored seed). This file reuses that check on what random play
 rarely reaches:
@@ -37,8 +37,8 @@ from service.store import keys
 from tests.commands import to_json
 from tests.live import daily_chosen, settings_for_test
 from tests.redis_servers import sync_client
+from tests.service.domain.test_hidden_information import Truth
 from tests.service.helpers import CONFIGS, Api, Socket, connect, new_command_id, running_app
-from tests.service.test_hidden_information import Truth
 
 
 class Seen:

@@ -3,7 +3,7 @@ point 6): sockets per address, watchers per game, solver searches per address.
 
 An instance runs with ``--workers 2`` (two real processes on one port). Which worker
 takes a connection is the kernel's choice; each test finds out by looking up the
-connection's server side in the workers' file descriptors (tests/service/test_workers.py),
+connection's server side in the workers' file descriptors (tests/service/runtime/test_workers.py),
 and goes on until a worker that holds fewer than the limit itself was refused: the
 proof that it counted the other worker's too.
 """
@@ -27,7 +27,7 @@ import pytest
 from tests.live import ServiceProcess
 from tests.reliability.test_solver_queue import unknown_gilbert_seeds
 from tests.service.helpers import Api, wait_for
-from tests.service.test_workers import both_workers_listening, owner_of, workers
+from tests.service.runtime.test_workers import both_workers_listening, owner_of, workers
 
 ATTEMPTS = 40  # each lands on either worker: 40 all on one would be a 1 in 2^39 event
 CAP = 2
@@ -154,7 +154,7 @@ async def test_sockets_per_address_are_counted_across_workers_and_a_killed_worke
         assert len(held) == CAP and refused_below_cap, (len(held), refused_below_cap)
 
         # A worker killed with its sockets: its share stops counting once its lease runs
-        # out (service/counts.py), and the address may open that many again.
+        # out (service/domain/counts.py), and the address may open that many again.
         victim = held[0].worker
         os.kill(victim, signal.SIGKILL)
         survivors = [c for c in held if c.worker != victim]

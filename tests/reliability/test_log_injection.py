@@ -11,7 +11,7 @@ import logging
 import sys
 from pathlib import Path
 
-from service.logs import FORMAT, EscapingFormatter, escape
+from service.runtime.logs import FORMAT, EscapingFormatter, escape
 from tests.live import ServiceProcess
 from tests.reliability.helpers import assert_clean_process_log, raw_request
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from service.players import is_invisible
+from service.domain.players import is_invisible
 from tests.live import settings_for_test
 from tests.service.helpers import Api, running_app
 

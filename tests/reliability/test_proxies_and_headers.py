@@ -20,8 +20,8 @@ from typing import Any
 import aiohttp
 import yaml
 
-from service.addresses import client_address, trusted_networks
 from service.app import BROWSER_HEADERS, CONTENT_SECURITY_POLICY
+from service.web.addresses import client_address, trusted_networks
 from tests.live import ROOT, settings_for_test
 from tests.reliability.helpers import LogWatch
 from tests.service.helpers import running_app

@@ -1,4 +1,4 @@
-"""A WebSocket client that stops reading (PROTOCOL.md "WebSocket"; service/ws_writer.py Writer).
+"""A WebSocket client that stops reading (PROTOCOL.md "WebSocket"; service/socket/writer.py Writer).
 
 The slow client is a raw socket with a tiny receive buffer that reads its snapshot
 and then nothing more, so TCP backs up all the way to the service. Meanwhile the
@@ -33,7 +33,7 @@ import aiohttp
 import pytest
 
 from service.context import Context
-from service.ws_messages import Close
+from service.socket.messages import Close
 from tests.live import settings_for_test
 from tests.reliability.helpers import RawSocket
 from tests.service.helpers import Api, Socket, connect, running_app, wait_for
@@ -54,7 +54,7 @@ async def service(redis_url: str, tmp_path: Path, request: pytest.FixtureRequest
 
 def connections(ctx: Context, game_id: str) -> set[Any]:
     """The service's socket writers on a game (each is one fan-out listener's callback's
-    owner: service/ws_writer.py Writer, with the socket and its outbox)."""
+    owner: service/socket/writer.py Writer, with the socket and its outbox)."""
     from service.store import keys
 
     channel = ctx.hub._channels.get(keys.game_channel(game_id).encode())

@@ -1,7 +1,7 @@
 """Issue 11, point 2: storage a stranger can fill, bounded.
 
 - Every key has a lifetime: a won or resigned game is kept ``finished_game_ttl_days``
-  (a daily attempt as long as its leaderboard: tests/service/test_daily_api.py keeps
+  (a daily attempt as long as its leaderboard: tests/service/domain/daily/test_daily_api.py keeps
   those), a player ``player_ttl_days`` after its last write (refreshed on use).
 - A player has at most ``open_games_per_player`` open games: past it 429 with
   Retry-After, and a game won or resigned frees its place.

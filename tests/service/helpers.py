@@ -29,10 +29,10 @@ from protocol.apply import apply_diff
 from protocol.codec import decode_diff, decode_game_state
 from protocol.diffs import GameState
 from service.app import create_app
-from service.clock import Clock
-from service.connections import app_runner
 from service.context import CONTEXT, Context
+from service.runtime.clock import Clock
 from service.settings import Settings
+from service.web.connections import app_runner
 from tests.live import free_port
 
 VARIANTS = ("gilbert", "shamrocks", "gate", "caprice")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from service.auth import Tokens
-from service.clock import Clock
+from service.domain.auth import Tokens
+from service.runtime.clock import Clock
 from service.solver import Budget, solve_deal
 from tests.live import TOKEN_SECRET, ServiceProcess
 from tests.web.helpers import DESKTOP, GamePage, Service, assert_same_board, choose, expect, http

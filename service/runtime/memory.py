@@ -1,0 +1,88 @@
+"""Memory given back to the system after a burst of sockets has closed.
+
+A burst of WebSockets (a reconnect storm, a busy hour) grows a worker's heap: each socket
+holds about 30 KiB (its buffers, its state, its share of the fan-out). When they close,
+Python frees their objects, but the memory mostly stays with the process: glibc's
+``malloc`` keeps freed memory for later, and gives back to the system only what is at
+the top of its heap; and the closed sockets' reference cycles wait for a full collection
+of the garbage collector, which the service makes rare (see ``_tune_garbage_collector`` in
+``service/__main__.py``). Measured in benchmarks/README.md ("Memory"): a worker kept its
+peak after 10,000 sockets had closed.
+
+:class:`Trimmer` watches the worker's open sockets, every :data:`CHECK_EVERY_S`. Once
+their count has fallen by :data:`TRIM_AFTER_CLOSED` or more since its highest point (since
+the last trim), the sockets are gone: it runs a full collection (a pause of the loop, like
+any full collection, but once per burst), then ``malloc_trim(0)`` in a thread, which
+returns every free page of the heap to the system. Nothing happens while sockets only come.
+Without glibc (``malloc_trim`` missing) only the collection runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import ctypes.util
+import gc
+import logging
+from collections.abc import Callable, Sized
+
+from service.runtime.background import Background
+
+log = logging.getLogger(__name__)
+
+CHECK_EVERY_S = 5.0
+TRIM_AFTER_CLOSED = 1000
+
+
+def _malloc_trim() -> Callable[[], object] | None:
+    """glibc's ``malloc_trim(0)``, or None where there is none (musl, macOS)."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        trim = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return lambda: trim(0)
+
+
+class Trimmer:
+    """Gives memory back once ``sockets`` has shrunk by ``after_closed`` from its highest
+    count (see the module's text); :meth:`start` and :meth:`stop` on the running loop."""
+
+    def __init__(self, sockets: Sized, *, check_every_s: float = CHECK_EVERY_S,
+                 after_closed: int = TRIM_AFTER_CLOSED) -> None:
+        self.sockets = sockets
+        self.check_every_s = check_every_s
+        self.after_closed = after_closed
+        self.trims = 0
+        self._trim = _malloc_trim()
+        self._watching = Background(self._watch, "memory-trimmer")
+
+    def start(self) -> None:
+        self._watching.start()
+
+    async def stop(self) -> None:
+        await self._watching.stop()
+
+    async def _watch(self) -> None:
+        highest = len(self.sockets)
+        while True:
+            await asyncio.sleep(self.check_every_s)
+            now = len(self.sockets)
+            if now > highest:
+                highest = now
+            elif highest - now >= self.after_closed:
+                await self.give_back()
+                log.info("%d sockets closed since there were %d: memory given back",
+                         highest - now, highest)
+                highest = now
+
+    async def give_back(self) -> None:
+        """A full collection, then the heap's free pages returned to the system."""
+        gc.collect()
+        if self._trim is not None:
+            await asyncio.to_thread(self._trim)
+        self.trims += 1

@@ -1,0 +1,75 @@
+"""Per-instance counts: each worker's share in the store, summed over the live workers."""
+
+from __future__ import annotations
+
+from service.domain.counts import InstanceCounts
+from service.store.counts import CountsStore, Taken
+from tests.service.helpers import wait_for
+from tests.stores import Store
+
+LEASE_MS = 15_000
+KEEP_S = 3600
+
+
+async def test_a_count_is_the_sum_of_the_workers_shares(store: Store) -> None:
+    a, b = CountsStore(store.redis, "i1", "wa"), CountsStore(store.redis, "i1", "wb")
+    assert (await a.take([("ws:x", 3, 1)], LEASE_MS, KEEP_S)).taken
+    assert (await a.take([("ws:x", 3, 2)], LEASE_MS, KEEP_S)).taken
+    assert (await b.take([("ws:x", 3, 1)], LEASE_MS, KEEP_S)).taken
+    assert await b.take([("ws:x", 3, 2)], LEASE_MS, KEEP_S) == Taken(False, 0, 2)
+    await a.set([("ws:x", 1)], KEEP_S)  # a gave one back
+    assert (await b.take([("ws:x", 3, 2)], LEASE_MS, KEEP_S)).taken
+
+
+async def test_several_counts_are_taken_all_or_none(store: Store) -> None:
+    a, b = CountsStore(store.redis, "i1", "wa"), CountsStore(store.redis, "i1", "wb")
+    assert (await a.take([("search:p:p1", 1, 1)], LEASE_MS, KEEP_S)).taken
+    refused = await b.take([("search:a:x", 5, 1), ("search:p:p1", 1, 1)], LEASE_MS, KEEP_S)
+    assert refused == Taken(False, 1, 1)  # the second count is full...
+    # ...and the first was not counted: b may still take 5 of it.
+    assert (await b.take([("search:a:x", 5, 5)], LEASE_MS, KEEP_S)).taken
+
+
+async def test_another_instance_counts_apart(store: Store) -> None:
+    a, other = CountsStore(store.redis, "i1", "wa"), CountsStore(store.redis, "i2", "wa")
+    assert (await a.take([("watch:g", 1, 1)], LEASE_MS, KEEP_S)).taken
+    assert (await other.take([("watch:g", 1, 1)], LEASE_MS, KEEP_S)).taken
+
+
+async def test_a_worker_whose_lease_ran_out_stops_counting(store: Store) -> None:
+    dead, live = CountsStore(store.redis, "i1", "dead"), CountsStore(store.redis, "i1", "live")
+    assert (await dead.take([("ws:x", 1, 1)], 200, KEEP_S)).taken  # a lease of 0.2 s, never renewed
+    assert not (await live.take([("ws:x", 1, 1)], LEASE_MS, KEEP_S)).taken
+
+    async def taken() -> bool:
+        return (await live.take([("ws:x", 1, 1)], LEASE_MS, KEEP_S)).taken
+
+    await wait_for(taken, what="the dead worker's share to stop counting")
+
+
+async def test_a_worker_that_leaves_stops_counting_at_once(store: Store) -> None:
+    leaving, staying = CountsStore(store.redis, "i1", "w1"), CountsStore(store.redis, "i1", "w2")
+    assert (await leaving.take([("ws:x", 1, 1)], LEASE_MS, KEEP_S)).taken
+    await leaving.leave()
+    assert (await staying.take([("ws:x", 1, 1)], LEASE_MS, KEEP_S)).taken
+
+
+async def test_a_worker_refuses_what_it_holds_itself_without_asking_the_store(
+        store: Store) -> None:
+    counts = InstanceCounts(CountsStore(store.redis, "i1", "w1"))
+    assert await counts.take([("ws:x", 2)]) is None
+    assert await counts.take([("ws:x", 2)]) is None
+    full = await counts.take([("ws:x", 2)])
+    assert full is not None and (full.what, full.held) == ("ws:x", 2)
+    await counts.give_back(["ws:x"])
+    assert counts.here == {"ws:x": 1}
+    other = InstanceCounts(CountsStore(store.redis, "i1", "w2"))
+    assert await other.take([("ws:x", 2)]) is None  # the instance holds 2 now
+    full = await other.take([("ws:x", 2)])
+    assert full is not None and full.held == 2 and other.here == {"ws:x": 1}
+
+
+async def test_a_limit_of_0_refuses_at_once(store: Store) -> None:
+    counts = InstanceCounts(CountsStore(store.redis, "i1", "w1"))
+    full = await counts.take([("watch:g", 0)])  # watchers_per_game=0: only the owner
+    assert full is not None and full.held == 0 and counts.here == {}

@@ -1,0 +1,82 @@
+"""service/runtime/memory.py: memory is given back once a burst of sockets has closed, and not
+while sockets only come (the figures are in benchmarks/README.md, "Memory")."""
+
+from __future__ import annotations
+
+import asyncio
+import platform
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from service.domain.games import GameService
+from service.engine import DRAW
+from service.runtime import memory
+from service.runtime.memory import Trimmer
+from service.runtime.metrics import Metrics
+from service.store import keys
+from tests.fakes import FakeClock
+from tests.live import settings_for_test
+from tests.service.helpers import wait_for
+from tests.stores import Store
+
+
+async def test_memory_is_given_back_once_a_burst_of_sockets_has_closed() -> None:
+    sockets: set[int] = set()
+    trimmer = Trimmer(sockets, check_every_s=0.01, after_closed=3)
+    trimmer.start()
+    try:
+        sockets.update(range(5))
+        await asyncio.sleep(0.05)  # several checks while the sockets came: no trim
+        assert trimmer.trims == 0
+        sockets.difference_update(range(4))
+        await wait_for(lambda: trimmer.trims == 1, what="a trim after 4 of 5 sockets closed")
+        # The count it fell to is the new highest: the next trim waits for another burst.
+        sockets.update(range(10, 12))
+        sockets.discard(10)
+        await asyncio.sleep(0.05)
+        assert trimmer.trims == 1
+    finally:
+        await trimmer.stop()
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc_trim is glibc's")
+def test_glibc_malloc_trim_is_found() -> None:
+    trim = memory._malloc_trim()
+    assert trim is not None
+    assert trim() in (0, 1)  # 1: memory was returned, 0: there was none to return
+
+
+async def test_reading_a_game_the_cache_has_as_it_is_keeps_the_cached_copy(
+        redis_url: str, store_factory: Callable[..., Awaitable[Store]], tmp_path: Path) -> None:
+    # Each hello reads its game: a burst of hellos must not leave a new long-lived copy of
+    # each game among the sockets' memory (it would keep that memory from the system).
+    store = await store_factory(redis_url)
+    service = GameService(store.games, settings_for_test(redis_url, tmp_path),
+                          FakeClock(datetime(2026, 5, 1, 9, tzinfo=UTC)), Metrics())
+    created = await service.create("p1", "gilbert", 3, None, False)
+    first = await service.load(created.game_id)
+    assert await service.load(created.game_id) is first
+    await service.command(created.game_id, "p1", DRAW, None, "c1")
+    after = await service.load(created.game_id)
+    assert after is not first and after.seq == 1
+    assert await service.load(created.game_id) is after
+    # Another instance's hint (the count beside the log) is not the cached copy's.
+    await store.redis.execute("HINCRBY", keys.game_meta(created.game_id), "hints", 1)
+    hinted = await service.load(created.game_id)
+    assert hinted is not after and hinted.hints == after.hints + 1
+
+
+def test_the_supervisor_does_not_load_the_service_it_runs_in_its_workers() -> None:
+    # A supervisor of workers (python -m service with workers > 1) runs none of the web
+    # service: importing it was a third of the supervisor's memory (about 19 MiB of 54).
+    code = ("import sys, service.__main__; print(sorted(m for m in "
+            "('aiohttp', 'service.app', 'service.socket.endpoint') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60, cwd=Path(__file__).resolve().parents[3])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

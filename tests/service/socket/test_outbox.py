@@ -1,0 +1,41 @@
+"""The socket outbox: first in first out, bounded, the writer woken by a put."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from service.socket.outbox import Outbox
+
+
+async def test_items_come_out_in_order_and_the_bound_holds() -> None:
+    box: Outbox[int] = Outbox(3)
+    assert box.qsize() == 0 and box.empty()
+    for i in range(3):
+        box.put_nowait(i)
+    with pytest.raises(asyncio.QueueFull):
+        box.put_nowait(3)
+    assert box.qsize() == 3
+    assert [await box.get() for _ in range(3)] == [0, 1, 2]
+    assert box.empty()
+    box.put_nowait(4)  # room again once taken
+    assert box.get_nowait() == 4
+    with pytest.raises(asyncio.QueueEmpty):
+        box.get_nowait()
+
+
+async def test_a_waiting_writer_is_woken_by_a_put_and_can_be_cancelled() -> None:
+    box: Outbox[str] = Outbox(2)
+    reader = asyncio.create_task(box.get())
+    await asyncio.sleep(0)
+    assert not reader.done()
+    box.put_nowait("a")
+    assert await asyncio.wait_for(reader, 5) == "a"
+    waiting = asyncio.create_task(box.get())
+    await asyncio.sleep(0)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    box.put_nowait("b")  # a cancelled wait leaves the outbox usable
+    assert await asyncio.wait_for(box.get(), 5) == "b"
