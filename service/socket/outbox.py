@@ -18,12 +18,18 @@ T = TypeVar("T")
 
 
 class Outbox(Generic[T]):
-    __slots__ = ("_items", "_maxsize", "_waiter")
+    __slots__ = ("_items", "_maxsize", "_waiter", "_drained", "_closed")
 
     def __init__(self, maxsize: int) -> None:
         self._items: deque[T] | None = None
         self._maxsize = maxsize
         self._waiter: asyncio.Future[None] | None = None  # the writer, waiting for an item
+        self._drained: asyncio.Future[None] | None = None  # the reader, waiting for room
+        self._closed = False  # the writer is gone: nobody will take the items
+
+    @property
+    def maxsize(self) -> int:
+        return self._maxsize
 
     def qsize(self) -> int:
         return len(self._items) if self._items is not None else 0
@@ -49,7 +55,28 @@ class Outbox(Generic[T]):
         item = items.popleft()
         if not items:
             self._items = None
+            self._wake_drained()
         return item
+
+    async def drained(self) -> None:
+        """Wait until the writer has taken every item (at once if it is gone: :meth:`close`)."""
+        if not self._items or self._closed:
+            return
+        if self._drained is None or self._drained.done():
+            self._drained = asyncio.get_running_loop().create_future()
+        await self._drained
+
+    def close(self) -> None:
+        """The writer is gone: nobody waits in :meth:`drained` for it, now or later."""
+        self._closed = True
+        self._wake_drained()
+
+    def _wake_drained(self) -> None:
+        drained = self._drained
+        if drained is not None:
+            self._drained = None
+            if not drained.done():
+                drained.set_result(None)
 
     async def get(self) -> T:
         while not self._items:

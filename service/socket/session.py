@@ -39,12 +39,24 @@ async def read_loop(conn: Connection) -> None:
             writer.send(error_message(ApiError("bad_request", "messages are JSON text frames")))
         elif msg.type is WSMsgType.ERROR:
             break
-        if not writer.outbox.empty():
+        outbox = writer.outbox
+        if not outbox.empty():
             # Messages that arrived together are read without a pause: let the writer
             # send the answers queued so far, or a burst of pings from a client that
-            # reads them would fill the outbox and be closed as too slow. A client
-            # that does not read still fills it (the writer waits on the transport).
-            await asyncio.sleep(0)
+            # reads them would fill the outbox and be closed as too slow. Once it is half
+            # full (the writer busy reading the store, or waiting on a client that does
+            # not read), read the next message only when the writer has taken them all,
+            # for as long as a close frame may wait to be read (ws_close_timeout_s): a
+            # client whose own answers stay unread that long is too slow, as one whose
+            # diffs fill the outbox.
+            if outbox.qsize() * 2 < outbox.maxsize:
+                await asyncio.sleep(0)
+            elif not writer.closing:
+                try:
+                    async with asyncio.timeout(conn.ctx.settings.ws_close_timeout_s):
+                        await outbox.drained()
+                except TimeoutError:
+                    writer.too_slow()
 
 
 async def on_message(conn: Connection, data: bytes | str) -> None:

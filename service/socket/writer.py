@@ -123,11 +123,17 @@ class Writer:
         try:
             self.outbox.put_nowait((seq, item))
         except asyncio.QueueFull:
-            self.ctx.metrics.ws_closed_slow.inc()
-            self.closing = True
-            log.info("closing a slow WebSocket on game %s: %d messages queued", self.game_id,
-                     self.outbox.qsize())
-            self._closer = asyncio.ensure_future(self._close_slow())
+            self.too_slow()
+
+    def too_slow(self) -> None:
+        """Close the socket of a client that does not read what it is sent (1013)."""
+        if self.closing:
+            return
+        self.ctx.metrics.ws_closed_slow.inc()
+        self.closing = True
+        log.info("closing a slow WebSocket on game %s: %d messages queued", self.game_id,
+                 self.outbox.qsize())
+        self._closer = asyncio.ensure_future(self._close_slow())
 
     async def _close_slow(self) -> None:
         # The close frame waits behind everything the client has not read: a client that
@@ -193,6 +199,8 @@ class Writer:
             self.closing = True
             await self.ws.close(code=Close.TRY_AGAIN_LATER,
                                 message=b"store unavailable: reconnect with since")
+        finally:
+            self.outbox.close()  # a reader waiting for room does not wait for a writer gone
 
     async def _write(self) -> None:
         # The messages ready at once (a command's diff and its ack, the moves after a

@@ -1,4 +1,5 @@
-"""The socket outbox: first in first out, bounded, the writer woken by a put."""
+"""The socket outbox: first in first out, bounded, the writer woken by a put, the reader by
+room."""
 
 from __future__ import annotations
 
@@ -39,3 +40,32 @@ async def test_a_waiting_writer_is_woken_by_a_put_and_can_be_cancelled() -> None
         await waiting
     box.put_nowait("b")  # a cancelled wait leaves the outbox usable
     assert await asyncio.wait_for(box.get(), 5) == "b"
+
+
+async def test_the_reader_waits_for_room_until_the_writer_has_taken_everything() -> None:
+    # The socket's reader, with its own answers half the outbox, reads the next message
+    # only once the writer has sent them (service/socket/session.py).
+    box: Outbox[int] = Outbox(4)
+    for i in range(3):
+        box.put_nowait(i)
+    room = asyncio.create_task(box.drained())
+    await asyncio.sleep(0)
+    box.get_nowait()
+    box.get_nowait()
+    await asyncio.sleep(0)
+    assert not room.done()  # one left
+    box.get_nowait()
+    await asyncio.wait_for(room, 5)
+    await asyncio.wait_for(box.drained(), 5)  # nothing queued: no wait at all
+
+
+async def test_a_writer_gone_leaves_no_reader_waiting_for_room_now_or_later() -> None:
+    box: Outbox[int] = Outbox(4)
+    box.put_nowait(1)
+    room = asyncio.create_task(box.drained())
+    await asyncio.sleep(0)
+    assert not room.done()
+    box.close()
+    await asyncio.wait_for(room, 5)
+    box.put_nowait(2)
+    await asyncio.wait_for(box.drained(), 5)  # closed: nobody will take it, nobody waits
