@@ -13,7 +13,6 @@ and test_ws.py (the whole flow of a game over each door).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +24,8 @@ from tests.service.helpers import Api, check_error, connect
 
 
 @pytest.fixture
-async def api(redis_url: str, tmp_path: Path) -> AsyncIterator[Api]:
-    async with running_service(settings_for_test(redis_url, tmp_path)) as base, \
-            aiohttp.ClientSession() as session:
-        yield Api(session, base)
-
-
-@pytest.fixture
-async def owner(api: Api) -> tuple[str, str]:
-    return await api.player("owner")
+def base(live_base: str) -> str:
+    return live_base
 
 
 def face_down_as_counts(state: dict[str, Any]) -> bool:

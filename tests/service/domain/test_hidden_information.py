@@ -14,11 +14,8 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 
 from service.engine import Game
@@ -26,7 +23,6 @@ from service.engine.cards import RANK_NAMES, SUIT_NAMES
 from service.engine.rules import foundation_next
 from service.store import keys
 from tests.commands import from_json
-from tests.live import running_service, settings_for_test
 from tests.redis_servers import sync_client
 from tests.service.helpers import CONFIGS, Api, Socket, connect, new_command_id
 
@@ -117,10 +113,8 @@ class Truth:
 
 
 @pytest.fixture
-async def api(redis_url: str, tmp_path: Path) -> AsyncIterator[Api]:
-    async with running_service(settings_for_test(redis_url, tmp_path)) as base, \
-            aiohttp.ClientSession() as session:
-        yield Api(session, base)
+def base(live_base: str) -> str:
+    return live_base
 
 
 def random_move(rng: random.Random, piles: list[str]) -> dict[str, Any]:

@@ -6,7 +6,6 @@ anything else the request says is looked at; a game's socket takes its token fro
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,15 +21,8 @@ from tests.service.helpers import WAIT_S, Api, check_error, ws_url
 
 
 @pytest.fixture
-async def api(redis_url: str, tmp_path: Path) -> AsyncIterator[Api]:
-    async with running_service(settings_for_test(redis_url, tmp_path)) as base, \
-            aiohttp.ClientSession() as session:
-        yield Api(session, base)
-
-
-@pytest.fixture
-async def owner(api: Api) -> tuple[str, str]:
-    return await api.player("owner")
+def base(live_base: str) -> str:
+    return live_base
 
 
 async def test_a_token_acts_as_its_own_player_and_no_other(api: Api) -> None:

@@ -7,7 +7,6 @@ API and gets none of it."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
@@ -20,15 +19,8 @@ ORIGIN = {"Origin": "https://cards.example"}
 
 
 @pytest.fixture
-async def api(redis_url: str, tmp_path: Path) -> AsyncIterator[Api]:
-    async with running_service(settings_for_test(redis_url, tmp_path)) as base, \
-            aiohttp.ClientSession() as session:
-        yield Api(session, base)
-
-
-@pytest.fixture
-async def owner(api: Api) -> tuple[str, str]:
-    return await api.player("owner")
+def base(live_base: str) -> str:
+    return live_base
 
 
 async def test_a_js_front_end_on_another_origin_may_call_the_api(api: Api,

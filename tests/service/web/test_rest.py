@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -36,15 +35,8 @@ WON_SHAMROCKS = 49  # a Shamrocks deal that greedy_line wins (in 61 commands)
 
 
 @pytest.fixture
-async def api(redis_url: str, tmp_path: Path) -> AsyncIterator[Api]:
-    async with running_service(settings_for_test(redis_url, tmp_path)) as base, \
-            aiohttp.ClientSession() as session:
-        yield Api(session, base)
-
-
-@pytest.fixture
-async def owner(api: Api) -> tuple[str, str]:
-    return await api.player("owner")
+def base(live_base: str) -> str:
+    return live_base
 
 
 def stored_seed(redis_url: str, game_id: str) -> int:
@@ -518,7 +510,7 @@ async def test_a_header_too_large_for_http_parsing_gets_the_contracts_json_error
     """aiohttp refuses a header over 8 KiB before any middleware: still the contract's shape."""
     import aiohttp
 
-    from tests.live import running_service, settings_for_test
+    from tests.live import settings_for_test
 
     async with (
         running_service(settings_for_test(redis_url, tmp_path)) as base,
