@@ -231,7 +231,8 @@ async def _running(app: web.Application) -> AsyncIterator[None]:
     ctx = app[CONTEXT]
     daily = ctx.daily
     lag = LoopLag(ctx.metrics.loop_lag)
-    trimmer = Trimmer(ctx.sockets)  # memory given back after a burst of sockets closes
+    # Memory given back after a burst of sockets closes; the games they read are read again.
+    trimmer = Trimmer(ctx.sockets, forget=ctx.games.cache.forget)
     try:
         lag.start()
         trimmer.start()

@@ -40,6 +40,13 @@ class GameCache:
         self.remember(loaded)
         return loaded
 
+    def forget(self) -> None:
+        """Forget every game: each is read from the log again when next used. After a burst
+        of sockets has closed (service/runtime/memory.py), the copies their hellos cached
+        are the longest-lived objects scattered among the sockets' freed memory, and keep
+        Python's allocator from giving it back (benchmarks/README.md, "Memory")."""
+        self._games.clear()
+
     def hints(self, loaded: Loaded, count: int) -> None:
         """The game has had ``count`` hints: ``loaded`` and the cached copy learn it."""
         cached = self._games.get(loaded.game_id)

@@ -11,10 +11,13 @@ peak after 10,000 sockets had closed.
 
 :class:`Trimmer` watches the worker's open sockets, every :data:`CHECK_EVERY_S`. Once
 their count has fallen by :data:`TRIM_AFTER_CLOSED` or more since its highest point (since
-the last trim), the sockets are gone: it runs a full collection (a pause of the loop, like
-any full collection, but once per burst), then ``malloc_trim(0)`` in a thread, which
-returns every free page of the heap to the system. Nothing happens while sockets only come.
-Without glibc (``malloc_trim`` missing) only the collection runs.
+the last trim), the sockets are gone. It then lets go of what the burst left cached
+(``forget``: the game cache, whose copies, read by the burst's hellos, sit scattered among
+the sockets' freed memory and would keep Python's allocator from returning its arenas;
+each game is read from the log again when next used), runs a full collection (a pause of
+the loop, like any full collection, but once per burst), then ``malloc_trim(0)`` in a
+thread, which returns every free page of the heap to the system. Nothing happens while
+sockets only come. Without glibc (``malloc_trim`` missing) only the collection runs.
 """
 
 from __future__ import annotations
@@ -52,9 +55,11 @@ class Trimmer:
     """Gives memory back once ``sockets`` has shrunk by ``after_closed`` from its highest
     count (see the module's text); :meth:`start` and :meth:`stop` on the running loop."""
 
-    def __init__(self, sockets: Sized, *, check_every_s: float = CHECK_EVERY_S,
+    def __init__(self, sockets: Sized, *, forget: Callable[[], object] = lambda: None,
+                 check_every_s: float = CHECK_EVERY_S,
                  after_closed: int = TRIM_AFTER_CLOSED) -> None:
         self.sockets = sockets
+        self.forget = forget
         self.check_every_s = check_every_s
         self.after_closed = after_closed
         self.trims = 0
@@ -81,7 +86,9 @@ class Trimmer:
                 highest = now
 
     async def give_back(self) -> None:
-        """A full collection, then the heap's free pages returned to the system."""
+        """What the burst left cached forgotten, a full collection, then the heap's free
+        pages returned to the system."""
+        self.forget()
         gc.collect()
         if self._trim is not None:
             await asyncio.to_thread(self._trim)

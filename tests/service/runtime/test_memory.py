@@ -27,14 +27,17 @@ from tests.stores import Store
 
 async def test_memory_is_given_back_once_a_burst_of_sockets_has_closed() -> None:
     sockets: set[int] = set()
-    trimmer = Trimmer(sockets, check_every_s=0.01, after_closed=3)
+    forgotten: list[int] = []
+    trimmer = Trimmer(sockets, forget=lambda: forgotten.append(len(sockets)),
+                      check_every_s=0.01, after_closed=3)
     trimmer.start()
     try:
         sockets.update(range(5))
         await asyncio.sleep(0.05)  # several checks while the sockets came: no trim
-        assert trimmer.trims == 0
+        assert trimmer.trims == 0 and forgotten == []
         sockets.difference_update(range(4))
         await wait_for(lambda: trimmer.trims == 1, what="a trim after 4 of 5 sockets closed")
+        assert forgotten == [1]  # what the burst left cached, forgotten before the trim
         # The count it fell to is the new highest: the next trim waits for another burst.
         sockets.update(range(10, 12))
         sockets.discard(10)
@@ -65,6 +68,11 @@ async def test_reading_a_game_the_cache_has_as_it_is_keeps_the_cached_copy(
     after = await service.load(created.game_id)
     assert after is not first and after.seq == 1
     assert await service.load(created.game_id) is after
+    # After a burst (the trimmer forgets the cache) the game is read from the log again.
+    service.cache.forget()
+    again = await service.load(created.game_id)
+    assert again is not after and (again.seq, again.game.piles) == (after.seq, after.game.piles)
+    after = again
     # Another instance's hint (the count beside the log) is not the cached copy's.
     await store.redis.execute("HINCRBY", keys.game_meta(created.game_id), "hints", 1)
     hinted = await service.load(created.game_id)
