@@ -259,7 +259,7 @@ async def rank_day_end(
     """``attempts`` open attempts of one challenge, ranked when their day is over."""
     clock = Clock()
     metrics = Metrics()
-    games = GameService(Games(conn), settings, clock, metrics, cache_size=0)
+    games = GameService(Games(conn), SolverStore(conn), settings, clock, metrics, cache_size=0)
     store = DailyStore(conn)
     seeds = Seeds(SECRET.encode())
     day = Day(datetime.fromisoformat(date).date())

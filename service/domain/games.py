@@ -80,6 +80,7 @@ CreateHook = Callable[[str, str, str, datetime], Awaitable[None]]
 @dataclass
 class GameService:
     store: Games
+    solver_store: SolverStore  # a game's hint count
     settings: Settings
     clock: Clock
     metrics: Metrics
@@ -160,7 +161,7 @@ class GameService:
     async def hint_taken(self, loaded: Loaded) -> int:
         """Count one more hint taken in the game's meta (beside the log, so that its next
         event's stats say it), and remember it; the new count."""
-        count = await SolverStore(self.store.redis).count_hint(loaded.game_id)
+        count = await self.solver_store.count_hint(loaded.game_id)
         if count is None:
             raise ApiError("not_found", f"no game {loaded.game_id!r}")
         self.cache.hints(loaded, count)
