@@ -11,16 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import msgspec
-
 from service import engine
 from service.domain import wire
 
 
 def to_json(command: engine.Command) -> dict[str, Any]:
     """The JSON object of PROTOCOL.md for an engine command (``count`` always there)."""
-    data: dict[str, Any] = msgspec.to_builtins(wire.command(command))
-    return data
+    return wire.command_json(command)
 
 
 def from_json(data: Mapping[str, Any]) -> engine.Command:
