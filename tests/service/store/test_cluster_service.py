@@ -376,7 +376,8 @@ def describe(contexts: list[Context], games: list[Played]) -> str:
             name.decode(): (c.live.is_set(), c.link.key if c.link else None, len(c.listeners))
             for name, c in hub._channels.items()
         }
-        lines.append(f"instance {ctx.settings.instance_id}: links {hub.subscriber_connections()}; "
+        links = {key: link.connected for key, link in hub._links.items()}
+        lines.append(f"instance {ctx.settings.instance_id}: links {links}; "
                      f"channels (live, link, listeners) {channels}")
     for g in games:
         lines.append(
