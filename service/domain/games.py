@@ -20,6 +20,7 @@ import msgspec
 
 from protocol.commands import Command as WireCommand
 from protocol.diffs import GameState, Stats
+from protocol.rest import PlayerGames, PlayerGamesQuery
 from service.domain import game_views, wire
 from service.domain.errors import ApiError
 from service.domain.eventhash import START
@@ -28,6 +29,8 @@ from service.domain.game_cache import GameCache
 from service.domain.game_commands import FinalHook, GameCommands
 from service.domain.game_lifetimes import GameLifetimes
 from service.domain.loaded import Loaded as Loaded  # the handlers know it as games.Loaded
+from service.domain.player_games import list_games
+from service.domain.players import Players
 from service.engine import (
     MAX_SEED,
     RULES_VERSION,
@@ -166,6 +169,13 @@ class GameService:
             raise ApiError("not_found", f"no game {loaded.game_id!r}")
         self.cache.hints(loaded, count)
         return count
+
+    async def player_games(self, players: Players, player: str,
+                           query: PlayerGamesQuery) -> PlayerGames:
+        """``GET /v1/players/me/games``: a page of ``player``'s games, newest first
+        (service/domain/player_games.py)."""
+        return await list_games(players, self.store, player, query,
+                                int(self.clock.time() * 1000))
 
     async def events(self, game_id: str, after: int, limit: int | None = None) -> list[bytes]:
         """The stored events after seq ``after`` (all of them unless ``limit``)."""

@@ -36,7 +36,6 @@ from service.domain import wire
 from service.domain.errors import ApiError
 from service.domain.games import new_game_id
 from service.domain.moves import moves_of
-from service.domain.player_games import list_games
 from service.domain.wire import engine_command
 from service.runtime.metrics import CONTENT_TYPE
 from service.web import addresses
@@ -131,8 +130,7 @@ async def get_player_games(request: web.Request) -> web.Response:
     player = required_player(request)
     query: PlayerGamesQuery = decode_query(request.query, PlayerGamesQuery)
     await count_read(request)
-    return json_response(await list_games(ctx.players, ctx.games.store, player, query,
-                                          int(ctx.clock.time() * 1000)))
+    return json_response(await ctx.games.player_games(ctx.players, player, query))
 
 
 @routes.patch("/v1/players/me")
