@@ -109,7 +109,7 @@ def build_context(settings: Settings, redis_url: str, clock: Clock) -> Context:
     searches = Searches(counts, settings)
     metrics = Metrics()
     solver_store = SolverStore(redis)
-    games = GameService(Games(redis), solver_store, settings, clock, metrics)
+    games = GameService(Games(redis), solver_store, settings, clock, metrics, Hub(redis))
     solutions = Solutions(pool, solver_store, searches, settings)
     seeds = Seeds(load_secret(settings.daily_secret, settings.data_dir, "daily_secret"))
     deals = DailyDeals(settings, clock, solver_store, seeds, pool, solutions)
@@ -141,7 +141,7 @@ def build_context(settings: Settings, redis_url: str, clock: Clock) -> Context:
                                settings.renames_per_day, what="renames of this player",
                                setting="renames_per_day",
                                shown_rate=f"{settings.renames_per_day} a day"),
-        hub=Hub(redis), pool=pool, solutions=solutions, hints=Hints(pool, searches, settings),
+        pool=pool, solutions=solutions, hints=Hints(pool, searches, settings),
         daily=DailyService(settings, clock, games, DailyStore(redis), deals), counts=counts,
     )
 
@@ -248,7 +248,7 @@ async def _running(app: web.Application) -> AsyncIterator[None]:
         await daily.stop()
         await ctx.counts.stop()  # after the sockets closed: whatever is left stops counting
         await ctx.pool.aclose()
-        await ctx.hub.aclose()
+        await ctx.games.feed.aclose()
         await ctx.redis.aclose()
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -41,6 +42,7 @@ from service.runtime.clock import Clock
 from service.runtime.metrics import Metrics
 from service.settings import Settings
 from service.store.errors import NotFound
+from service.store.fanout import Callback, Hub, Listener
 from service.store.games import GameMeta, Games
 from service.store.meta import DailyTag
 from service.store.solver import SolverStore
@@ -87,6 +89,7 @@ class GameService:
     settings: Settings
     clock: Clock
     metrics: Metrics
+    feed: Hub  # every game's feed: its appended events, through whichever instance
     on_final: list[FinalHook] = field(default_factory=list)
     on_create: list[CreateHook] = field(default_factory=list)
     cache_size: int = 10_000
@@ -176,6 +179,13 @@ class GameService:
         (service/domain/player_games.py)."""
         return await list_games(players, self.store, player, query,
                                 int(self.clock.time() * 1000))
+
+    def subscribe(self, game_id: str,
+                  callback: Callback) -> AbstractAsyncContextManager[Listener]:
+        """The game's feed given to ``callback`` (each appended event, and RESYNC when some
+        may have been missed) from the moment the context is entered, so that reading the
+        log after that misses nothing (service/store/fanout.py)."""
+        return self.feed.listen(game_id, callback)
 
     async def events(self, game_id: str, after: int, limit: int | None = None) -> list[bytes]:
         """The stored events after seq ``after`` (all of them unless ``limit``)."""

@@ -58,7 +58,7 @@ def connections(ctx: Context, game_id: str) -> set[Any]:
     owner: service/socket/writer.py Writer, with the socket and its outbox)."""
     from service.store import keys
 
-    channel = ctx.hub._channels.get(keys.game_channel(game_id).encode())
+    channel = ctx.games.feed._channels.get(keys.game_channel(game_id).encode())
     if channel is None:
         return set()
     return {listener.callback.__self__ for listener in channel.listeners

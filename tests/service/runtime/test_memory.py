@@ -59,7 +59,7 @@ async def test_reading_a_game_the_cache_has_as_it_is_keeps_the_cached_copy(
     store = await store_factory(redis_url)
     service = GameService(store.games, SolverStore(store.redis),
                           settings_for_test(redis_url, tmp_path),
-                          FakeClock(datetime(2026, 5, 1, 9, tzinfo=UTC)), Metrics())
+                          FakeClock(datetime(2026, 5, 1, 9, tzinfo=UTC)), Metrics(), store.hub)
     created = await service.create("p1", "gilbert", 3, None, False)
     first = await service.load(created.game_id)
     assert await service.load(created.game_id) is first

@@ -371,7 +371,7 @@ def describe(contexts: list[Context], games: list[Played]) -> str:
     """What the instances' fan-out and the games' sockets look like (printed when a test fails)."""
     lines = []
     for ctx in contexts:
-        hub = ctx.hub
+        hub = ctx.games.feed
         channels = {
             name.decode(): (c.live.is_set(), c.link.key if c.link else None, len(c.listeners))
             for name, c in hub._channels.items()
