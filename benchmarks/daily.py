@@ -61,6 +61,7 @@ from service.store import meta as fields
 from service.store.connection import RedisConn
 from service.store.daily import DailyStore, Record
 from service.store.embedded import ServerProcess
+from service.store.fanout import Hub
 from service.store.games import Games
 from service.store.meta import DailyTag
 from service.store.solver import ChosenDeal, SolverStore
@@ -259,7 +260,8 @@ async def rank_day_end(
     """``attempts`` open attempts of one challenge, ranked when their day is over."""
     clock = Clock()
     metrics = Metrics()
-    games = GameService(Games(conn), settings, clock, metrics, cache_size=0)
+    games = GameService(Games(conn), SolverStore(conn), settings, clock, metrics, Hub(conn),
+                        cache_size=0)
     store = DailyStore(conn)
     seeds = Seeds(SECRET.encode())
     day = Day(datetime.fromisoformat(date).date())

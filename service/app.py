@@ -108,10 +108,11 @@ def build_context(settings: Settings, redis_url: str, clock: Clock) -> Context:
     counts = InstanceCounts(CountsStore(redis, instance_of(settings), secrets.token_hex(8)))
     searches = Searches(counts, settings)
     metrics = Metrics()
-    games = GameService(Games(redis), settings, clock, metrics)
-    solutions = Solutions(pool, SolverStore(redis), searches, settings)
+    solver_store = SolverStore(redis)
+    games = GameService(Games(redis), solver_store, settings, clock, metrics, Hub(redis))
+    solutions = Solutions(pool, solver_store, searches, settings)
     seeds = Seeds(load_secret(settings.daily_secret, settings.data_dir, "daily_secret"))
-    deals = DailyDeals(settings, clock, SolverStore(redis), seeds, pool, solutions)
+    deals = DailyDeals(settings, clock, solver_store, seeds, pool, solutions)
     metrics.solver_jobs.set_function(lambda: pool.pending)
     metrics.daily_deals_ready.set_function(lambda: float(deals.ready))
     rates = RateLimiter(redis)
@@ -140,7 +141,7 @@ def build_context(settings: Settings, redis_url: str, clock: Clock) -> Context:
                                settings.renames_per_day, what="renames of this player",
                                setting="renames_per_day",
                                shown_rate=f"{settings.renames_per_day} a day"),
-        hub=Hub(redis), pool=pool, solutions=solutions, hints=Hints(pool, searches, settings),
+        pool=pool, solutions=solutions, hints=Hints(pool, searches, settings),
         daily=DailyService(settings, clock, games, DailyStore(redis), deals), counts=counts,
     )
 
@@ -248,7 +249,7 @@ async def _running(app: web.Application) -> AsyncIterator[None]:
         await daily.stop()
         await ctx.counts.stop()  # after the sockets closed: whatever is left stops counting
         await ctx.pool.aclose()
-        await ctx.hub.aclose()
+        await ctx.games.feed.aclose()
         await ctx.redis.aclose()
 
 

@@ -26,7 +26,6 @@ from service.runtime.metrics import Metrics
 from service.settings import Settings
 from service.store.connection import RedisConn
 from service.store.errors import StoreError
-from service.store.fanout import Hub
 from service.store.persistence import replicas_missing
 
 # How long /readyz waits for the store's PING: well within the readiness probes'
@@ -51,7 +50,6 @@ class Context:
     create_address_limiter: Limiter  # game creation per client address
     signup_limiter: Limiter  # sign-ups per client address
     rename_limiter: Limiter  # renames per player
-    hub: Hub
     pool: SolverPool  # the solver's worker processes
     solutions: Solutions
     hints: Hints

@@ -3,9 +3,7 @@ same command when its fingerprint is the same (``move waste foundation 1``, ``dr
 
 from __future__ import annotations
 
-from typing import Any
-
-from service.engine import Command, Draw, Move, Resign, Undo
+from service.engine import DRAW, RESIGN, UNDO, Command, Draw, Move, Resign, Undo
 
 
 def fingerprint(command: Command) -> str:
@@ -19,9 +17,13 @@ def fingerprint(command: Command) -> str:
 _WORD: dict[type, str] = {Draw: "draw", Undo: "undo", Resign: "resign"}
 
 
-def command_of(fingerprint_: str) -> dict[str, Any]:
-    """The JSON form of the command a fingerprint names."""
+_COMMAND: dict[str, Command] = {"draw": DRAW, "undo": UNDO, "resign": RESIGN}
+
+
+def command_of(fingerprint_: str) -> Command:
+    """The command a fingerprint names: :func:`fingerprint` the other way (its wire form
+    is ``service/domain/wire.py``'s to make)."""
     kind, *move = fingerprint_.split(" ")
     if kind == "move" and len(move) == 3:
-        return {"type": "move", "from": move[0], "to": move[1], "count": int(move[2])}
-    return {"type": kind}
+        return Move(move[0], move[1], int(move[2]))
+    return _COMMAND[kind]

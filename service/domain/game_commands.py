@@ -134,7 +134,8 @@ class GameCommands:
             raise ApiError("conflict", f"command_id {command_id!r} was used for another command "
                            f"(at seq {seq} of game {game_id!r}: {first}); a new command needs "
                            f"a new command_id",
-                           {"command_id": command_id, "command": command_of(first), "seq": seq})
+                           {"command_id": command_id,
+                            "command": wire.command_json(command_of(first)), "seq": seq})
 
     async def _duplicate(self, game_id: str, seq: int) -> bytes:
         """The first result of a resent command; and what the first attempt may not have

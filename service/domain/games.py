@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -20,6 +21,7 @@ import msgspec
 
 from protocol.commands import Command as WireCommand
 from protocol.diffs import GameState, Stats
+from protocol.rest import PlayerGames, PlayerGamesQuery
 from service.domain import game_views, wire
 from service.domain.errors import ApiError
 from service.domain.eventhash import START
@@ -28,6 +30,8 @@ from service.domain.game_cache import GameCache
 from service.domain.game_commands import FinalHook, GameCommands
 from service.domain.game_lifetimes import GameLifetimes
 from service.domain.loaded import Loaded as Loaded  # the handlers know it as games.Loaded
+from service.domain.player_games import list_games
+from service.domain.players import Players
 from service.engine import (
     MAX_SEED,
     RULES_VERSION,
@@ -38,6 +42,7 @@ from service.runtime.clock import Clock
 from service.runtime.metrics import Metrics
 from service.settings import Settings
 from service.store.errors import NotFound
+from service.store.fanout import Callback, Hub, Listener
 from service.store.games import GameMeta, Games
 from service.store.meta import DailyTag
 from service.store.solver import SolverStore
@@ -80,9 +85,11 @@ CreateHook = Callable[[str, str, str, datetime], Awaitable[None]]
 @dataclass
 class GameService:
     store: Games
+    solver_store: SolverStore  # a game's hint count
     settings: Settings
     clock: Clock
     metrics: Metrics
+    feed: Hub  # every game's feed: its appended events, through whichever instance
     on_final: list[FinalHook] = field(default_factory=list)
     on_create: list[CreateHook] = field(default_factory=list)
     cache_size: int = 10_000
@@ -160,11 +167,25 @@ class GameService:
     async def hint_taken(self, loaded: Loaded) -> int:
         """Count one more hint taken in the game's meta (beside the log, so that its next
         event's stats say it), and remember it; the new count."""
-        count = await SolverStore(self.store.redis).count_hint(loaded.game_id)
+        count = await self.solver_store.count_hint(loaded.game_id)
         if count is None:
             raise ApiError("not_found", f"no game {loaded.game_id!r}")
         self.cache.hints(loaded, count)
         return count
+
+    async def player_games(self, players: Players, player: str,
+                           query: PlayerGamesQuery) -> PlayerGames:
+        """``GET /v1/players/me/games``: a page of ``player``'s games, newest first
+        (service/domain/player_games.py)."""
+        return await list_games(players, self.store, player, query,
+                                int(self.clock.time() * 1000))
+
+    def subscribe(self, game_id: str,
+                  callback: Callback) -> AbstractAsyncContextManager[Listener]:
+        """The game's feed given to ``callback`` (each appended event, and RESYNC when some
+        may have been missed) from the moment the context is entered, so that reading the
+        log after that misses nothing (service/store/fanout.py)."""
+        return self.feed.listen(game_id, callback)
 
     async def events(self, game_id: str, after: int, limit: int | None = None) -> list[bytes]:
         """The stored events after seq ``after`` (all of them unless ``limit``)."""

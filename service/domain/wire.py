@@ -35,6 +35,13 @@ def command(cmd: engine.Command) -> Command:
     return Resign()
 
 
+def command_json(cmd: engine.Command) -> dict[str, Any]:
+    """A command as PROTOCOL.md's JSON object, ``count`` and all, for a value of a
+    ``details`` mapping (a 409 naming the command a ``command_id`` was first used for)."""
+    data: dict[str, Any] = msgspec.to_builtins(command(cmd))
+    return data
+
+
 _ENGINE: dict[type, engine.Command] = {Draw: engine.DRAW, Undo: engine.UNDO,
                                        Resign: engine.RESIGN}
 

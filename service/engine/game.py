@@ -9,7 +9,7 @@ steps back along.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -81,15 +81,6 @@ class Game:
         # A deal can leave no legal command at all: such a game is lost from the start.
         status = Status.LOST if variant.is_lost(position) else Status.PLAYING
         return cls(variant, seed, position, 0, status)
-
-    @classmethod
-    def replay(cls, variant_id: str, seed: int, options: Mapping[str, Any] | None,
-               commands: Iterable[Command]) -> Game:
-        """The game after ``commands`` (a whole log, undos and all) from the deal."""
-        game = cls.deal(variant_id, seed, options)
-        for command in commands:
-            game = game.apply(command)[0]
-        return game
 
     # --- reading -------------------------------------------------------------------
     @property

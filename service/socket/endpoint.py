@@ -32,7 +32,7 @@ async def run(conn: Connection) -> None:
         # The feed goes straight into the writer's outbox, from the moment the
         # subscription exists: subscribed first, then read, nothing published
         # meanwhile can be missed.
-        async with conn.ctx.hub.listen(conn.game_id, callback=writer.from_feed):
+        async with conn.ctx.games.subscribe(conn.game_id, writer.from_feed):
             await writer.sync(hello.since, loaded)
             conn.state = State.LIVE
             writer.start()

@@ -161,7 +161,6 @@ class _Link:
         self._write_lock = asyncio.Lock()
         self._unsub_pending: Counter[bytes] = Counter()
         self.failures = 0
-        self.connects = 0
         self._reads = 0  # chunks read from the connection (the watchdog's sign of life)
         self._silence: str | None = None  # why the watchdog closed the connection
         self._task = asyncio.create_task(self._run(), name=f"fanout-link-{key}")
@@ -222,7 +221,6 @@ class _Link:
                             conn.pack_commands([(self.hub.sub_command, n) for n in names]),
                             check_health=False)
                     self._ready = True
-                self.connects += 1
                 if self.failures:
                     logger.info("fan-out %s: reconnected after %d failed attempts, "
                                 "resubscribing %d games", self.key, self.failures, len(names))
@@ -360,7 +358,6 @@ class Hub:
         # re-subscribed, and in a cluster the slot map is checked.
         self.sweep_interval_s = settings.redis_health_check_s
         self._sweep_task: asyncio.Task[None] | None = None
-        self.reroute_retries = 0  # passes that could not finish and were tried again
 
     # -- public --------------------------------------------------------------
 
@@ -378,19 +375,6 @@ class Hub:
             yield listener
         finally:
             await self._leave(channel, listener)
-
-    @property
-    def games(self) -> int:
-        """Games with at least one local listener."""
-        return len(self._channels)
-
-    @property
-    def listeners(self) -> int:
-        return sum(len(c.listeners) for c in self._channels.values())
-
-    def subscriber_connections(self) -> dict[str, bool]:
-        """Each subscriber connection (server or node address) and whether it is up."""
-        return {key: link.connected for key, link in self._links.items()}
 
     async def aclose(self) -> None:
         """Close every subscriber connection; a later (or a joining) :meth:`listen` is
@@ -529,7 +513,6 @@ class Hub:
             if done and not self._reroute_again:
                 return
             if not done:
-                self.reroute_retries += 1
                 await asyncio.sleep(delay * random.uniform(0.5, 1.0))
                 delay = min(delay * 2, BACKOFF_CAP_S)
 

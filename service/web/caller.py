@@ -4,7 +4,8 @@ PROTOCOL.md: a token that is sent is always checked; a malformed, forged or expi
 gets 401, even where no token is needed. :func:`caller_middleware` checks it on every
 ``/v1`` request before its handler runs, so a request wrong in other ways too is told of
 its token first, and an endpoint added later is covered without doing anything; handlers
-ask :func:`player_of`, which reuses that check. A game's socket is the exception: its
+ask :func:`caller_of` (no token is fine) or :func:`required_player` (401 without one),
+which reuse that check. A game's socket is the exception: its
 token is its hello's (:mod:`service.socket.handshake`), and a browser cannot set the
 header on a socket.
 """
@@ -36,10 +37,10 @@ def caller_of(request: web.Request) -> str | None:
     return player
 
 
-def player_of(request: web.Request, required: bool) -> str | None:
-    """The caller's player id from the bearer token (401 if required and absent, or bad)."""
+def required_player(request: web.Request) -> str:
+    """The caller's player id from the bearer token (401 if absent, or bad)."""
     player = caller_of(request)
-    if player is None and required:
+    if player is None:
         raise ApiError("unauthorized", "this needs a token: Authorization: Bearer <token> "
                        "(get one from POST /v1/players)")
     return player

@@ -11,7 +11,7 @@ from service.domain.daily.challenge import Day, challenge_body, parse_date, toda
 from service.domain.daily.service import DailyService, decode_board_cursor
 from service.domain.errors import ApiError
 from service.engine import VARIANTS
-from service.web.caller import player_of
+from service.web.caller import caller_of, required_player
 from service.web.responses import json_response
 from service.web.rest import count_new_game, ctx_of, no_body
 
@@ -49,8 +49,7 @@ async def get_daily(request: web.Request) -> web.Response:
 async def start_attempt(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
     daily = daily_of(request)
-    player = player_of(request, required=True)
-    assert player is not None
+    player = required_player(request)
     await no_body(request)  # an attempt takes none: a client cannot submit a score
     day = Day(parse_date(request.match_info["date"]))
     variant = _variant(request)
@@ -68,7 +67,7 @@ async def get_leaderboard(request: web.Request) -> web.Response:
     variant = _variant(request)
     query: LeaderboardQuery = decode_query(request.query, LeaderboardQuery)
     after = decode_board_cursor(query.cursor) if query.cursor is not None else None
-    player = player_of(request, required=False)
+    player = caller_of(request)
     # A day with no challenge has no board: 404 as GET /v1/daily says for it (503 while
     # its deals are being chosen). A day's deal is kept longer than its board.
     await daily.deals.require(day, variant)

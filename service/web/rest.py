@@ -36,11 +36,10 @@ from service.domain import wire
 from service.domain.errors import ApiError
 from service.domain.games import new_game_id
 from service.domain.moves import moves_of
-from service.domain.player_games import list_games
 from service.domain.wire import engine_command
 from service.runtime.metrics import CONTENT_TYPE
 from service.web import addresses
-from service.web.caller import player_of
+from service.web.caller import caller_of, required_player
 from service.web.error_middleware import COMMANDS_ROUTE
 from service.web.responses import json_response
 
@@ -112,8 +111,7 @@ async def create_player(request: web.Request) -> web.Response:
 @routes.get("/v1/players/me")
 async def get_player(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
-    player = player_of(request, required=True)
-    assert player is not None
+    player = required_player(request)
     await count_read(request)
     found = await ctx.players.get(player)
     if found is None:
@@ -129,19 +127,16 @@ async def get_player(request: web.Request) -> web.Response:
 @routes.get("/v1/players/me/games")
 async def get_player_games(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
-    player = player_of(request, required=True)
-    assert player is not None
+    player = required_player(request)
     query: PlayerGamesQuery = decode_query(request.query, PlayerGamesQuery)
     await count_read(request)
-    return json_response(await list_games(ctx.players, ctx.games.store, player, query,
-                                          int(ctx.clock.time() * 1000)))
+    return json_response(await ctx.games.player_games(ctx.players, player, query))
 
 
 @routes.patch("/v1/players/me")
 async def update_player(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
-    player = player_of(request, required=True)
-    assert player is not None
+    player = required_player(request)
     body: UpdatePlayer = await body_of(request, UpdatePlayer)
     await ctx.limiter.check(player)
     name = ctx.players.validate_name(body.name)
@@ -167,8 +162,7 @@ async def count_new_game(request: web.Request, player: str) -> None:
 @routes.post("/v1/games")
 async def create_game(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
-    player = player_of(request, required=True)
-    assert player is not None
+    player = required_player(request)
     body: CreateGame = await body_of(request, CreateGame)
     await ctx.limiter.check(player)
     await count_new_game(request, player)
@@ -189,7 +183,7 @@ async def create_game(request: web.Request) -> web.Response:
 @routes.get("/v1/games/{game_id}")
 async def get_game(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
-    player = player_of(request, required=False)
+    player = caller_of(request)
     await count_read(request)
     loaded = await ctx.games.load(request.match_info["game_id"])
     ctx.games.check_read(loaded, player)
@@ -200,9 +194,8 @@ async def get_game(request: web.Request) -> web.Response:
 async def post_command(request: web.Request) -> web.Response:
     started = perf_counter()
     ctx = ctx_of(request)
-    player = player_of(request, required=True)
+    player = required_player(request)
     body: CommandRequest = await body_of(request, CommandRequest)
-    assert player is not None
     await ctx.limiter.check(player)
     seq, event = await ctx.games.command(request.match_info["game_id"], player,
                                          engine_command(body.command), body.expected_seq,
@@ -221,7 +214,7 @@ def command_result(seq: int, event: bytes) -> CommandResult:
 @routes.get("/v1/games/{game_id}/moves")
 async def get_moves(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
-    player = player_of(request, required=False)
+    player = caller_of(request)
     await count_read(request)
     loaded = await ctx.games.load(request.match_info["game_id"])
     ctx.games.check_read(loaded, player)
@@ -231,7 +224,7 @@ async def get_moves(request: web.Request) -> web.Response:
 @routes.get("/v1/games/{game_id}/events")
 async def get_events(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
-    player = player_of(request, required=False)
+    player = caller_of(request)
     await count_read(request)
     query: EventsQuery = decode_query(request.query, EventsQuery)
     game_id = request.match_info["game_id"]

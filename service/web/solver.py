@@ -9,7 +9,7 @@ from protocol.solver import Hint
 from service.domain import wire
 from service.domain.errors import ApiError
 from service.domain.games import Loaded
-from service.web.caller import player_of
+from service.web.caller import caller_of, required_player
 from service.web.responses import json_response
 from service.web.rest import client_address, count_read, ctx_of, no_body
 
@@ -29,7 +29,7 @@ def _daily_end(loaded: Loaded) -> str | None:
 async def get_solution(request: web.Request) -> web.Response:
     """The solver's line from the deal, once the game is over (it would show face-down cards)."""
     ctx = ctx_of(request)
-    player = player_of(request, required=False)
+    player = caller_of(request)
     await count_read(request)  # a read of the game, by anyone who may read it: limited alike
     loaded = await ctx.games.load(request.match_info["game_id"])
     ctx.games.check_read(loaded, player)
@@ -56,9 +56,8 @@ async def get_solution(request: web.Request) -> web.Response:
 async def post_hint(request: web.Request) -> web.Response:
     """One suggested command from what the owner sees now; counted in ``stats.hints``."""
     ctx = ctx_of(request)
-    player = player_of(request, required=True)
+    player = required_player(request)
     await no_body(request)
-    assert player is not None
     # Before anything is read, as for a command: a refused hint (a stranger's 403) counts too.
     await ctx.limiter.check(player)
     loaded = await ctx.games.load(request.match_info["game_id"])

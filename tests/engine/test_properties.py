@@ -11,8 +11,8 @@ repeat a random game::
     python -c "from tests.engine.test_properties import repeat
     print(repeat('gilbert:long:3').log())"
 
-then ``Game.replay(variant, seed, options, [from_json(c) for c in log])`` reproduces it
-(``from_json`` of :mod:`tests.commands`).
+then ``replay(variant, seed, options, [from_json(c) for c in log])`` reproduces it
+(``replay`` and ``from_json`` of :mod:`tests.commands`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from service.engine import (
     Status,
 )
 from service.engine.movegen import check_move, has_legal_move, legal_moves
-from tests.commands import from_json, to_json
+from tests.commands import from_json, replay, to_json
 
 from .helpers import (
     CONFIGS,
@@ -334,14 +334,14 @@ def _state(game: Game) -> tuple:
 def test_replaying_the_log_gives_the_same_game(games):
     for played in games[::2]:
         log = [from_json(c) for c in played.log()]
-        replayed = Game.replay(played.variant_id, played.seed, played.options, log)
+        replayed = replay(played.variant_id, played.seed, played.options, log)
         assert _state(replayed) == _state(played.final()), played.where()
 
 
 def test_replaying_the_commands_in_effect_gives_the_same_piles(games):
     for played in games[::5]:
         final = played.final()
-        replayed = Game.replay(
+        replayed = replay(
             played.variant_id, played.seed, played.options, final.effective_commands()
         )
         assert replayed.piles == final.piles, played.where()

@@ -24,7 +24,7 @@ from protocol.codec import encode
 from service.domain import wire
 from service.engine import Game
 from service.store import keys
-from tests.commands import from_json, to_json
+from tests.commands import from_json, replay, to_json
 from tests.redis_servers import sync_client
 
 WAIT_S = 30.0
@@ -302,7 +302,7 @@ def replay_stored(url: str, game_id: str) -> tuple[Game, StoredGame]:
         assert event["status"] == diff.status.value, (game_id, event["seq"])
         assert event["stats"]["moves"] == diff.moves
         assert event["stats"]["foundation_cards"] == diff.foundation_cards
-    whole = Game.replay(
+    whole = replay(
         meta["variant"], int(meta["seed"]), json.loads(meta["options"]),
         [from_json(c) for c in stored.commands()]
     )
@@ -315,6 +315,6 @@ def replay_stored(url: str, game_id: str) -> tuple[Game, StoredGame]:
         snap_seq = int(stored.snapshot["seq"])
         assert 1 <= snap_seq <= n
         assert wire.restore(stored.snapshot["data"]).public_piles() == \
-            Game.replay(meta["variant"], int(meta["seed"]), json.loads(meta["options"]),
+            replay(meta["variant"], int(meta["seed"]), json.loads(meta["options"]),
                         [from_json(c) for c in stored.commands()[:snap_seq]]).public_piles()
     return game, stored

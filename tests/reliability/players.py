@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 
 from service.engine import RESIGN, Game
-from tests.commands import from_json, to_json
+from tests.commands import from_json, replay, to_json
 from tests.service.helpers import Api, Closed, Socket, apply, new_command_id
 
 ANSWER_S = 30.0  # a command unanswered this long counts as never answered (a failure of the test)
@@ -92,7 +92,7 @@ class Client:
                 )
                 if reply.status == 200:
                     commands = [from_json(e["command"]) for e in reply.body["events"]]
-                    self.game = Game.replay(self.variant, self.seed, self.options, commands)
+                    self.game = replay(self.variant, self.seed, self.options, commands)
                     self.seq = len(commands)
                     return
                 assert reply.status == 503, reply.raw

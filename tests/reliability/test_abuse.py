@@ -41,6 +41,7 @@ from tests.fakes import FakeClock
 from tests.live import daily_chosen, settings_for_test
 from tests.reliability.helpers import WAIT_S, RawClosed, RawSocket, StoredGame, stored_game
 from tests.service.helpers import Api, connect, new_command_id, running_app, wait_for, ws_url
+from tests.service.listening import subscribers
 
 SECRET = "test-secret-0123456789abcdef"  # tests.live.settings_for_test's
 
@@ -493,8 +494,8 @@ async def test_a_thousand_connections_opened_and_dropped_leave_nothing_behind(
         await asyncio.gather(*(one(i) for i in range(start, min(start + AT_ONCE, CONNECTIONS))))
     assert sum(done.values()) == CONNECTIONS, done
 
-    await wait_for(lambda: not ctx.sockets and ctx.hub.listeners == 0 and ctx.hub.games == 0,
-                   what="every socket, listener and subscription gone")
+    await wait_for(lambda: not ctx.sockets and not any(subscribers(redis_url, g) for g in games),
+                   what="every socket and subscription gone")
     assert ctx.metrics.value("solitaire_websocket_connections") == 0
     await wait_for(lambda: open_fds() <= fds_before + 2,
                    what=f"the file descriptors back to {fds_before}")

@@ -37,6 +37,7 @@ from service.socket.messages import Close
 from tests.live import settings_for_test
 from tests.reliability.helpers import RawSocket
 from tests.service.helpers import Api, Socket, connect, running_app, wait_for
+from tests.service.listening import subscribers
 
 QUEUE = 64  # ws_send_queue for these tests: a small outbox fills sooner
 MAX_COMMANDS = 6000  # a bound; the slow client is closed long before
@@ -57,11 +58,18 @@ def connections(ctx: Context, game_id: str) -> set[Any]:
     owner: service/socket/writer.py Writer, with the socket and its outbox)."""
     from service.store import keys
 
-    channel = ctx.hub._channels.get(keys.game_channel(game_id).encode())
+    channel = ctx.games.feed._channels.get(keys.game_channel(game_id).encode())
     if channel is None:
         return set()
     return {listener.callback.__self__ for listener in channel.listeners
             if hasattr(listener.callback, "__self__")}
+
+
+def subscribed(ctx: Context, game_id: str) -> bool:
+    """Whether the instance is still subscribed to the game's feed: it unsubscribes when
+    the game's last socket is gone."""
+    assert ctx.settings.redis_url is not None
+    return subscribers(ctx.settings.redis_url, game_id) > 0
 
 
 class Play:
@@ -149,7 +157,7 @@ async def test_a_client_that_stops_reading_is_closed_dropped_and_slows_nobody(
         # Not reading even its close frame: dropped, and nothing of it is left.
         await wait_for(lambda: conn.ws not in ctx.sockets and conn not in connections(ctx, game_id),
                        what="the slow client's socket and listener gone")
-        assert len(ctx.sockets) == 2 and ctx.hub.listeners == 2
+        assert len(ctx.sockets) == 2 and len(connections(ctx, game_id)) == 2
         assert transport.is_closing()
         # Meanwhile and since, the others are served: more commands, every diff to the watcher.
         more = Play(owner)
@@ -175,7 +183,8 @@ async def test_a_client_that_stops_reading_is_closed_dropped_and_slows_nobody(
     assert replay[-1] == {"type": "synced", "seq": more.acked}
     for sock in (back, owner, watcher):
         await sock.ws.close()
-    await wait_for(lambda: not ctx.sockets and ctx.hub.listeners == 0, what="every socket gone")
+    await wait_for(lambda: not ctx.sockets and not subscribed(ctx, game_id),
+                   what="every socket gone, and the game's subscription")
 
 
 @pytest.mark.parametrize("service", [60.0], indirect=True)
@@ -237,4 +246,5 @@ async def test_a_client_that_sends_pings_and_never_reads_is_closed_and_dropped(
         with contextlib.suppress(asyncio.CancelledError):
             await flooding
         slow.close()
-    await wait_for(lambda: not ctx.sockets and ctx.hub.listeners == 0, what="every socket gone")
+    await wait_for(lambda: not ctx.sockets and not subscribed(ctx, game_id),
+                   what="every socket gone, and the game's subscription")

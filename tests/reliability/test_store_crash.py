@@ -123,12 +123,8 @@ async def test_a_store_killed_under_a_burst_loses_no_acknowledged_command_and_co
     except AssertionError:
         for c in clients:
             print(c.name, c.phase, len(c.acked), len(c.failed), c.game.status, c.seq, c.last_error)
-        hub = ctx.hub
-        print(
-            "links",
-            hub.subscriber_connections(),
-            {k: (v.failures, v.connects) for k, v in hub._links.items()},
-        )
+        hub = ctx.games.feed
+        print("links", {k: (v.connected, v.failures) for k, v in hub._links.items()})
         print(
             "channels",
             [

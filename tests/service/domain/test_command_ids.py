@@ -11,8 +11,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from service.domain.fingerprints import fingerprint
-from service.engine import DRAW, RESIGN, Move
+from service.domain.fingerprints import command_of, fingerprint
+from service.engine import DRAW, RESIGN, UNDO, Command, Game, Move
+from tests.commands import to_json
 from tests.live import settings_for_test
 from tests.service.helpers import Api, connect, running_app
 
@@ -58,6 +59,18 @@ async def test_a_command_id_sent_again_with_another_command_is_a_409_naming_the_
     assert again.body == first.body  # the same command still gets its first result
 
 
+async def test_the_409_names_a_first_move_as_it_was_sent_with_its_count(api: Api) -> None:
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", seed=7))["game_id"]
+    move = Game.deal("gilbert", 7).legal_moves()[0]
+    await api.command(token, game_id, to_json(move), command_id="c-1")
+    reply = await api.request("POST", f"/v1/games/{game_id}/commands", token,
+                              json={"command": DRAW_JSON, "command_id": "c-1"})
+    assert reply.status == 409
+    assert reply.error["details"]["command"] == {
+        "type": "move", "from": move.from_, "to": move.to, "count": move.count}, reply.error
+
+
 async def test_on_the_socket_the_refusal_is_an_error_naming_the_command_id(
         api: Api, base: str) -> None:
     _, token = await api.player()
@@ -84,3 +97,9 @@ def test_commands_are_the_same_when_every_field_is() -> None:
     assert fingerprint(Move("tableau/1", "tableau/2", 2)) != fingerprint(
         Move("tableau/1", "tableau/2", 3))
     assert fingerprint(DRAW) != fingerprint(RESIGN)
+
+
+@pytest.mark.parametrize("command", [DRAW, UNDO, RESIGN, Move("waste", "foundation/0"),
+                                     Move("tableau/1", "tableau/12", 3)])
+def test_a_fingerprint_names_its_command(command: Command) -> None:
+    assert command_of(fingerprint(command)) == command

@@ -132,7 +132,10 @@ async def test_background_searches_run_in_their_own_process_at_the_idle_priority
         # queue: the background work takes none of the requests' room).
         worker = await pool.run(os.getpid, what="a hint", wait_s=60)
         assert worker not in (os.getpid(), background[0])
-        assert os.getpriority(os.PRIO_PROCESS, worker) >= os.getpriority(os.PRIO_PROCESS, 0) + 10
+        # Niced 10 below the service, as far as the lowest priority (19) lets it go: under
+        # `nice -n 19` the service is already there, and its workers cannot go lower.
+        service_nice = os.getpriority(os.PRIO_PROCESS, 0)
+        assert os.getpriority(os.PRIO_PROCESS, worker) >= min(service_nice + 10, 19)
         assert pool.pending == 3 and not any(job.done() for job in daily)
         release.touch()
         await asyncio.gather(*daily)

@@ -19,6 +19,7 @@ from service.runtime import memory
 from service.runtime.memory import Trimmer
 from service.runtime.metrics import Metrics
 from service.store import keys
+from service.store.solver import SolverStore
 from tests.fakes import FakeClock
 from tests.live import settings_for_test
 from tests.service.helpers import wait_for
@@ -59,8 +60,9 @@ async def test_reading_a_game_the_cache_has_as_it_is_keeps_the_cached_copy(
     # Each hello reads its game: a burst of hellos must not leave a new long-lived copy of
     # each game among the sockets' memory (it would keep that memory from the system).
     store = await store_factory(redis_url)
-    service = GameService(store.games, settings_for_test(redis_url, tmp_path),
-                          FakeClock(datetime(2026, 5, 1, 9, tzinfo=UTC)), Metrics())
+    service = GameService(store.games, SolverStore(store.redis),
+                          settings_for_test(redis_url, tmp_path),
+                          FakeClock(datetime(2026, 5, 1, 9, tzinfo=UTC)), Metrics(), store.hub)
     created = await service.create("p1", "gilbert", 3, None, False)
     first = await service.load(created.game_id)
     assert await service.load(created.game_id) is first

@@ -240,7 +240,7 @@ async def test_a_snapshot_hello_misses_no_diff_appended_while_it_subscribes(
     base, ctx = live
     owner_id, token = await api.player()
     game_id = (await api.create(token, "gilbert", seed=7, public=True))["game_id"]
-    listen = ctx.hub.listen
+    listen = ctx.games.feed.listen
 
     @contextlib.asynccontextmanager
     async def listen_late(game: str, callback: Any = None) -> AsyncIterator[Any]:
@@ -249,14 +249,14 @@ async def test_a_snapshot_hello_misses_no_diff_appended_while_it_subscribes(
         async with listen(game, callback) as listener:
             yield listener
 
-    ctx.hub.listen = listen_late  # type: ignore[method-assign]
+    ctx.games.feed.listen = listen_late  # type: ignore[method-assign]
     try:
         async with socket(session, base, game_id) as sock:
             await sock.send({"type": "hello"})
             messages = await sock.until(lambda m: (m["type"] == "diff" and m["seq"] == 1)
                                         or (m["type"] == "synced" and m["seq"] == 1))
     finally:
-        ctx.hub.listen = listen  # type: ignore[method-assign]
+        ctx.games.feed.listen = listen  # type: ignore[method-assign]
     assert messages[0]["type"] == "snapshot"
     state = game_state(messages[0]["state"])
     for m in messages[1:]:

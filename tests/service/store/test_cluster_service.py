@@ -371,12 +371,13 @@ def describe(contexts: list[Context], games: list[Played]) -> str:
     """What the instances' fan-out and the games' sockets look like (printed when a test fails)."""
     lines = []
     for ctx in contexts:
-        hub = ctx.hub
+        hub = ctx.games.feed
         channels = {
             name.decode(): (c.live.is_set(), c.link.key if c.link else None, len(c.listeners))
             for name, c in hub._channels.items()
         }
-        lines.append(f"instance {ctx.settings.instance_id}: links {hub.subscriber_connections()}; "
+        links = {key: link.connected for key, link in hub._links.items()}
+        lines.append(f"instance {ctx.settings.instance_id}: links {links}; "
                      f"channels (live, link, listeners) {channels}")
     for g in games:
         lines.append(

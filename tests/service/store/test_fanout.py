@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 import pytest
 
-from service.store import RESYNC, GameMeta, Published, Resync, StoreUnavailable, keys
+from service.store import RESYNC, GameMeta, Published, Resync, StoreUnavailable
 from service.store.embedded import EmbeddedServer
-from tests.redis_servers import sync_client
-from tests.service.listening import Queued, listen
+from tests.service.listening import Queued, fanout_connections, listen, subscribers
 from tests.stores import Store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
@@ -30,15 +30,6 @@ async def next_event(listener: Queued) -> Published:
     item = await next_item(listener)
     assert isinstance(item, Published), item
     return item
-
-
-def numsub(url: str, game_id: str) -> int:
-    """Subscribers of the game's channel on the server at ``url`` (shard or plain)."""
-    channel = keys.game_channel(game_id)
-    with sync_client(url) as client:
-        shard = client.execute_command("PUBSUB", "SHARDNUMSUB", channel)
-        plain = client.execute_command("PUBSUB", "NUMSUB", channel)
-    return int(shard[1]) + int(plain[1])
 
 
 async def test_events_reach_listeners_on_two_instances_in_order(
@@ -82,26 +73,26 @@ async def test_an_event_appended_right_after_joining_is_heard(
 
 async def test_one_subscription_per_game_and_instance_until_the_last_listener_leaves(
         redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
-    store = await store_factory(redis_url)
+    store = await store_factory(redis_url, instance_id="one")
     await store.games.create("g1", META, ttl_s=3600)
-    assert numsub(redis_url, "g1") == 0
-    async with listen(store.hub, "g1"):
-        async with listen(store.hub, "g1"):
-            assert numsub(redis_url, "g1") == 1
-            assert (store.hub.games, store.hub.listeners) == (1, 2)
-        assert numsub(redis_url, "g1") == 1
+    assert subscribers(redis_url, "g1") == 0
+    async with listen(store.hub, "g1") as first:
+        async with listen(store.hub, "g1") as second:
+            assert subscribers(redis_url, "g1") == 1
+            await store.games.append("g1", 0, None, b"e1")  # one subscription, both hear it
+            assert await next_event(first) == await next_event(second) == Published(1, b"e1")
+        assert subscribers(redis_url, "g1") == 1
     await store.redis.execute("PING")  # the unsubscribe is on its way; let it arrive
     for _ in range(100):
-        if numsub(redis_url, "g1") == 0:
+        if subscribers(redis_url, "g1") == 0:
             break
         await asyncio.sleep(0.01)
-    assert numsub(redis_url, "g1") == 0
-    assert store.hub.games == 0
-    assert list(store.hub.subscriber_connections()) == ["server"]
+    assert subscribers(redis_url, "g1") == 0
+    assert len(fanout_connections(redis_url, "one")) == 1  # kept for the next listener
     # And it can subscribe again.
     async with listen(store.hub, "g1") as listener:
-        await store.games.append("g1", 0, None, b"e1")
-        assert await next_event(listener) == Published(1, b"e1")
+        await store.games.append("g1", 1, None, b"e2")
+        assert await next_event(listener) == Published(2, b"e2")
 
 
 async def test_leaving_and_rejoining_at_once_still_delivers(
@@ -147,9 +138,8 @@ async def test_listening_while_the_store_is_down_is_unavailable_then_works_again
         pass
     restartable_server.stop()
     with pytest.raises(StoreUnavailable):
-        async with listen(store.hub, "g1"):
+        async with listen(store.hub, "g2"):
             pass
-    assert store.hub.games == 0
     restartable_server.start()
     async with asyncio.timeout(PATIENCE_S):
         while True:  # the subscriber reconnects on its own, with backoff
@@ -160,23 +150,27 @@ async def test_listening_while_the_store_is_down_is_unavailable_then_works_again
                     break
             except StoreUnavailable:
                 await asyncio.sleep(0.05)
+    # The refused listen left nothing behind: reconnected, the hub subscribed every game
+    # it still held (before g1's, on the same connection), and g2 is not one of them.
+    assert subscribers(restartable_server.url, "g2") == 0
 
 
 async def test_a_silent_server_is_noticed_by_the_ping_and_listeners_resync(
         restartable_server: EmbeddedServer,
-        store_factory: Callable[..., Awaitable[Store]]) -> None:
+        store_factory: Callable[..., Awaitable[Store]], caplog: pytest.LogCaptureFixture) -> None:
     import os
     import signal
 
     store = await store_factory(restartable_server.url, redis_health_check_s=0.2)
     await store.games.create("g1", META, ttl_s=3600)
+    caplog.set_level(logging.WARNING, logger="service.store.fanout")
     async with listen(store.hub, "g1") as listener:
         pid = restartable_server.pid
         assert pid is not None
         os.kill(pid, signal.SIGSTOP)  # the connection stays open, nothing answers
         try:
-            async with asyncio.timeout(PATIENCE_S):
-                while store.hub.subscriber_connections()["server"]:
+            async with asyncio.timeout(PATIENCE_S):  # the hub says it dropped the connection
+                while not any("no answer to PING" in r.getMessage() for r in caplog.records):
                     await asyncio.sleep(0.05)
         finally:
             os.kill(pid, signal.SIGCONT)
@@ -187,12 +181,12 @@ async def test_a_silent_server_is_noticed_by_the_ping_and_listeners_resync(
 
 async def test_a_quiet_server_that_answers_the_pings_keeps_its_subscriber_connection(
         redis_url: str, store_factory: Callable[..., Awaitable[Store]]) -> None:
-    store = await store_factory(redis_url, redis_health_check_s=0.25)
+    store = await store_factory(redis_url, redis_health_check_s=0.25, instance_id="quiet")
     await store.games.create("g1", META, ttl_s=3600)
     async with listen(store.hub, "g1") as listener:
+        connected = fanout_connections(redis_url, "quiet")
         await asyncio.sleep(2.0)  # about eight PINGs of a connection that carries nothing else
-        links = {key: (link.connects, link.failures) for key, link in store.hub._links.items()}
-        assert links == {"server": (1, 0)}
+        assert fanout_connections(redis_url, "quiet") == connected and len(connected) == 1
         await store.games.append("g1", 0, None, b"e1")
         assert await next_event(listener) == Published(1, b"e1")
 
@@ -217,7 +211,11 @@ async def test_a_listener_gets_its_items_through_its_callback_and_a_broken_one_h
             await arrived.wait()
         assert got == [Published(1, b"e1")]
         # The broken listener cost nobody anything: the subscription is still up.
-        assert store.hub.subscriber_connections() == {"server": True}
+        arrived.clear()
+        await store.games.append("g1", 1, None, b"e2")
+        async with asyncio.timeout(PATIENCE_S):
+            await arrived.wait()
+        assert got == [Published(1, b"e1"), Published(2, b"e2")]
 
 
 async def test_a_listen_joining_when_the_hub_closes_is_refused_and_leaves_no_connection(
@@ -238,10 +236,7 @@ async def test_a_listen_joining_when_the_hub_closes_is_refused_and_leaves_no_con
     with pytest.raises(StoreUnavailable, match="the fan-out hub is closed"):
         await joining
     # Nothing of the hub outlives its close: no subscriber connection, no subscription.
-    assert hub.subscriber_connections() == {}
-    with sync_client(redis_url) as client:
-        listing = client.execute_command("CLIENT", "LIST").decode()
-    assert "name=solitaire-closing-fanout " not in listing
-    assert numsub(redis_url, "g1") == 0
+    assert fanout_connections(redis_url, "closing") == []
+    assert subscribers(redis_url, "g1") == 0
     with pytest.raises(StoreUnavailable, match="the fan-out hub is closed"):
         await join()

@@ -12,7 +12,7 @@ import pytest
 
 from service.store import RESYNC, GameMeta, Published, keys
 from tests.redis_servers import LocalCluster, sync_client
-from tests.service.listening import listen
+from tests.service.listening import fanout_connections, listen
 from tests.stores import Store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
@@ -61,7 +61,8 @@ async def test_games_on_every_node_append_and_load(
 async def test_each_game_is_subscribed_on_the_node_that_owns_its_slot(
         cluster_url: str, redis_cluster: LocalCluster,
         store_factory: Callable[..., Awaitable[Store]]) -> None:
-    one, two = await store_factory(cluster_url), await store_factory(cluster_url)
+    one = await store_factory(cluster_url, instance_id="one")
+    two = await store_factory(cluster_url)
     ids = game_ids_on_every_node(redis_cluster, per_node=1)
     for game_id in ids:
         await one.games.create(game_id, META, ttl_s=3600)
@@ -79,7 +80,13 @@ async def test_each_game_is_subscribed_on_the_node_that_owns_its_slot(
                         "PUBSUB", "SHARDNUMSUB", keys.game_channel(game_id)
                     )
                 assert int(count[1]) == (1 if node is owner else 0), (game_id, node)
-        assert len(one.hub.subscriber_connections()) == 3
+        # One subscriber connection to each node that owns a game's slot (never one per
+        # game), and none to the others (replicas).
+        owners = {redis_cluster.node_for_key(keys.game_channel(g)).url for g in ids}
+        assert len(owners) == 3
+        assert {node.url: len(fanout_connections(node.url, "one"))
+                for node in redis_cluster.nodes} == {node.url: int(node.url in owners)
+                                                     for node in redis_cluster.nodes}
         for game_id in ids:
             await two.games.append(game_id, 0, None, b"e-" + game_id.encode())
         for game_id, listener in listeners.items():

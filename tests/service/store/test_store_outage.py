@@ -356,7 +356,7 @@ async def test_a_hello_whose_subscription_fails_gets_unavailable_and_1013(
     api, ctx = live
     _, token = await api.player()
     game_id = (await api.create(token, "gate", seed=3, public=True))["game_id"]
-    listen: Callable[..., Any] = ctx.hub.listen
+    listen: Callable[..., Any] = ctx.games.feed.listen
 
     @contextlib.asynccontextmanager
     async def listen_after_a_crash(game: str, callback: Any = None) -> AsyncIterator[Any]:
@@ -364,13 +364,13 @@ async def test_a_hello_whose_subscription_fails_gets_unavailable_and_1013(
         async with listen(game, callback) as listener:
             yield listener
 
-    ctx.hub.listen = listen_after_a_crash  # type: ignore[method-assign]
+    ctx.games.feed.listen = listen_after_a_crash  # type: ignore[method-assign]
     try:
         async with socket(api.session, api.base, game_id) as sock:
             await sock.send({"type": "hello"})
             messages, code = await sock.closed()
     finally:
-        ctx.hub.listen = listen  # type: ignore[method-assign]
+        ctx.games.feed.listen = listen  # type: ignore[method-assign]
     assert [m["type"] for m in messages] == ["error"]
     assert messages[0]["error"]["code"] == "unavailable"
     assert code == 1013
@@ -391,7 +391,7 @@ async def test_a_socket_whose_log_read_fails_is_closed_with_1013_and_resumes_wit
     _, token = await api.player()
     game_id = (await api.create(token, "gilbert", seed=3, public=True))["game_id"]
     await api.command(token, game_id, {"type": "draw"})
-    listen: Callable[..., Any] = ctx.hub.listen
+    listen: Callable[..., Any] = ctx.games.feed.listen
 
     @contextlib.asynccontextmanager
     async def listen_then_crash(game: str, callback: Any = None) -> AsyncIterator[Any]:
@@ -399,13 +399,13 @@ async def test_a_socket_whose_log_read_fails_is_closed_with_1013_and_resumes_wit
             restartable_server.kill()
             yield listener
 
-    ctx.hub.listen = listen_then_crash  # type: ignore[method-assign]
+    ctx.games.feed.listen = listen_then_crash  # type: ignore[method-assign]
     try:
         async with socket(api.session, api.base, game_id) as sock:
             await sock.send({"type": "hello"})
             messages, code = await sock.closed()
     finally:
-        ctx.hub.listen = listen  # type: ignore[method-assign]
+        ctx.games.feed.listen = listen  # type: ignore[method-assign]
     assert code == 1013
     assert [m["type"] for m in messages] == ["snapshot", "synced"]
     seq = messages[-1]["seq"]

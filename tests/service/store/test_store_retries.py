@@ -28,9 +28,11 @@ from service.runtime.metrics import Metrics
 from service.store import GameMeta, Inconsistent, keys
 from service.store.daily import _RESERVE, DailyStore
 from service.store.embedded import EmbeddedServer
+from service.store.fanout import Hub
 from service.store.games import _APPEND, _CREATE, Games
 from service.store.meta import DailyTag
 from service.store.ratelimit import _GCRA, RateLimiter
+from service.store.solver import SolverStore
 from tests.fakes import FakeClock
 from tests.live import settings_for_test
 from tests.lost_replies import LostReplies
@@ -154,17 +156,22 @@ async def service_parts(redis_url: str, store_factory: Callable[..., Awaitable[S
     )
 
 
+def game_service(games: Games, settings: Any, clock: FakeClock, **kwargs: Any) -> GameService:
+    return GameService(games, SolverStore(games.redis), settings, clock, Metrics(),
+                       Hub(games.redis), **kwargs)
+
+
 async def test_a_duplicate_of_a_final_command_runs_the_final_hooks_the_first_missed(
         service_parts: tuple[Games, Any, FakeClock]) -> None:
     games, settings, clock = service_parts
     # The first instance applied the command and died before its hooks ran.
-    first = GameService(games, settings, clock, Metrics())
+    first = game_service(games, settings, clock)
     seen: list[tuple[str, int, str]] = []
 
     async def hook(loaded: Loaded) -> None:
         seen.append((loaded.game_id, loaded.seq, loaded.game.status.value))
 
-    second = GameService(games, settings, clock, Metrics(), on_final=[hook])
+    second = game_service(games, settings, clock, on_final=[hook])
     created = await first.create("p1", "gilbert", 3, None, False)
     seq, _ = await first.command(created.game_id, "p1", RESIGN, None, "c-resign")
     assert seen == []
@@ -177,7 +184,7 @@ async def test_a_duplicate_of_a_final_command_runs_the_final_hooks_the_first_mis
 async def test_a_resend_on_a_closed_attempt_gets_its_first_result_and_a_new_command_403(
         service_parts: tuple[Games, Any, FakeClock]) -> None:
     games, settings, clock = service_parts
-    service = GameService(games, settings, clock, Metrics())
+    service = game_service(games, settings, clock)
     closes = clock.now() + timedelta(hours=1)
     hidden = closes + timedelta(hours=1)  # from others, still, when the command comes
     tags = DailyTags(DailyTag(closes.date(), "gilbert"), readable_from=hidden, seed_from=hidden,
