@@ -19,6 +19,11 @@ from typing import Any
 
 from redis.exceptions import DataError, InvalidResponse, ResponseError
 
+try:
+    from hiredis import pack_command as _pack_command
+except ImportError:  # optional, as for redis-py (benchmarks/noaccel)
+    _pack_command = None
+
 _INCOMPLETE = object()
 
 
@@ -28,7 +33,19 @@ def pack_commands(commands: list[tuple[Any, ...]]) -> bytes:
     The arguments redis-py takes, encoded as its encoder does (UTF-8 text, ``repr`` of
     numbers), and refused as it refuses them (:class:`redis.exceptions.DataError`: a bool,
     None, anything else). redis-py's own packing costs several calls per argument; an
-    append has a handful of arguments, a batch up to hundreds of appends."""
+    append has a handful of arguments, a batch up to hundreds of appends. hiredis, when
+    installed, packs a command in C (the same bytes: str, bytes, int and float; about
+    half the time of the Python below); what it does not take (a bytearray, or what
+    redis-py refuses) is packed, or refused, by the Python."""
+    if _pack_command is not None:
+        try:
+            return b"".join([_pack_command(args) for args in commands])
+        except TypeError:
+            pass
+    return _pack_commands(commands)
+
+
+def _pack_commands(commands: list[tuple[Any, ...]]) -> bytes:
     out: list[bytes] = []
     for args in commands:
         out.append(b"*%d\r\n" % len(args))
