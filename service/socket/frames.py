@@ -56,13 +56,23 @@ def text_frame(payload: bytes) -> bytes:
     return header + payload
 
 
+def writable(ws: web.WebSocketResponse,
+             transport: asyncio.Transport | None) -> asyncio.Transport | None:
+    """The transport, when frames may be written on it directly now; else None (aiohttp
+    must be in charge: see the module's docstring)."""
+    if (transport is not None and not ws.closed and not transport.is_closing()
+            and transport.get_write_buffer_size() <= DIRECT_WRITE_LIMIT):
+        return transport
+    return None
+
+
 async def send_text_frames(ws: web.WebSocketResponse, transport: asyncio.Transport | None,
                            payloads: Sequence[bytes]) -> None:
     """Send ``payloads`` as text frames, in order, in one write when it is safe."""
-    if (len(payloads) > 1 and transport is not None and not ws.closed
-            and not transport.is_closing()
-            and transport.get_write_buffer_size() <= DIRECT_WRITE_LIMIT):
-        transport.write(b"".join([text_frame(p) for p in payloads]))
-        return
+    if len(payloads) > 1:
+        direct = writable(ws, transport)
+        if direct is not None:
+            direct.write(b"".join([text_frame(p) for p in payloads]))
+            return
     for payload in payloads:
         await ws.send_frame(payload, WSMsgType.TEXT)

@@ -37,6 +37,11 @@ class Outbox(Generic[T]):
     def empty(self) -> bool:
         return not self._items
 
+    @property
+    def idle(self) -> bool:
+        """Its reader waits in :meth:`get` for an item, and none is queued."""
+        return self._waiter is not None and not self._items
+
     def put_nowait(self, item: T) -> None:
         items = self._items
         if items is None:

@@ -130,9 +130,7 @@ async def on_command(conn: Connection, message: CommandMessage) -> None:
             writer.send(error_message(err, message.command_id))
             return
         # The diff first (unless the feed delivered it already), then the ack.
-        writer.release()
-        writer.deliver(seq, event)
-        writer.send(encode(Ack(command_id=message.command_id, seq=seq)))
+        writer.answer(seq, event, encode(Ack(command_id=message.command_id, seq=seq)))
         ctx.metrics.websocket_ack.observe(perf_counter() - started)
     finally:
         writer.release()

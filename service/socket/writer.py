@@ -5,7 +5,9 @@ Once the socket is synced, everything goes through one bounded outbox
 fills any gap from the log, drops anything already sent, tells a rewritten log (a
 failover) from a repeat by the events' hashes, resynchronises on a later hello, and
 closes a consumer too slow to keep up. Messages ready at once go out in one write
-(service/socket/frames.py).
+(service/socket/frames.py). A command's own diff and ack, the answer the socket is
+waiting for, skip the outbox when the writer is idle: the command's task writes them
+itself (:meth:`Writer.answer`), in the same order and the same one write.
 
 A command's own diff comes twice. The socket that sent a command is handed its diff
 by the command (the store's reply) and by the game's feed (service/store/fanout.py),
@@ -35,7 +37,7 @@ from service.domain.errors import StoreUnavailable
 from service.domain.eventhash import hash_in
 from service.domain.feed import Published, Resync
 from service.domain.games import Loaded
-from service.socket.frames import send_text_frames
+from service.socket.frames import send_text_frames, text_frame, writable
 from service.socket.messages import (
     Close,
     error_message,
@@ -109,6 +111,43 @@ class Writer:
         if held:
             for item in held:
                 self.from_feed(item)
+
+    def answer(self, seq: int, event: bytes, ack: bytes) -> None:
+        """A command of this socket was applied: its diff (``event`` at ``seq``), then
+        its ``ack``. When the writer is idle (nothing queued, nothing held but the feed's
+        copies of this diff or of the last one), the diff is the client's next and the
+        socket can be written at once, they are written here and now, in one write, as
+        the writer would have written them: no hand-over to its task, which costs a
+        wake-up and a loop turn per command. Otherwise they are queued for it as any
+        other message."""
+        held = self._held
+        transport = writable(self.ws, self.transport)
+        if (transport is not None and self.outbox.idle and not self.closing
+                and seq == self.last_seq + 1 and (not held or self._copies(held, seq, event))):
+            self._held = None
+            self._queued_seq, self._queued_event = seq, event
+            self.last_seq = seq
+            self._sent(seq, event)
+            moves = self.moves.due(seq)
+            frames = (text_frame(event) + text_frame(ack) if moves is None
+                      else text_frame(event) + text_frame(moves) + text_frame(ack))
+            transport.write(frames)
+            return
+        self.release()
+        self.deliver(seq, event)
+        self.send(ack)
+
+    def _copies(self, held: list[Published | Resync], seq: int, event: bytes) -> bool:
+        """Whether the feed's ``held`` items are all copies of the diff ``event`` at ``seq``
+        or of the diff queued last (:meth:`deliver` would drop them)."""
+        last_seq, last_event = self._queued_seq, self._queued_event
+        for item in held:
+            if type(item) is not Published:
+                return False
+            if not ((item.seq == seq and item.event == event)
+                    or (item.seq == last_seq and item.event == last_event)):
+                return False
+        return True
 
     def send(self, message: bytes) -> None:
         self._put(OWN, message)

@@ -308,8 +308,8 @@ class Games:
         if meta_updates:
             if mf.SEQ in meta_updates:
                 raise ValueError("meta_updates may not set seq: append sets it")
-            unknown = set(meta_updates) - mf.NAMES
-            if unknown:
+            if not mf.NAMES.issuperset(meta_updates):
+                unknown = set(meta_updates) - mf.NAMES
                 raise ValueError(f"not a meta field of the catalogue (service/store/meta.py): "
                                  f"{sorted(unknown)}")
         own_id = command_id is None

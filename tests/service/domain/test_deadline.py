@@ -105,6 +105,46 @@ async def test_work_within_its_deadline_is_not_touched() -> None:
     assert result == 42
 
 
+async def test_a_shorter_deadline_inside_a_longer_one_passes_first() -> None:
+    # The loop's deadlines share one timer in the order they pass; one that passes before
+    # those already running (a shorter one, nested) still passes on time.
+    with pytest.raises(ApiError) as refused:
+        async with deadline(FOREVER_S, write=True):
+            async with deadline(0.05, write=False, shown=2.0):
+                await asyncio.sleep(FOREVER_S)
+    assert refused.value.details["deadline_s"] == 2.0  # the inner one's
+
+
+async def test_blocks_that_ended_are_not_kept_until_their_deadline() -> None:
+    # A command's deadline is a place in the loop's queue (service/domain/deadline.py):
+    # ended blocks leave it, or a busy socket would hold every command of the last
+    # request_deadline_s.
+    from service.domain.deadline import _watch
+
+    async def one() -> None:
+        async with deadline(FOREVER_S, write=True):
+            await asyncio.sleep(0)
+
+    await asyncio.gather(*(one() for _ in range(100)))
+    for _ in range(100):
+        await one()
+    assert not _watch(asyncio.get_running_loop()).entries
+
+
+async def test_a_block_that_outlasts_its_deadline_among_many_that_do_not() -> None:
+    async def quick() -> None:
+        async with deadline(0.05, write=True):
+            await asyncio.sleep(0)
+
+    async def stuck() -> None:
+        async with deadline(0.05, write=True):
+            await asyncio.sleep(FOREVER_S)
+
+    results = await asyncio.gather(quick(), stuck(), quick(), return_exceptions=True)
+    assert results[0] is None and results[2] is None
+    assert isinstance(results[1], ApiError) and results[1].status == 503
+
+
 # --- through the service ---------------------------------------------------------------
 
 

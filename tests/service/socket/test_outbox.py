@@ -69,3 +69,17 @@ async def test_a_writer_gone_leaves_no_reader_waiting_for_room_now_or_later() ->
     await asyncio.wait_for(room, 5)
     box.put_nowait(2)
     await asyncio.wait_for(box.drained(), 5)  # closed: nobody will take it, nobody waits
+
+
+async def test_idle_only_while_the_writer_waits_with_nothing_queued() -> None:
+    # A command's answer skips the outbox only then (Writer.answer): queued items, or a
+    # writer busy elsewhere (sending, reading the store), keep it in the outbox's order.
+    box: Outbox[str] = Outbox(4)
+    assert not box.idle  # no reader waiting: the writer is busy
+    reader = asyncio.create_task(box.get())
+    await asyncio.sleep(0)
+    assert box.idle
+    box.put_nowait("a")
+    assert not box.idle  # woken, not run yet: the item is still queued
+    assert await asyncio.wait_for(reader, 5) == "a"
+    assert not box.idle

@@ -42,16 +42,22 @@ def _plain(replies: list[object]) -> list[object]:
     return ["error" if isinstance(r, ResponseError) else r for r in replies]
 
 
-def test_a_stream_read_at_once_gives_every_reply_in_order() -> None:
-    replies = ReplyReader().feed(STREAM)
+# hiredis's reader (when installed) and the Python one: the same replies.
+@pytest.fixture(params=[True, False], ids=["hiredis", "python"])
+def accelerated(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
+
+
+def test_a_stream_read_at_once_gives_every_reply_in_order(accelerated: bool) -> None:
+    replies = ReplyReader(accelerated).feed(STREAM)
     assert _plain(replies) == REPLIES
     error = replies[5]
     assert isinstance(error, ResponseError) and str(error) == "MOVED 3999 127.0.0.1:6381"
 
 
-def test_a_reply_cut_anywhere_is_given_once_it_is_complete() -> None:
+def test_a_reply_cut_anywhere_is_given_once_it_is_complete(accelerated: bool) -> None:
     for cut in range(1, len(STREAM)):
-        reader = ReplyReader()
+        reader = ReplyReader(accelerated)
         first = reader.feed(STREAM[:cut])
         # The replies wholly before the cut; the one it splits waits for the rest of it.
         assert _plain(first) == REPLIES[:sum(end <= cut for end in ENDS)], cut
@@ -61,8 +67,8 @@ def test_a_reply_cut_anywhere_is_given_once_it_is_complete() -> None:
         assert reader.feed(b"+OK\r\n") == [b"OK"], cut
 
 
-def test_bytes_one_at_a_time_give_the_same_replies() -> None:
-    reader = ReplyReader()
+def test_bytes_one_at_a_time_give_the_same_replies(accelerated: bool) -> None:
+    reader = ReplyReader(accelerated)
     replies = []
     for i in range(len(STREAM)):
         replies += reader.feed(STREAM[i:i + 1])
@@ -70,6 +76,6 @@ def test_bytes_one_at_a_time_give_the_same_replies() -> None:
 
 
 @pytest.mark.parametrize("garbage", [b"?what\r\n", b"$x1\r\n", b"*2\r\n:one\r\n"])
-def test_bytes_that_are_not_resp2_are_refused(garbage: bytes) -> None:
+def test_bytes_that_are_not_resp2_are_refused(garbage: bytes, accelerated: bool) -> None:
     with pytest.raises(InvalidResponse, match="not a RESP2 reply"):
-        ReplyReader().feed(garbage)
+        ReplyReader(accelerated).feed(garbage)

@@ -13,6 +13,7 @@ from redis.asyncio.connection import Connection
 from redis.exceptions import DataError
 
 from service.settings import Settings
+from service.store import resp
 from service.store.connection import RedisConn
 from service.store.resp import pack_commands
 from tests.redis_servers import sync_client
@@ -27,12 +28,15 @@ from tests.redis_servers import sync_client
 def test_commands_are_packed_as_redis_py_packs_them(args: tuple[Any, ...]) -> None:
     expected = b"".join(bytes(part) for part in Connection().pack_commands([args, ("PING",)]))
     assert pack_commands([args, ("PING",)]) == expected
+    assert resp._pack_commands([args, ("PING",)]) == expected  # without hiredis too
 
 
 @pytest.mark.parametrize("bad", [True, None, object(), [1]])
 def test_what_redis_py_refuses_is_refused(bad: Any) -> None:
     with pytest.raises(DataError):
         pack_commands([("SET", "k", bad)])
+    with pytest.raises(DataError):
+        resp._pack_commands([("SET", "k", bad)])
 
 
 async def test_a_held_connection_the_store_dropped_is_replaced_for_the_next_batch(

@@ -1,0 +1,117 @@
+"""What a few pieces of a command's way cost, one checkout against another.
+
+The pieces each command goes through once, timed alone (``time.process_time``: CPU, best
+of 7 passes), in a process of their own for each checkout (``--roots``, this checkout by
+default), the checkouts in turn, ``--rounds`` times:
+
+- ``deadline``: a command's request deadline (service/domain/deadline.py), entered and
+  left around one ``await asyncio.sleep(0)``, less the same block without it (uvloop);
+- ``pack``: ``pack_commands`` (service/store/resp.py) of a batch of 20 appends as
+  ``Games.append`` sends them, per append;
+- ``reader``: ``ReplyReader.feed`` of 20 published events (about 500 B each) as a
+  subscriber connection gets them, per event;
+- ``now``: ``GameLifetimes.now`` (the time a command records), per call.
+
+    python benchmarks/hot_paths.py
+    python benchmarks/hot_paths.py --roots /tmp/before . --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PASSES = 7
+
+
+def best(fn: Callable[[], object], number: int, per: int = 1) -> float:
+    """The fastest of PASSES passes of ``number`` calls, in µs per call / ``per``."""
+    times = []
+    for _ in range(PASSES):
+        started = time.process_time()
+        for _ in range(number):
+            fn()
+        times.append(time.process_time() - started)
+    return min(times) / number / per * 1e6
+
+
+def measure() -> dict[str, float]:
+    from service.domain.deadline import deadline
+    from service.domain.game_lifetimes import GameLifetimes
+    from service.runtime.clock import Clock
+    from service.settings import Settings
+    from service.store.resp import ReplyReader, pack_commands
+
+    key = "game:{g_abcdefghijklmnop}"
+    append = ("EVALSHA", "0" * 40, 5, f"{key}:meta", f"{key}:log", f"{key}:cmds",
+              f"{key}:snap", f"{key}:ch", b"\x96" * 70, b"x" * 420)
+    batch = [append] * 20
+    payload = b"12 " + b"x" * 500
+    message = b"*3\r\n$7\r\nmessage\r\n$%d\r\n%s:ch\r\n$%d\r\n%s\r\n" % (
+        len(key) + 3, key.encode(), len(payload), payload)
+    published = message * 20
+    lifetimes = GameLifetimes(Settings(), Clock())
+    figures = {
+        "pack": best(lambda: pack_commands(batch), 2000, 20),
+        "reader": best(lambda: ReplyReader().feed(published), 2000, 20),
+        "now": best(lifetimes.now, 50_000),
+    }
+
+    async def blocks() -> float:
+        async def bounded() -> None:
+            async with deadline(5.0, write=True):
+                await asyncio.sleep(0)
+
+        async def bare() -> None:
+            await asyncio.sleep(0)
+
+        results = {}
+        for name, block in (("bounded", bounded), ("bare", bare)):
+            times = []
+            for _ in range(PASSES):
+                started = time.process_time()
+                for _ in range(20_000):
+                    await block()
+                times.append(time.process_time() - started)
+            results[name] = min(times) / 20_000 * 1e6
+        return results["bounded"] - results["bare"]
+
+    try:
+        import uvloop
+        figures["deadline"] = uvloop.run(blocks())
+    except ImportError:
+        figures["deadline"] = asyncio.run(blocks())
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--roots", type=Path, nargs="+", default=[ROOT])
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(" ".join(f"{k}={v:.3f}" for k, v in measure().items()))
+        return
+    with open("/proc/loadavg") as f:
+        print(f"load average {' '.join(f.read().split()[:3])}")
+    for round_ in range(args.rounds):
+        for root in args.roots:
+            env = {**os.environ, "PYTHONPATH": str(root.resolve())}
+            out = subprocess.run([sys.executable, __file__, "--one"], env=env, check=True,
+                                 capture_output=True, text=True, cwd=root).stdout.strip()
+            figures = dict(item.split("=") for item in out.split())
+            print(f"round {round_ + 1} {root}: " + ", ".join(
+                f"{k} {float(v):.2f} µs" for k, v in figures.items()))
+
+
+if __name__ == "__main__":
+    main()
