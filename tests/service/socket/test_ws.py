@@ -12,11 +12,10 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 
 from service.app import Context
 from service.engine import DRAW
-from service.socket.gamesocket import AIOHTTP_CHECKED, GameSocket
+from service.socket.gamesocket import AIOHTTP_CHECKED
 from tests.live import settings_for_test
 from tests.service.helpers import (
     WAIT_S,
@@ -583,53 +582,3 @@ async def test_the_server_closes_sockets_with_1001_when_it_shuts_down(
         assert (messages, code) == ([], 1001)
     finally:
         await sock.ws.close()
-
-
-@contextlib.asynccontextmanager
-async def _heartbeat_socket(heartbeat: float) -> AsyncIterator[
-        tuple[aiohttp.ClientWebSocketResponse, asyncio.Queue[GameSocket]]]:
-    """A bare GameSocket with ``heartbeat`` behind a real server, its client (answering no
-    ping itself), and a queue giving the server's socket."""
-    sockets: asyncio.Queue[GameSocket] = asyncio.Queue()
-
-    async def handler(request: web.Request) -> GameSocket:
-        ws = GameSocket(max_msg_size=1024, heartbeat=heartbeat)
-        await ws.prepare(request)
-        sockets.put_nowait(ws)
-        async for _ in ws:
-            pass
-        return ws
-
-    app = web.Application()
-    app.router.add_get("/ws", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
-        async with aiohttp.ClientSession() as session, session.ws_connect(
-                f"http://127.0.0.1:{port}/ws", autoping=False) as client:
-            yield client, sockets
-    finally:
-        await runner.cleanup()
-
-
-async def test_an_idle_client_is_still_pinged_by_the_heartbeat() -> None:
-    async with _heartbeat_socket(0.2) as (client, _):
-        msg = await asyncio.wait_for(client.receive(), 10)
-        assert msg.type is aiohttp.WSMsgType.PING
-
-
-async def test_a_read_puts_off_the_next_ping_without_a_loop_turn() -> None:
-    # gamesocket.py: with the ping's timer armed and no pong awaited, a read sets when the
-    # next ping is due at once (aiohttp would leave it to a callback on the next turn).
-    async with _heartbeat_socket(4.0) as (client, sockets):  # under 5 s: not rounded up
-        server = await asyncio.wait_for(sockets.get(), 10)
-        due = server._heartbeat_when
-        await asyncio.sleep(0.01)
-        server._on_data_received()  # what aiohttp's reader calls on each read
-        assert server._heartbeat_when > due
-        assert server._heartbeat_reset_handle is None and not server._need_heartbeat_reset
-        await client.send_str("x")  # and a real read goes through it
-        await client.send_str("y")
