@@ -46,7 +46,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from service import wire  # noqa: E402
+from service.domain import wire  # noqa: E402
 from service.engine import Game, Status  # noqa: E402
 from service.solver import Budget, solve_deal  # noqa: E402
 
@@ -242,7 +242,8 @@ def budget_text(meta: dict[str, Any]) -> str:
     started = "; ".join(
         f"run started {r.get('started', '?')} at commit {r.get('commit', '?')}"
         + (f" for {', '.join(r['configs'])}" if r.get("configs") else "")
-        + f" with {r.get('workers', '?')} worker processes (load average "
+        + f" with {r.get('workers', '?')} worker process{'' if r.get('workers') == 1 else 'es'}"
+        f" (load average "
         f"{r.get('load_average_at_start', 0):.1f} at the start)" for r in runs) or "runs unknown"
     solvers = {r.get("solver") for r in runs}
     if len(runs) > 1:

@@ -870,7 +870,7 @@ static int dead(const Rules *R, const State *s) {
     int gil = R->variant == GILBERT, np = gil ? 7 : 18;
     uint64_t below[MAXCARDS];  /* below[o + k]: the cards under index k of the pile at o */
     int start[18];
-    uint64_t stuck = 0, low = 0;  /* the first C of each variant's proof; index 0 or 1 */
+    uint64_t stuck = 0, low = 0, bottom = 0;  /* the first C; index 0 or 1; index 0 */
     int o = 0;
     for (int i = 0; i < np; i++) {
         int n = s->len[i];
@@ -881,6 +881,7 @@ static int dead(const Rules *R, const State *s) {
             below[o + k] = m;
             m |= 1ULL << c;
             if (k <= 1) low |= 1ULL << c;
+            if (k == 0) bottom |= 1ULL << c;
             if (!gil || (k <= s->down[i] && RANK(c) != 7)) stuck |= 1ULL << c;
         }
         o += n;
@@ -896,15 +897,9 @@ static int dead(const Rules *R, const State *s) {
             uint64_t black = (possible | possible >> 39) & SUIT13;
             uint64_t red = (possible >> 13 | possible >> 26) & SUIT13;
             based = (red >> 1) | (red >> 1) << 39 | (black >> 1) << 13 | (black >> 1) << 26;
-        } else {  /* (a), then (b) until it grows no more; bases one rank away */
+        } else {  /* (a), then (b): one rank away from a bottom; bases one rank away */
             possible = low & ~under;
-            uint64_t rest = ALL52 & ~(possible | under | stuck);
-            for (;;) {
-                uint64_t add = rest & cards_of(next_to(ranks_of(possible)));
-                if (!add) break;
-                possible |= add;
-                rest &= ~add;
-            }
+            possible |= ALL52 & ~(under | stuck) & cards_of(next_to(ranks_of(bottom & ~under)));
             based = cards_of(next_to(ranks_of(possible)));
         }
         uint64_t kept_off = 0;  /* a lower (Gilbert: and a higher) card of the suit under */

@@ -49,26 +49,31 @@ class Shamrocks(Rules):
         then, again and again, drop from ``C`` each card ``y`` that (i) has no lower card
         of its suit lying below a card of ``C`` (in its fan), or (ii) is one rank away
         from a *possible landing* (the set ``L``), until none is dropped. Dead if ``C`` is
-        then not empty. ``L`` is the least set that holds (a) every card at index 0 or 1
-        of its fan (from the bottom) that lies below no card of ``C``, and (b) every card
-        one rank away from a card of ``L``, unless it lies below a card of ``C`` or is
+        then not empty. ``L`` holds (a) every card at index 0 or 1 of its fan (from the
+        bottom) that lies below no card of ``C``, and (b) every card one rank away from a
+        card at index 0 of (a) (a *bottom*), unless it lies below a card of ``C`` or is
         itself in ``C``.
 
         Proof, against docs/rules.md (Shamrocks: one card moves at a time, onto a fan
         whose top is one rank higher or lower when the fan holds fewer than three cards,
-        or by suit up from the Ace onto a foundation; an empty fan stays empty). Take any
-        game from here, and the time ``t`` of the first move that takes a card of ``C``
-        out of its fan (all time if none does). Before ``t`` no card of ``C`` moves, so
-        a card below one of them stays below it: never a top, never moved.
+        or by suit up from the Ace onto a foundation; an empty fan stays empty). Two
+        facts first. A card keeps its index in its fan for as long as it stays there
+        (the cards below it move only after it). And the card at index 0 of a fan is the
+        one dealt there, never a card that moved: a card moves onto a fan holding a card
+        (an empty fan takes nothing), so it lands at index 1 or 2.
+
+        Take any game from here, and the time ``t`` of the first move that takes a card
+        of ``C`` out of its fan (all time if none does). Before ``t`` no card of ``C``
+        moves, so a card below one of them stays below it: never a top, never moved.
 
         Lemma: a card ``z`` that is the top of a fan of one or two cards at some time
-        ``u`` <= ``t`` is in ``L``. If ``z`` has not moved by then: it lies below no card
-        of ``C`` (it is a top), and it was not at index 2 (the two cards below it move
-        only after it, so its fan would still hold three): (a). Otherwise its last move
-        before ``u`` put it onto a fan (an empty fan takes nothing) whose top ``w``, one
-        rank away, was then the top of a fan of one or two cards: ``w`` is in ``L`` (the
-        lemma, at an earlier time), and ``z``, having moved, is neither below a card of
-        ``C`` nor in ``C``: (b).
+        ``u`` <= ``t`` is in ``L``. If ``z`` has not moved by then, it lies below no card
+        of ``C`` (it is a top) at index 0 or 1: (a). Otherwise its last move before ``u``
+        put it, at index 1 (its fan holds at most two cards at ``u``), onto the top ``w``
+        of a fan of one card, one rank away: ``w`` is at index 0, so it never moved, and,
+        a top then, lies below no card of ``C``: a bottom of (a). And ``z``, having moved
+        (from a fan, as a top, or from a foundation), is neither in ``C`` nor below a
+        card of ``C``: (b).
 
         Now suppose the move at ``t`` exists, taking card ``y`` of ``C``. Not to a
         foundation: by (i) a lower card of its suit is still below a card of ``C``, so
@@ -80,16 +85,10 @@ class Shamrocks(Rules):
         where: Where = {c: (i, k) for i, p in enumerate(fans) for k, c in enumerate(p)}
 
         def landings(stuck: set[int], under: Callable[[int], bool]) -> set[int]:
-            possible = {z for z, (_, k) in where.items() if k <= 1 and not under(z)}
-            rest = [z for z in range(52)
-                    if z not in possible and not under(z) and z not in stuck]
-            grew = True
-            while grew:
-                grew = False
-                for z in rest:
-                    if z not in possible and any(w in possible for w in ADJ_ANY[z]):
-                        possible.add(z)
-                        grew = True
+            bottoms = {z for z, (_, k) in where.items() if k == 0 and not under(z)}
+            possible = bottoms | {z for z, (_, k) in where.items() if k == 1 and not under(z)}
+            possible |= {z for w in bottoms for z in ADJ_ANY[w]
+                         if not under(z) and z not in stuck}
             return possible
 
         def kept_off(y: int, under: Callable[[int], bool]) -> bool:
