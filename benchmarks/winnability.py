@@ -46,7 +46,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from service import wire  # noqa: E402
+from service.domain import wire  # noqa: E402
 from service.engine import Game, Status  # noqa: E402
 from service.solver import Budget, solve_deal  # noqa: E402
 
