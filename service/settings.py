@@ -107,8 +107,8 @@ class Settings:
     # A hint: this many sampled completions of the face-down cards, each solved
     # within the per-sample budget (the node budget decides; seconds only cap it).
     hint_samples: int = 6
-    hint_sample_nodes: int = 500
-    hint_sample_s: float = 0.25
+    hint_sample_nodes: int = 20_000
+    hint_sample_s: float = 0.07
     log_level: str = "INFO"
     # Comma-separated addresses of the load balancers in front of the service:
     # only requests from these have their X-Forwarded-For believed (for the
