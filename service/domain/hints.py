@@ -63,11 +63,10 @@ class Hints:
         wait_s = request_wait_s(s.hint_samples * s.hint_sample_s, s.request_deadline_s)
         taken = await self.searches.take("a hint", address, player, wait_s)
         try:
-            # The commands in effect and the seed go to the pool only to replay the views
-            # the game has shown (a hint does not lead back to them); never to the search.
+            # The snapshot goes to the pool only to rebuild the views the game has shown
+            # (a hint does not lead back to them); the search gets the public view.
             job = self.pool.submit(
-                suggest_in_game, variant, options, piles, seed=game.seed,
-                commands=game.effective_commands(), samples=s.hint_samples,
+                suggest_in_game, game.snapshot(), samples=s.hint_samples,
                 budget_per_sample=self.budget(), known=known,
                 rng_seed=view_seed(variant, options, piles, known),
                 what="a hint", retry_s=wait_s)
