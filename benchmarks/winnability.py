@@ -381,21 +381,27 @@ def hint_text(data: Path) -> list[str]:
         rows = list(csv.DictReader(f))
     if not rows:
         return []
+    deals = sorted({int(r["deals"]) for r in rows})
     out = [
         "## Hints worth taking",
         "",
-        "Made by `python benchmarks/hint_quality.py --deals 20` "
-        "(`benchmarks/data/hint-quality.csv`): the first 20 seeds of each game that the "
-        "full-information solver wins (by the data files as they were when it ran), each "
-        "played from the deal by a bot that always plays the service's hint (the default "
-        f"hint settings: {rows[0]['samples']} samples of {int(rows[0]['sample_nodes']):,} "
-        "positions) and by one that always plays the first legal move; a game that reaches "
-        "600 commands counts as not won. With every card known the solver wins all of "
-        "them (100%). Hint times on the shared, loaded machine (a hint's search alone, "
-        "not the request).",
+        "Made by `python benchmarks/hint_quality.py --deals 200 --configs <game> "
+        "--stop-at <time>`, one run per game (`benchmarks/data/hint-quality.csv`): the "
+        "first seeds of each game that the full-information solver wins (by the data files "
+        "as they were when it ran), each played from the deal by a bot that always plays "
+        "the service's hint (the default hint settings: "
+        f"{rows[0]['samples']} samples of {int(rows[0]['sample_nodes']):,} positions, "
+        "and the views the game has shown before, as the service gives them) and by one "
+        "that always plays the first legal move; a game that reaches 600 commands counts "
+        "as not won. With every card known the solver wins all of them (100%). "
+        + ("Each game's run had until a set time to play its 200 deals: `deals` is how "
+           "many it played, the first of the list, in order. " if deals != [200] else "")
+        + "Hint times are the CPU time of a hint's search in the benchmark's process "
+        "(the answer times through the service are in benchmarks/README.md, "
+        "`hint_latency.py`).",
         "",
         "| game | deals | hint bot won | first-move bot won | full information | "
-        "hint time median / p95 |",
+        "hint CPU median / p95 |",
         "|---|---|---|---|---|---|",
     ]
     for r in rows:

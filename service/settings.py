@@ -105,10 +105,13 @@ class Settings:
     solution_solve_s: float = 10.0
     solution_solve_nodes: int = 5_000_000
     # A hint: this many sampled completions of the face-down cards, each solved
-    # within the per-sample budget (the node budget decides; seconds only cap it).
+    # within the per-sample budget (the node budget decides; seconds only cap it: six
+    # samples, 0.3 s at most). The native core searches 20,000 positions in 10-40 ms of
+    # CPU; with none unknown, one search has the six budgets (docs/winnability.md, "Hints
+    # worth taking"; answer times through the service: benchmarks/hint_latency.py).
     hint_samples: int = 6
-    hint_sample_nodes: int = 500
-    hint_sample_s: float = 0.25
+    hint_sample_nodes: int = 20_000
+    hint_sample_s: float = 0.05
     log_level: str = "INFO"
     # Comma-separated addresses of the load balancers in front of the service:
     # only requests from these have their X-Forwarded-For believed (for the

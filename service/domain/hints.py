@@ -3,8 +3,9 @@
 The solver (in the pool) samples completions of the face-down cards from the
 cards not visible and suggests the command that wins the most samples. Its
 sampling seed is a digest of the visible view (variant, options, public piles)
-only, so two games that look the same get the same hint wherever their
-face-down cards really are; and the hidden cards never go into the search.
+only, so two games that look the same (and have shown the same views before: the hint
+does not lead back to one) get the same hint wherever their face-down cards really
+are; and the hidden cards never go into the search.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from service.domain.searches import Searches
 from service.domain.solving import SolverPool, request_wait_s
 from service.engine import Game
 from service.settings import Settings
-from service.solver import Budget, HintResult, seen_stock, suggest
+from service.solver import Budget, HintResult, seen_stock
+from service.solver.hint import suggest_in_game
 
 
 def view_seed(variant: str, options: Mapping[str, Any], piles: Mapping[str, Any],
@@ -61,8 +63,10 @@ class Hints:
         wait_s = request_wait_s(s.hint_samples * s.hint_sample_s, s.request_deadline_s)
         taken = await self.searches.take("a hint", address, player, wait_s)
         try:
+            # The snapshot goes to the pool only to rebuild the views the game has shown
+            # (a hint does not lead back to them); the search gets the public view.
             job = self.pool.submit(
-                suggest, variant, options, piles, samples=s.hint_samples,
+                suggest_in_game, game.snapshot(), samples=s.hint_samples,
                 budget_per_sample=self.budget(), known=known,
                 rng_seed=view_seed(variant, options, piles, known),
                 what="a hint", retry_s=wait_s)

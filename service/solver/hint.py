@@ -10,8 +10,22 @@ in which the search itself tries commands (foundation moves first, then moves
 that turn a card up or empty a pile, then the rest, draws last), so a player who
 can move always gets a suggestion (with ``wins`` 0 when no sample was won).
 
+When no card is unknown (Shamrocks deals every card face up; elsewhere, late in a game),
+every sample would be the same position: it is solved once, with the whole budget of
+the samples, and the hint says one sample.
+
+A hint does not lead back. Given how many times the game has shown each view before
+(``shown``: :func:`history` of the commands in effect), it suggests only among the
+commands whose view after them has been shown the fewest times (none, most often): not
+a move that undoes the one before, nor a pass through Gilbert's stock with nothing
+played, while another command leads somewhere new. A sample whose line begins with a
+command left out votes instead for the first of the others (at most :data:`TRIED`)
+after which it finds a win. Those views are public: a command that turns up an unknown
+card leads to a view never shown.
+
 Nothing here reads a face-down card the player has not seen: two views that are
-equal (with what the player has seen of face-down cards, ``known``) get the same hint.
+equal (with what the player has seen of face-down cards, ``known``, and the views
+shown before, ``shown``) get the same hint.
 Gilbert's stock, once it has run out, holds only cards the player saw in the waste, in
 an order the player saw: :func:`seen_stock` gives it, and the samples keep it as it is.
 """
@@ -20,24 +34,26 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
-from service.engine import Draw, Game, Move, Pile, get_variant
+from service.engine import Draw, Game, Move, Pile, Position, Status, get_variant
 from service.engine.cards import ordered_deck
 
 from .result import Budget, HintResult
-from .rules import Cmd, command_dict
+from .rules import DRAW, Cmd, command_dict
 from .search import search
 from .variants import rules_for
 
 
 def suggest(variant: str, options: Mapping[str, Any], piles: Mapping[str, Mapping[str, Any]], *,
             samples: int, budget_per_sample: Budget, rng_seed: int,
-            known: Mapping[str, Sequence[str]] | None = None) -> HintResult:
+            known: Mapping[str, Sequence[str]] | None = None,
+            shown: Mapping[Hashable, int] | None = None) -> HintResult:
     """The command to play in the public view ``piles`` (as ``Game.public_piles()``).
     ``known``: the face-down cards of some piles that the player has seen, bottom to top
-    (:func:`seen_stock`); the samples deal them there, and only the others at random."""
+    (:func:`seen_stock`); the samples deal them there, and only the others at random.
+    ``shown``: how many times the game has shown each view before (:func:`history`)."""
     spec = get_variant(variant)(options)
     rules = rules_for(variant, options)
     layout = [p.id for p in spec.layout]
@@ -80,28 +96,106 @@ def suggest(variant: str, options: Mapping[str, Any], piles: Mapping[str, Mappin
     order: list[Cmd] = [c for _, c, _ in sorted(rules.moves(base), key=lambda m: m[0])]
     if not order or rules.won(base):
         return HintResult(None, 0, 0)
+    if shown:  # only the commands whose views after them have been shown the least
+        visits = _visits(variant, options, position(unseen), order, set(seen), shown)
+        least = min(visits.values())
+        order = [c for c in order if visits[c] == least]
     rank = {c: i for i, c in reversed(list(enumerate(order)))}
     votes: Counter[Cmd] = Counter()
+    if not unseen:  # every sample the same position: one search with all their budget
+        samples, budget_per_sample = 1, Budget(
+            budget_per_sample.max_nodes * samples, budget_per_sample.max_seconds * samples,
+            budget_per_sample.clock)
     rng = random.Random(rng_seed)
     for _ in range(samples):
         hidden = list(unseen)
         rng.shuffle(hidden)
-        result = _solve_first(rules, position(hidden), budget_per_sample)
+        result = _solve_first(rules, position(hidden), budget_per_sample, order)
         if result is not None and result in rank:
             votes[result] += 1
     best = min(order, key=lambda c: (-votes[c], rank[c]))
     return HintResult(command_dict(best), samples, votes[best])
 
 
-def _solve_first(rules: Any, piles: dict[str, Pile], budget: Budget) -> Cmd | None:
-    """The first command of a winning line from ``piles``, if the search finds one."""
-    result = search(rules, rules.from_piles(piles), budget)
+def view_key(piles: Mapping[str, Pile]) -> Hashable:
+    """What the player sees of ``piles``: each pile's face-down count and face-up cards."""
+    return tuple(sorted((pid, len(p.down), tuple(p.up)) for pid, p in piles.items()))
+
+
+def history(position: Position) -> Counter[Hashable]:
+    """How many times the game has shown each view before ``position``, along the
+    commands in effect (:func:`view_key`): what the player has been shown on the way."""
+    out: Counter[Hashable] = Counter()
+    at = position.parent
+    while at is not None:
+        out[view_key(at.piles)] += 1
+        at = at.parent
+    return out
+
+
+def suggest_in_game(snapshot: Mapping[str, Any], *, samples: int, budget_per_sample: Budget,
+                    rng_seed: int, known: Mapping[str, Sequence[str]] | None = None
+                    ) -> HintResult:
+    """:func:`suggest` in the game of ``snapshot`` (``Game.snapshot()``), from its public
+    view. The game's earlier positions are rebuilt from the snapshot (its commands in
+    effect, without checking them again) only for the views they showed (:func:`history`:
+    counts and face-up cards), which the hint leaves last; the search sees none of its
+    face-down cards. Where the service's pool runs it: a 5,000-command game takes about
+    0.1 s of CPU to rebuild, no work for the event loop."""
+    game = Game.from_snapshot(snapshot)
+    return suggest(game.variant.id, game.variant.options, game.public_piles(),
+                   samples=samples, budget_per_sample=budget_per_sample, rng_seed=rng_seed,
+                   known=known, shown=history(game.position))
+
+
+def _visits(variant: str, options: Mapping[str, Any], piles: dict[str, Pile],
+            order: Iterable[Cmd], known: set[str],
+            shown: Mapping[Hashable, int]) -> dict[Cmd, int]:
+    """How many times the view after each command of ``order`` has been ``shown``.
+    ``piles`` is a completion of the view; a command that turns up a card of a pile not
+    ``known`` leads to a view that depends on the completion and was never shown: 0."""
+    game = Game(get_variant(variant)(options), 0, Position(piles, None, None, False), 0,
+                Status.PLAYING)
+    out = {}
+    for cmd in order:
+        after = game.apply(Draw() if cmd == DRAW else Move(*cmd))[0].piles
+        turned_up = any(len(after[pid].down) < len(pile.down)
+                        for pid, pile in piles.items() if pid not in known)
+        out[cmd] = 0 if turned_up else shown.get(view_key(after), 0)
+    return out
+
+
+def _solve_first(rules: Any, piles: dict[str, Pile], budget: Budget,
+                 order: Sequence[Cmd]) -> Cmd | None:
+    """The first command of a winning line from ``piles``, if the search finds one and it
+    is one of ``order``; if it is not (it leads back to a view shown before), the first
+    command of ``order`` (at most :data:`TRIED` of them) after which the search finds a
+    win with an equal share of what is left of ``budget``."""
+    start, began = rules.from_piles(piles), budget.clock()
+    result = search(rules, start, budget)
     if result.result != "won" or not result.commands:
         return None
-    first = result.commands[0]
-    if first["type"] == "draw":
-        return ("stock", "", 0)
-    return (first["from"], first["to"], first["count"])
+    head = result.commands[0]
+    first: Cmd = DRAW if head["type"] == "draw" else (head["from"], head["to"], head["count"])
+    if first in order:
+        return first
+    tried = order[:TRIED]
+    nodes = (budget.max_nodes - result.nodes) // len(tried)
+    if nodes < 1:
+        return None
+    after = {cmd: child for _, cmd, child in rules.moves(start)}
+    for i, cmd in enumerate(tried):
+        left = budget.max_seconds - (budget.clock() - began)
+        if left <= 0:
+            return None
+        if search(rules, after[cmd], Budget(nodes, left / (len(tried) - i),
+                                            budget.clock)).result == "won":
+            return cmd
+    return None
+
+
+# The commands that a sample tries when its line leads back.
+TRIED = 3
 
 
 # Gilbert's draw deals this many cards (docs/rules.md: "A draw deals three cards").

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from service.engine import DRAW, UNDO, Game, Pile, Status
+from service.engine import DRAW, UNDO, Game, Move, Pile, Status
 from service.solver import Budget, HintResult, seen_stock, suggest
+from service.solver.hint import history, suggest_in_game, view_key
 from tests.commands import from_json
 
 from .helpers import CONFIGS, config_id, game_at, random_positions, small_position
@@ -50,7 +51,9 @@ def test_a_hint_depends_only_on_the_visible_position(config: tuple[str, dict[str
         assert other.public_piles() == game.public_piles()
         first = hint(game)
         assert first == hint(other), f"seed {seed}: the face-down cards changed the hint"
-        assert first.command is not None and first.samples == 4 and 0 <= first.wins <= 4
+        samples = 4 if any(p.down for p in game.piles.values()) else 1  # nothing unknown: 1
+        assert first.command is not None and first.samples == samples
+        assert 0 <= first.wins <= samples
         assert from_json(first.command) in game.legal_moves()
         reordered = dict(reversed(list(game.public_piles().items())))
         assert suggest(variant_id, options, reordered, samples=4, budget_per_sample=SAMPLE,
@@ -135,7 +138,7 @@ def test_a_hint_samples_only_the_cards_not_seen(monkeypatch: pytest.MonkeyPatch)
     stocks: list[tuple[str, ...]] = []
     tableaux: list[tuple[str, ...]] = []
 
-    def record(rules: Any, piles: dict[str, Pile], budget: Budget) -> None:
+    def record(rules: Any, piles: dict[str, Pile], budget: Budget, order: Any) -> None:
         stocks.append(piles["stock"].down)
         tableaux.append(piles["tableau/6"].down)
 
@@ -155,3 +158,83 @@ def test_a_hint_samples_only_the_cards_not_seen(monkeypatch: pytest.MonkeyPatch)
     with pytest.raises(ValueError, match="known card"):
         suggest("gilbert", {}, game.public_piles(), samples=1, budget_per_sample=SAMPLE,
                 rng_seed=3, known={"stock": known[1:]})
+
+
+def test_a_view_with_nothing_unknown_is_solved_once_with_every_samples_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shamrocks deals every card face up: six samples would be one position six times."""
+    from service.solver import hint as hint_module
+
+    budgets: list[Budget] = []
+
+    def record(rules: Any, piles: dict[str, Pile], budget: Budget, order: Any) -> None:
+        budgets.append(budget)
+
+    monkeypatch.setattr(hint_module, "_solve_first", record)
+    game = Game.deal("shamrocks", 4, {})
+    result = suggest("shamrocks", {}, game.public_piles(), samples=6,
+                     budget_per_sample=Budget(400, 0.5), rng_seed=1)
+    assert budgets == [Budget(2400, 3.0)] and result.samples == 1
+    budgets.clear()
+    gate = Game.deal("gate", 4, {})
+    suggest("gate", {}, gate.public_piles(), samples=6, budget_per_sample=Budget(400, 0.5),
+            rng_seed=1)
+    assert budgets == [Budget(400, 0.5)] * 6
+
+
+def back_and_forth(config: tuple[str, dict[str, Any]]) -> tuple[Game, Game]:
+    """A game, and the same game after its hint, where the hint turned no card up."""
+    variant_id, options = config
+    for seed in range(1, 40):
+        game = random_positions(variant_id, options, seed, steps=10)[-1]
+        if game.status is not Status.PLAYING or len(game.legal_moves()) < 2:
+            continue
+        command = from_json(hint(game).command)
+        after = game.apply(command)[0]
+        downs = [len(p.down) for p in game.piles.values()]
+        if after.status is Status.PLAYING and downs == [len(p.down) for p in after.piles.values()]:
+            return game, after
+    raise AssertionError(f"no such position in {variant_id}")
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=config_id)
+def test_a_hint_does_not_lead_back_to_a_view_shown_before(
+        config: tuple[str, dict[str, Any]]) -> None:
+    """Told that the view after its own hint has been shown, the hint suggests another
+    command, one that leads to a view not shown (or turns a card up)."""
+    game, after = back_and_forth(config)
+    first = hint(game).command
+    shown = {view_key(after.piles): 1}
+    again = suggest(game.variant.id, game.variant.options, game.public_piles(), samples=4,
+                    budget_per_sample=SAMPLE, rng_seed=5, shown=shown)
+    assert again.command is not None and again.command != first
+    assert view_key(game.apply(from_json(again.command))[0].piles) not in shown
+    # Every command leading back, the least shown of them is suggested.
+    everywhere = {view_key(game.apply(c)[0].piles): 2 for c in game.legal_moves()}
+    everywhere[view_key(after.piles)] = 1
+    only = suggest(game.variant.id, game.variant.options, game.public_piles(), samples=4,
+                   budget_per_sample=SAMPLE, rng_seed=5, shown=everywhere)
+    if all(len(game.apply(c)[0].piles[k].down) == len(p.down) for c in game.legal_moves()
+           for k, p in game.piles.items()):
+        assert only.command == first
+
+
+def test_the_views_shown_are_those_of_the_commands_in_effect() -> None:
+    """history counts each view before the game's own, along the commands in effect; the
+    service's job (suggest_in_game) rebuilds them from a snapshot and gives suggest the
+    same."""
+    game = Game.deal("gate", 3, {})
+    moves = [m for m in game.legal_moves() if isinstance(m, Move)]
+    there = game.apply(moves[0])[0]
+    back = [m for m in there.legal_moves()
+            if isinstance(m, Move) and view_key(there.apply(m)[0].piles) == view_key(game.piles)]
+    undone = there.apply(UNDO)[0]
+    assert history(undone.position) == {}
+    assert history(there.position) == {view_key(game.piles): 1}
+    if back:  # moved there and back: the deal's view shown once, the other once
+        home = there.apply(back[0])[0]
+        assert history(home.position) == {view_key(game.piles): 1, view_key(there.piles): 1}
+    assert suggest_in_game(there.snapshot(), samples=3, budget_per_sample=SAMPLE,
+                           rng_seed=2) == suggest(
+        "gate", {}, there.public_piles(), samples=3, budget_per_sample=SAMPLE, rng_seed=2,
+        shown=history(there.position))

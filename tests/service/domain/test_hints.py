@@ -203,3 +203,29 @@ async def test_a_strangers_hints_count_against_the_rate_limit_too(
         statuses = [(await api.request("POST", f"/v1/games/{game}/hint", stranger)).status
                     for _ in range(5)]
         assert statuses == [403, 403, 403, 429, 429], statuses
+
+
+async def test_a_hint_does_not_lead_back_to_a_position_the_game_has_shown(
+        service: tuple[Api, Context]) -> None:
+    """Caprice's deal 2 with a card taken off a foundation: from that view alone the hint
+    is to put it back (checked below with the solver); the service gives the hint the
+    positions the game has shown, and it suggests a command leading somewhere new."""
+    from service.solver import Budget, suggest
+
+    api, ctx = service
+    _, token = await api.player()
+    game_id = (await api.create(token, "caprice", 2))["game_id"]
+    off = {"type": "move", "from": "foundation/3", "to": "tableau/2", "count": 1}
+    await api.command(token, game_id, off)
+    state = await api.state(game_id, token)
+    s = ctx.settings
+    alone = suggest("caprice", state["options"], state["piles"], samples=s.hint_samples,
+                    budget_per_sample=Budget(s.hint_sample_nodes, s.hint_sample_s),
+                    rng_seed=view_seed("caprice", state["options"], state["piles"]))
+    back = {"type": "move", "from": "tableau/2", "to": "foundation/3", "count": 1}
+    assert alone.command == back  # what the view alone would suggest
+    body = await hint(api, token, game_id)
+    assert body["command"] is not None and body["command"] != back
+    game = Game.deal("caprice", 2).apply(from_json(off))[0]
+    dealt = Game.deal("caprice", 2).public_piles()
+    assert game.apply(from_json(body["command"]))[0].public_piles() != dealt
