@@ -317,10 +317,12 @@ export type Hello = {
  * `POST /v1/games/{id}/hint`: a suggested command at `seq`, from what the player sees.
  *
  * The face-down cards are treated as unknown: the server deals `samples` random
- * completions of them (from the cards not visible), solves each within a small
- * budget, and suggests the command that won the most (`wins` of them). The
- * sampling depends only on the visible position, never on where the face-down
- * cards really are. `command` is null when no move or draw is legal (a hint never
+ * completions of them (from the cards not visible; one when none is face down),
+ * solves each within a small budget, and suggests the command that won the most
+ * (`wins` of them), never one leading back to a position the game has already shown
+ * while another leads elsewhere. The sampling depends only on the visible position
+ * (and the positions shown before), never on where the face-down cards really are.
+ * `command` is null when no move or draw is legal (a hint never
  * suggests `undo` or `resign`), and `samples` and `wins` are then 0; it may be a
  * command that won no sample (`wins` 0) when none did.
  */
