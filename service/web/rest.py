@@ -34,7 +34,7 @@ from protocol.rest import (
 from service.context import Context, context
 from service.domain import wire
 from service.domain.errors import ApiError
-from service.domain.games import new_game_id
+from service.domain.games import Loaded, new_game_id
 from service.domain.moves import moves_of
 from service.domain.wire import engine_command
 from service.runtime.metrics import CONTENT_TYPE
@@ -63,6 +63,18 @@ async def count_read(request: web.Request) -> None:
     """Count a read of a game against its client address's limit (429 past it)."""
     ctx = ctx_of(request)
     await ctx.read_limiter.check(client_address(request))
+
+
+async def readable_game(request: web.Request) -> Loaded:
+    """The game of the route's ``{game_id}``, read by its caller: the read counted against
+    the client address's limit (429), then 404 if there is no such game, 403 if the
+    caller may not read it."""
+    ctx = ctx_of(request)
+    player = caller_of(request)
+    await count_read(request)
+    loaded = await ctx.games.load(request.match_info["game_id"])
+    ctx.games.check_read(loaded, player)
+    return loaded
 
 
 async def body_of(request: web.Request, type_: type[Any]) -> Any:
@@ -183,10 +195,7 @@ async def create_game(request: web.Request) -> web.Response:
 @routes.get("/v1/games/{game_id}")
 async def get_game(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
-    player = caller_of(request)
-    await count_read(request)
-    loaded = await ctx.games.load(request.match_info["game_id"])
-    ctx.games.check_read(loaded, player)
+    loaded = await readable_game(request)
     return json_response(ctx.games.state(loaded))
 
 
@@ -214,10 +223,7 @@ def command_result(seq: int, event: bytes) -> CommandResult:
 @routes.get("/v1/games/{game_id}/moves")
 async def get_moves(request: web.Request) -> web.Response:
     ctx = ctx_of(request)
-    player = caller_of(request)
-    await count_read(request)
-    loaded = await ctx.games.load(request.match_info["game_id"])
-    ctx.games.check_read(loaded, player)
+    loaded = await readable_game(request)
     return json_response(moves_of(ctx.games, loaded))
 
 

@@ -11,7 +11,7 @@ from service.domain.errors import ApiError
 from service.domain.games import Loaded
 from service.web.caller import caller_of, required_player
 from service.web.responses import json_response
-from service.web.rest import client_address, count_read, ctx_of, no_body
+from service.web.rest import client_address, ctx_of, no_body, readable_game
 
 routes = web.RouteTableDef()
 
@@ -29,10 +29,7 @@ def _daily_end(loaded: Loaded) -> str | None:
 async def get_solution(request: web.Request) -> web.Response:
     """The solver's line from the deal, once the game is over (it would show face-down cards)."""
     ctx = ctx_of(request)
-    player = caller_of(request)
-    await count_read(request)  # a read of the game, by anyone who may read it: limited alike
-    loaded = await ctx.games.load(request.match_info["game_id"])
-    ctx.games.check_read(loaded, player)
+    loaded = await readable_game(request)  # by anyone who may read it: limited alike
     game = loaded.game
     ends = _daily_end(loaded)
     # A daily attempt is over once its day is: it takes no more commands (it can no longer
@@ -48,7 +45,7 @@ async def get_solution(request: web.Request) -> web.Response:
                        f"is over, at {ends}: until then it would help the other players",
                        {"available_at": ends})
     body = await ctx.solutions.body(game.variant.id, game.variant.options, game.seed,
-                                    client_address(request), player)
+                                    client_address(request), caller_of(request))
     return web.Response(body=body, content_type="application/json")
 
 
