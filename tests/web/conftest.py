@@ -20,8 +20,11 @@ if TYPE_CHECKING:
 
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def playwright() -> Iterator[Playwright]:
+    """Playwright's sync API, for this package's tests only: while it runs, it holds an
+    event loop running in the main thread, and an asyncio test collected after these
+    (``pytest tests/web/x.py tests/other/y.py``) could not run its own loop."""
     sync_api = pytest.importorskip(
         "playwright.sync_api",
         reason="browser tests need Playwright for Python (in the test extras)")
@@ -32,7 +35,7 @@ def playwright() -> Iterator[Playwright]:
         yield p
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
     try:
