@@ -45,10 +45,11 @@ from _harness import ROOT, median, percentile, wait_ready
 
 from protocol.fields import rfc3339
 from service.domain.auth import Tokens
+from service.domain.cursors import encode_cursor
 from service.domain.daily.challenge import Day, Seeds, epoch_ms
 from service.domain.daily.deals import DailyDeals
 from service.domain.daily.ranking import Standing
-from service.domain.daily.service import DailyService, encode_cursor
+from service.domain.daily.service import DailyService
 from service.domain.games import DailyTags, GameService
 from service.domain.solutions import Solutions
 from service.domain.solving import SolverPool
@@ -223,8 +224,7 @@ async def run_load(
             cpu_s(os.getpid()) - me,
         )
 
-    cpu, *_ = await asyncio.gather(
-        measure_cpu(),
+    reading = asyncio.gather(
         *(
             _reader(
                 split.hostname or "127.0.0.1",
@@ -235,8 +235,9 @@ async def run_load(
                 load,
             )
             for i in range(readers)
-        ),
+        )
     )
+    cpu, _ = await asyncio.gather(measure_cpu(), reading)
     lat = load.latencies
     return {
         "reads_per_s": load.done / duration_s,
@@ -502,4 +503,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

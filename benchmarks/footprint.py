@@ -3,7 +3,12 @@ burst of sockets (issue 25).
 
 Starts ``python -m service`` as deployed: its default settings (the workers one a core,
 the embedded store, the solver pools), but for the per-address limits, lifted because
-every client here comes from one address. Then, for every process of the instance (the
+every client here comes from one address, and the daily secret, ``--daily-secret`` with
+a fixed default: the service would otherwise generate one into its (temporary) data
+folder on every run, so each run would deal other daily deals, and the at-rest figure
+would move with them (on some deals a solver process is still up 10 s after the choice).
+With the same secret, runs on the same day choose the same daily deals and compare;
+the day itself still picks them. Then, for every process of the instance (the
 supervisor, its workers, their solver processes, the store), its RSS and its PSS (the
 pages it shares with others, such as the code of the interpreter, counted once across
 them), at each stage:
@@ -38,6 +43,7 @@ from ws_load import wait_daily
 from tests.live import free_port
 
 MIB = 1024 * 1024
+DAILY_SECRET = "bench-footprint-daily-secret-0123456789"
 
 
 def tree(pid: int) -> list[int]:
@@ -183,6 +189,9 @@ def main(argv: list[str] | None = None) -> None:
                              "memory kept for reuse from memory lost)")
     parser.add_argument("--root", type=Path, default=ROOT,
                         help="the checkout whose service runs (another commit's)")
+    parser.add_argument("--daily-secret", default=DAILY_SECRET,
+                        help="the service's SOLITAIRE_DAILY_SECRET (fixed by default, so that "
+                             "runs on one day deal the same daily deals)")
     parser.add_argument("--env", nargs="*", default=[],
                         help="NAME=VALUE for the service's environment (e.g. MALLOC_ARENA_MAX=2)")
     args = parser.parse_args(argv)
@@ -192,6 +201,7 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-footprint-") as data:
         env = {**os.environ, "SOLITAIRE_PORT": str(port), "SOLITAIRE_DATA_DIR": data,
                "SOLITAIRE_LOG_LEVEL": "WARNING", "PYTHONPATH": python_path(True, root),
+               "SOLITAIRE_DAILY_SECRET": args.daily_secret,
                **LIFTED_PER_ADDRESS_LIMITS, "SOLITAIRE_RATE_LIMIT_PER_S": "100000",
                "SOLITAIRE_RATE_LIMIT_BURST": "1000000",
                **dict(item.split("=", 1) for item in args.env)}

@@ -133,19 +133,14 @@ def history(position: Position) -> Counter[Hashable]:
     return out
 
 
-def suggest_in_game(snapshot: Mapping[str, Any], *, samples: int, budget_per_sample: Budget,
-                    rng_seed: int, known: Mapping[str, Sequence[str]] | None = None
-                    ) -> HintResult:
-    """:func:`suggest` in the game of ``snapshot`` (``Game.snapshot()``), from its public
-    view. The game's earlier positions are rebuilt from the snapshot (its commands in
-    effect, without checking them again) only for the views they showed (:func:`history`:
-    counts and face-up cards), which the hint leaves last; the search sees none of its
-    face-down cards. Where the service's pool runs it: a 5,000-command game takes about
-    0.1 s of CPU to rebuild, no work for the event loop."""
-    game = Game.from_snapshot(snapshot)
-    return suggest(game.variant.id, game.variant.options, game.public_piles(),
-                   samples=samples, budget_per_sample=budget_per_sample, rng_seed=rng_seed,
-                   known=known, shown=history(game.position))
+def shown_in_game(snapshot: Mapping[str, Any]) -> Counter[Hashable]:
+    """:func:`history` of the game of ``snapshot`` (``Game.snapshot()``): the views its
+    earlier positions showed, rebuilt from the snapshot (its commands in effect, without
+    checking them again), for :func:`suggest`'s ``shown``. Only the views leave: counts
+    and face-up cards (:func:`view_key`), never a face-down card, so the hint's search
+    gets none. Where the service's pool runs it: a 5,000-command game takes about 0.1 s
+    of CPU to rebuild, no work for the event loop."""
+    return history(Game.from_snapshot(snapshot).position)
 
 
 def _visits(variant: str, options: Mapping[str, Any], piles: dict[str, Pile],

@@ -9,7 +9,7 @@ import pytest
 
 from service.engine import DRAW, UNDO, Game, Move, Pile, Status
 from service.solver import Budget, HintResult, seen_stock, suggest
-from service.solver.hint import history, suggest_in_game, view_key
+from service.solver.hint import history, shown_in_game, view_key
 from tests.commands import from_json
 
 from .helpers import CONFIGS, config_id, game_at, random_positions, small_position
@@ -221,8 +221,7 @@ def test_a_hint_does_not_lead_back_to_a_view_shown_before(
 
 def test_the_views_shown_are_those_of_the_commands_in_effect() -> None:
     """history counts each view before the game's own, along the commands in effect; the
-    service's job (suggest_in_game) rebuilds them from a snapshot and gives suggest the
-    same."""
+    service's job (shown_in_game) rebuilds them from a snapshot, the same, for suggest."""
     game = Game.deal("gate", 3, {})
     moves = [m for m in game.legal_moves() if isinstance(m, Move)]
     there = game.apply(moves[0])[0]
@@ -234,7 +233,5 @@ def test_the_views_shown_are_those_of_the_commands_in_effect() -> None:
     if back:  # moved there and back: the deal's view shown once, the other once
         home = there.apply(back[0])[0]
         assert history(home.position) == {view_key(game.piles): 1, view_key(there.piles): 1}
-    assert suggest_in_game(there.snapshot(), samples=3, budget_per_sample=SAMPLE,
-                           rng_seed=2) == suggest(
-        "gate", {}, there.public_piles(), samples=3, budget_per_sample=SAMPLE, rng_seed=2,
-        shown=history(there.position))
+    assert shown_in_game(there.snapshot()) == history(there.position)
+    assert shown_in_game(undone.snapshot()) == {}

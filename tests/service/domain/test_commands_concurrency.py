@@ -41,6 +41,15 @@ async def two(redis_url: str, tmp_path: Path) -> AsyncIterator[tuple[Api, Api]]:
         yield Api(session, a), Api(session, b)
 
 
+async def new_game(
+    api: Api, variant: str, seed: int, options: dict[str, Any] | None = None
+) -> tuple[str, str, Any]:
+    """A new player's token, and a new game of theirs: its id and its state at the start."""
+    _, token = await api.player()
+    created = await api.create(token, variant, seed=seed, options=options)
+    return token, created["game_id"], created["state"]
+
+
 async def check_log(api: Api, token: str, game_id: str, start: Any) -> Any:
     """Folding the whole log's diffs over the start gives GET; the log has no hole."""
     state = game_state(start)
@@ -73,9 +82,7 @@ async def test_of_twenty_commands_with_the_same_expected_seq_exactly_one_wins(
     two: tuple[Api, Api], variant: str, options: dict[str, Any]
 ) -> None:
     api, _ = two
-    _, token = await api.player()
-    created = await api.create(token, variant, seed=77, options=options or None)
-    game_id = created["game_id"]
+    token, game_id, start = await new_game(api, variant, seed=77, options=options or None)
     rng = random.Random(variant)
     for round_ in range(3):
         seq, commands = await legal_commands(api, token, game_id, 20)
@@ -95,15 +102,13 @@ async def test_of_twenty_commands_with_the_same_expected_seq_exactly_one_wins(
             else:
                 assert r.body["seq"] == seq + 1
         assert (await api.state(game_id, token))["seq"] == seq + 1
-    await check_log(api, token, game_id, created["state"])
+    await check_log(api, token, game_id, start)
 
 
 async def test_of_commands_with_the_same_expected_seq_through_two_instances_exactly_one_wins(
         two: tuple[Api, Api]) -> None:
     a, b = two
-    _, token = await a.player()
-    created = await a.create(token, "gilbert", seed=5)
-    game_id = created["game_id"]
+    token, game_id, start = await new_game(a, "gilbert", seed=5)
     await b.state(game_id, token)  # b caches the game too: both start from their own copy
     for round_ in range(5):
         seq, commands = await legal_commands(a, token, game_id, 20)
@@ -118,16 +123,14 @@ async def test_of_commands_with_the_same_expected_seq_through_two_instances_exac
         assert sorted(r.status for r in replies) == [200] + [409] * 19
         winner = next(r for r in replies if r.status == 200)
         assert winner.body["seq"] == seq + 1
-    await check_log(a, token, game_id, created["state"])
-    await check_log(b, token, game_id, created["state"])
+    await check_log(a, token, game_id, start)
+    await check_log(b, token, game_id, start)
 
 
 async def test_of_commands_with_the_same_expected_seq_through_sockets_exactly_one_wins(
         two: tuple[Api, Api]) -> None:
     a, b = two
-    _, token = await a.player()
-    created = await a.create(token, "gate", seed=9)
-    game_id = created["game_id"]
+    token, game_id, _ = await new_game(a, "gate", seed=9)
     socks = [(await connect(api.session, api.base, game_id, token))[0] for api in (a, b, a, b)]
     try:
         seq, commands = await legal_commands(a, token, game_id, 12)
@@ -152,9 +155,7 @@ async def test_of_commands_with_the_same_expected_seq_through_sockets_exactly_on
 async def test_a_command_id_sent_twenty_times_at_once_is_applied_once_and_answered_alike(
         two: tuple[Api, Api], expected: bool) -> None:
     a, b = two
-    _, token = await a.player()
-    created = await a.create(token, "gilbert", seed=5)
-    game_id = created["game_id"]
+    token, game_id, start = await new_game(a, "gilbert", seed=5)
     await a.command(token, game_id, {"type": "draw"})
     await b.state(game_id, token)
     for _round in range(3):
@@ -169,14 +170,13 @@ async def test_a_command_id_sent_twenty_times_at_once_is_applied_once_and_answer
         assert len(bodies) == 1  # the very same result, diff and all
         assert replies[0].body["seq"] == seq + 1
         assert (await a.state(game_id, token))["seq"] == seq + 1
-    await check_log(a, token, game_id, created["state"])
+    await check_log(a, token, game_id, start)
 
 
 async def test_a_repeated_command_id_returns_the_first_result_even_when_stale(
         two: tuple[Api, Api]) -> None:
     a, b = two
-    _, token = await a.player()
-    game_id = (await a.create(token, "gilbert", seed=7))["game_id"]
+    token, game_id, _ = await new_game(a, "gilbert", seed=7)
     moves = await a.moves(game_id, token)
     move = next(m for m in moves["moves"] if m["type"] == "move")
     cid = new_command_id()
@@ -201,9 +201,7 @@ async def test_commands_without_expected_seq_racing_all_land_and_the_log_stays_w
     # 409 is for a stale expected_seq; a command without one is retried until it lands
     # (issue 13: 12 of 20 used to get 409 "kept changing").
     a, b = two
-    _, token = await a.player()
-    created = await a.create(token, "gilbert", seed=13)
-    game_id = created["game_id"]
+    token, game_id, start = await new_game(a, "gilbert", seed=13)
     replies = await asyncio.gather(*((a, b)[i % 2].command(token, game_id, {"type": "draw"},
                                                            command_id=new_command_id(), expect=None)
                                      for i in range(20)))
@@ -212,7 +210,7 @@ async def test_commands_without_expected_seq_racing_all_land_and_the_log_stays_w
     ]
     applied = [r.body["seq"] for r in replies]
     assert sorted(applied) == list(range(1, 21))
-    final = await check_log(a, token, game_id, created["state"])
+    final = await check_log(a, token, game_id, start)
     assert final["seq"] == len(applied)
 
 
@@ -220,8 +218,7 @@ async def test_a_socket_and_rest_sending_one_command_id_at_once_apply_it_once(
     two: tuple[Api, Api],
 ) -> None:
     a, b = two
-    _, token = await a.player()
-    game_id = (await a.create(token, "gilbert", seed=5))["game_id"]
+    token, game_id, _ = await new_game(a, "gilbert", seed=5)
     sock, _ = await connect(b.session, b.base, game_id, token)
     try:
         cid = new_command_id()

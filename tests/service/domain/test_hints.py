@@ -7,8 +7,10 @@ their face-down cards are; a game that takes no move or draw gets none.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ import pytest
 from protocol.solver import Hint
 from service.app import Context
 from service.domain.hints import view_seed
-from service.engine import Game, Status
+from service.engine import Game, Move, Status
 from service.store import keys
 from tests.commands import from_json, to_json
 from tests.live import settings_for_test
@@ -229,3 +231,56 @@ async def test_a_hint_does_not_lead_back_to_a_position_the_game_has_shown(
     game = Game.deal("caprice", 2).apply(from_json(off))[0]
     dealt = Game.deal("caprice", 2).public_piles()
     assert game.apply(from_json(body["command"]))[0].public_piles() != dealt
+
+
+def plain_values(value: Any) -> Iterator[Any]:
+    """Every value inside ``value``: mappings' keys and values, sequences' items, the
+    fields of dataclasses, each down to what holds nothing more."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from plain_values(k)
+            yield from plain_values(v)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for item in value:
+            yield from plain_values(item)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            yield from plain_values(getattr(value, field.name))
+    else:
+        yield value
+
+
+async def test_the_hints_search_job_gets_no_face_down_card(
+        service: tuple[Api, Context], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search's job in the pool gets the public view and the views the game has shown
+    as their keys (face-down counts, face-up cards): none of its arguments is a face-down
+    card. Only the job that rebuilds those views from the snapshot, which needs the deal,
+    gets one, and what it gives back holds none."""
+    api, ctx = service
+    _, token = await api.player()
+    game_id = (await api.create(token, "gate", 3))["game_id"]
+    game = Game.deal("gate", 3)
+    for _ in range(2):  # views shown before: the rebuild has something to do
+        move = next(m for m in game.legal_moves() if isinstance(m, Move))
+        await api.command(token, game_id, to_json(move))
+        game = game.apply(move)[0]
+    face_down = {card for pile in game.piles.values() for card in pile.down}
+    assert face_down
+    jobs: list[tuple[str, tuple[Any, ...], dict[str, Any], asyncio.Future[Any]]] = []
+    submit = ctx.pool.submit
+
+    def recording(fn: Any, *args: Any, **kwargs: Any) -> asyncio.Future[Any]:
+        future = submit(fn, *args, **kwargs)
+        jobs.append((fn.__name__, args, kwargs, future))
+        return future
+
+    monkeypatch.setattr(ctx.pool, "submit", recording)
+    await hint(api, token, game_id)
+    assert jobs
+    for name, args, kwargs, _ in jobs:
+        if name != "shown_in_game":
+            leaked = face_down & set(plain_values((args, kwargs)))
+            assert not leaked, f"the job {name} got face-down card(s) {sorted(leaked)}"
+    assert [name for name, *_ in jobs] == ["shown_in_game", "suggest"]
+    shown = jobs[0][3].result()
+    assert shown and not face_down & set(plain_values(shown))

@@ -6,57 +6,18 @@ owns their game's slot, and nowhere else."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
-from datetime import UTC, datetime
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 from redis.asyncio.cluster import NodesManager
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from service.store import RESYNC, GameMeta, Published, keys
+from service.store import RESYNC, Published, keys
 from tests.redis_servers import LocalCluster, sync_client
 from tests.service.listening import listen
-from tests.service.store.test_store_cluster import migrate_slot, slot
+from tests.service.store.clusters import META, migrate_slot, slot, subscribers
 from tests.stores import Store
-
-META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
-                created_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
-
-
-@pytest.fixture
-def cluster_with_replicas(tmp_path: Path) -> Iterator[LocalCluster]:
-    cluster = LocalCluster(tmp_path / "cluster", replicas=1, node_timeout_ms=2000)
-    cluster.start()
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
-
-
-@pytest.fixture
-def private_cluster(tmp_path: Path) -> Iterator[LocalCluster]:
-    cluster = LocalCluster(tmp_path / "cluster")
-    cluster.start()
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
-
-
-def subscribers(cluster: LocalCluster, game_id: str) -> dict[int, int]:
-    """SHARDNUMSUB of the game's channel on each running node (by index)."""
-    out = {}
-    for i, node in enumerate(cluster.nodes):
-        if node.running:
-            with sync_client(node.url) as client:
-                out[i] = int(
-                    client.execute_command("PUBSUB", "SHARDNUMSUB", keys.game_channel(game_id))[1]
-                )
-    return out
-
-
 
 
 async def test_a_moved_slot_whose_first_refresh_fails_is_re_routed_after_a_retry(

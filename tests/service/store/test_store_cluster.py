@@ -4,24 +4,13 @@ sharded subscriptions on the node that owns the game's slot."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
-from datetime import UTC, datetime
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 
-import pytest
-
-from service.store import RESYNC, GameMeta, Published, keys
+from service.store import RESYNC, Published, keys
 from tests.redis_servers import LocalCluster, sync_client
 from tests.service.listening import fanout_connections, listen
+from tests.service.store.clusters import META, migrate_slot, slot
 from tests.stores import Store
-
-META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
-                created_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
-
-
-def slot(cluster: LocalCluster, key: str) -> int:
-    with sync_client(cluster.nodes[0].url) as client:
-        return int(client.execute_command("CLUSTER", "KEYSLOT", key))
 
 
 def game_ids_on_every_node(cluster: LocalCluster, per_node: int = 2) -> list[str]:
@@ -102,33 +91,6 @@ async def test_a_cluster_url_without_schemes_works(
     await store.ping()
     await store.games.create("g1", META, ttl_s=3600)
     assert (await store.games.load("g1")).meta.seq == 0
-
-
-@pytest.fixture
-def private_cluster(tmp_path: Path) -> Iterator[LocalCluster]:
-    """A cluster of this test's own, for tests that change its slot layout."""
-    cluster = LocalCluster(tmp_path / "cluster")
-    cluster.start()
-    try:
-        yield cluster
-    finally:
-        cluster.stop()
-
-
-def migrate_slot(cluster: LocalCluster, slot_: int, source_i: int, target_i: int) -> None:
-    """Move a slot and its keys from one node to another, as a resharding does."""
-    source, target = cluster.nodes[source_i], cluster.nodes[target_i]
-    with sync_client(source.url) as src, sync_client(target.url) as dst:
-        source_id = src.execute_command("CLUSTER", "MYID")
-        target_id = dst.execute_command("CLUSTER", "MYID")
-        dst.execute_command("CLUSTER", "SETSLOT", slot_, "IMPORTING", source_id)
-        src.execute_command("CLUSTER", "SETSLOT", slot_, "MIGRATING", target_id)
-        names = src.execute_command("CLUSTER", "GETKEYSINSLOT", slot_, 1000)
-        if names:
-            src.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", *names)
-        for node in (target, source, *(n for n in cluster.nodes if n not in (source, target))):
-            with sync_client(node.url) as client:
-                client.execute_command("CLUSTER", "SETSLOT", slot_, "NODE", target_id)
 
 
 async def test_when_a_games_slot_moves_its_listeners_resync_and_hear_the_new_owner(

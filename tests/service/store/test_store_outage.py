@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ import aiohttp
 import pytest
 
 from service.app import Context
+from service.settings import Settings
 from service.socket import writer as ws_writer
 from service.store import keys
 from service.store.embedded import EmbeddedServer
@@ -49,14 +50,25 @@ def restartable_server(server_factory: Callable[..., EmbeddedServer]) -> Embedde
     return server_factory("restartable", appendfsync="always")
 
 
+def outage_settings(server: EmbeddedServer, tmp_path: Path) -> Settings:
+    """The test settings on ``server``, giving up on a store that does not answer after 1 s
+    and one retry."""
+    return settings_for_test(server.url, tmp_path / "data", redis_timeout_s=1.0, redis_retries=1)
+
+
 @pytest.fixture
 async def live(
     restartable_server: EmbeddedServer, tmp_path: Path
 ) -> AsyncIterator[tuple[Api, Context]]:
-    settings = settings_for_test(restartable_server.url, tmp_path / "data", redis_timeout_s=1.0,
-                                 redis_retries=1)
+    settings = outage_settings(restartable_server, tmp_path)
     async with running_app(settings) as (base, ctx), aiohttp.ClientSession() as session:
         yield Api(session, base), ctx
+
+
+async def public_game(api: Api, variant: str, seed: int) -> tuple[str, str]:
+    """A new player's token, and a public game of theirs (its id)."""
+    _, token = await api.player()
+    return token, (await api.create(token, variant, seed=seed, public=True))["game_id"]
 
 
 def take_down(server: EmbeddedServer, how: str) -> None:
@@ -240,8 +252,7 @@ async def test_a_service_started_while_the_store_is_down_is_alive_not_ready_and_
     the service starts, /healthz is 200 and /readyz 503, requests get 503 with
     ``Retry-After``, a hello an error and 1013; once the store is up the same process plays."""
     restartable_server.stop()
-    settings = settings_for_test(restartable_server.url, tmp_path / "data", redis_timeout_s=1.0,
-                                 redis_retries=1)
+    settings = outage_settings(restartable_server, tmp_path)
     async with running_app(settings) as (base, _), aiohttp.ClientSession() as session:
         api = Api(session, base)
         assert (await api.request("GET", "/healthz")).status == 200
@@ -255,8 +266,7 @@ async def test_a_service_started_while_the_store_is_down_is_alive_not_ready_and_
 
         restartable_server.start()
         await wait_for(lambda: ready(api), what="readyz 200 once the store is up")
-        _, token = await api.player()
-        game_id = (await api.create(token, "gilbert", seed=2, public=True))["game_id"]
+        token, game_id = await public_game(api, "gilbert", seed=2)
         watcher, _ = await connect(session, base, game_id)
         try:
             await api.command(token, game_id, {"type": "draw"})
@@ -273,6 +283,20 @@ REFUSALS = {
 }
 
 
+@contextlib.contextmanager
+def refusing_writes(server: EmbeddedServer, refusal: str) -> Iterator[None]:
+    """``server`` refusing every write as ``refusal`` (a key of REFUSALS) says, until the
+    block ends: then it accepts them again."""
+    refuse, accept = REFUSALS[refusal]
+    with sync_client(server.url) as r:
+        r.execute_command(*refuse)
+    try:
+        yield
+    finally:
+        with sync_client(server.url) as r:
+            r.execute_command(*accept)
+
+
 @pytest.mark.parametrize("refusal", sorted(REFUSALS))
 async def test_a_store_that_refuses_writes_gets_503_saying_why_and_play_resumes_after(
         refusal: str, restartable_server: EmbeddedServer, live: tuple[Api, Context]) -> None:
@@ -281,31 +305,26 @@ async def test_a_store_that_refuses_writes_gets_503_saying_why_and_play_resumes_
     500; once it accepts writes again the refused command, sent again with its id, lands
     once. (Reads may still be answered: the store serves them.)"""
     api, _ = live
-    refuse, accept = REFUSALS[refusal]
-    _, token = await api.player()
-    game_id = (await api.create(token, "gilbert", seed=5, public=True))["game_id"]
+    token, game_id = await public_game(api, "gilbert", seed=5)
     owner, _ = await connect(api.session, api.base, game_id, token)
     try:
-        with sync_client(restartable_server.url) as r:
-            r.execute_command(*refuse)
-        refused_cid = new_command_id()
-        for method, path, body in [
-            ("POST", "/v1/players", {"name": "late"}),
-            ("POST", "/v1/games", {"variant": "gate"}),
-            ("POST", f"/v1/games/{game_id}/commands",
-             {"command": {"type": "draw"}, "command_id": refused_cid}),
-        ]:
-            reply = await api.request(method, path, token, json=body)
-            check_unavailable(reply)
-            assert refusal in reply.error["message"], reply.error
-        ws_cid = await owner.command({"type": "draw"})
-        answer = (await owner.until(lambda m: m.get("command_id") == ws_cid))[-1]
-        assert answer["type"] == "error" and answer["error"]["code"] == "unavailable"
-        assert refusal in answer["error"]["message"]
-        assert answer["error"]["details"]["retry_after_s"] == 1
+        with refusing_writes(restartable_server, refusal):
+            refused_cid = new_command_id()
+            for method, path, body in [
+                ("POST", "/v1/players", {"name": "late"}),
+                ("POST", "/v1/games", {"variant": "gate"}),
+                ("POST", f"/v1/games/{game_id}/commands",
+                 {"command": {"type": "draw"}, "command_id": refused_cid}),
+            ]:
+                reply = await api.request(method, path, token, json=body)
+                check_unavailable(reply)
+                assert refusal in reply.error["message"], reply.error
+            ws_cid = await owner.command({"type": "draw"})
+            answer = (await owner.until(lambda m: m.get("command_id") == ws_cid))[-1]
+            assert answer["type"] == "error" and answer["error"]["code"] == "unavailable"
+            assert refusal in answer["error"]["message"]
+            assert answer["error"]["details"]["retry_after_s"] == 1
 
-        with sync_client(restartable_server.url) as r:
-            r.execute_command(*accept)
         again = await api.command(token, game_id, {"type": "draw"}, command_id=refused_cid)
         assert again.body["seq"] == 1
         assert [e["seq"] for e in await api.events(game_id, token)] == [1]
@@ -321,14 +340,10 @@ async def test_a_store_that_refuses_writes_still_answers_reads(
     rate limit (counted in the store) lets it through rather than refuse it for a write it
     does not need, saying so in the log once, not once per read; writes keep their 503."""
     api, _ = live
-    refuse, accept = REFUSALS[refusal]
-    _, token = await api.player()
-    game_id = (await api.create(token, "gilbert", seed=5, public=True))["game_id"]
+    token, game_id = await public_game(api, "gilbert", seed=5)
     await api.command(token, game_id, {"type": "draw"})
     caplog.set_level(logging.INFO, logger="service")
-    with sync_client(restartable_server.url) as r:
-        r.execute_command(*refuse)
-    try:
+    with refusing_writes(restartable_server, refusal):
         for _ in range(3):
             for who in (None, token):
                 assert (await api.state(game_id, who))["seq"] == 1
@@ -344,18 +359,29 @@ async def test_a_store_that_refuses_writes_still_answers_reads(
                     if rec.name == "service.domain.ratelimit" and rec.levelno == logging.WARNING]
         assert len(warnings) == 1, [rec.getMessage() for rec in caplog.records]
         assert refusal in warnings[0].getMessage()
-    finally:
-        with sync_client(restartable_server.url) as r:
-            r.execute_command(*accept)
     await api.command(token, game_id, {"type": "draw"})
+
+
+async def hello_with_listen(
+    api: Api, ctx: Context, game_id: str, listen: Callable[..., Any]
+) -> tuple[list[dict[str, Any]], int | None]:
+    """A hello on ``game_id`` with the feed's ``listen`` replaced by ``listen`` meanwhile
+    (the real one back afterwards): the messages until the socket closed, and its code."""
+    real = ctx.games.feed.listen
+    ctx.games.feed.listen = listen  # type: ignore[method-assign]
+    try:
+        async with socket(api.session, api.base, game_id) as sock:
+            await sock.send({"type": "hello"})
+            return await sock.closed()
+    finally:
+        ctx.games.feed.listen = real  # type: ignore[method-assign]
 
 
 async def test_a_hello_whose_subscription_fails_gets_unavailable_and_1013(
         restartable_server: EmbeddedServer, live: tuple[Api, Context]) -> None:
     """The store goes away between the hello's read and its subscription."""
     api, ctx = live
-    _, token = await api.player()
-    game_id = (await api.create(token, "gate", seed=3, public=True))["game_id"]
+    _, game_id = await public_game(api, "gate", seed=3)
     listen: Callable[..., Any] = ctx.games.feed.listen
 
     @contextlib.asynccontextmanager
@@ -364,13 +390,7 @@ async def test_a_hello_whose_subscription_fails_gets_unavailable_and_1013(
         async with listen(game, callback) as listener:
             yield listener
 
-    ctx.games.feed.listen = listen_after_a_crash  # type: ignore[method-assign]
-    try:
-        async with socket(api.session, api.base, game_id) as sock:
-            await sock.send({"type": "hello"})
-            messages, code = await sock.closed()
-    finally:
-        ctx.games.feed.listen = listen  # type: ignore[method-assign]
+    messages, code = await hello_with_listen(api, ctx, game_id, listen_after_a_crash)
     assert [m["type"] for m in messages] == ["error"]
     assert messages[0]["error"]["code"] == "unavailable"
     assert code == 1013
@@ -388,8 +408,7 @@ async def test_a_socket_whose_log_read_fails_is_closed_with_1013_and_resumes_wit
     """The store dies right after a hello subscribed: the socket is not left mute, it is
     closed with 1013 (try again later), and a hello with since after the restart catches up."""
     api, ctx = live
-    _, token = await api.player()
-    game_id = (await api.create(token, "gilbert", seed=3, public=True))["game_id"]
+    token, game_id = await public_game(api, "gilbert", seed=3)
     await api.command(token, game_id, {"type": "draw"})
     listen: Callable[..., Any] = ctx.games.feed.listen
 
@@ -399,13 +418,7 @@ async def test_a_socket_whose_log_read_fails_is_closed_with_1013_and_resumes_wit
             restartable_server.kill()
             yield listener
 
-    ctx.games.feed.listen = listen_then_crash  # type: ignore[method-assign]
-    try:
-        async with socket(api.session, api.base, game_id) as sock:
-            await sock.send({"type": "hello"})
-            messages, code = await sock.closed()
-    finally:
-        ctx.games.feed.listen = listen  # type: ignore[method-assign]
+    messages, code = await hello_with_listen(api, ctx, game_id, listen_then_crash)
     assert code == 1013
     assert [m["type"] for m in messages] == ["snapshot", "synced"]
     seq = messages[-1]["seq"]
@@ -427,8 +440,7 @@ async def test_a_store_restarted_while_it_loads_a_large_log_closes_sockets_1013_
     meets it is closed with 1013 (reconnect with since), logged in one line, no traceback
     (docs/reliability.md); once loaded, a hello with since catches up."""
     api, _ = live
-    _, token = await api.player()
-    game_id = (await api.create(token, "gilbert", seed=3, public=True))["game_id"]
+    token, game_id = await public_game(api, "gilbert", seed=3)
     await api.command(token, game_id, {"type": "draw"})
     with sync_client(restartable_server.url) as r:  # a log long enough to load for seconds
         for batch in range(10):
