@@ -41,7 +41,12 @@ class Status(enum.StrEnum):
 
     @property
     def is_final(self) -> bool:
-        return self in (Status.WON, Status.RESIGNED)
+        # By identity with the members named once below: an enum's class attributes are
+        # slow to look up, and every command asks this several times.
+        return self is _WON or self is _RESIGNED
+
+
+_WON, _RESIGNED = Status.WON, Status.RESIGNED
 
 
 class Diff(NamedTuple):
