@@ -10,7 +10,13 @@ default), the checkouts in turn, ``--rounds`` times:
   ``Games.append`` sends them, per append;
 - ``reader``: ``ReplyReader.feed`` of 20 published events (about 500 B each) as a
   subscriber connection gets them, per event;
-- ``now``: ``GameLifetimes.now`` (the time a command records), per call.
+- ``now``: ``GameLifetimes.now`` (the time a command records), per call;
+- ``apply``: ``Game.apply`` (the rules, the diff, the outcome) over lines of legal commands
+  of the four variants (a seeded walk, 46 % undos, as ``ws_load.py``'s), per command;
+- ``command``: ``GameCommands.command`` on a cached game, the same lines, with a store that
+  answers every append at once (``Games.append`` not run): the rules, the event, its hash
+  and time, the meta fields, per command;
+- ``decode``: a command message decoded (``decode_client_message``) and its ack encoded.
 
     python benchmarks/hot_paths.py
     python benchmarks/hot_paths.py --roots /tmp/before . --rounds 3
@@ -88,7 +94,93 @@ def measure() -> dict[str, float]:
         figures["deadline"] = uvloop.run(blocks())
     except ImportError:
         figures["deadline"] = asyncio.run(blocks())
+    figures.update(command_pieces())
     return figures
+
+
+def lines(games_a_variant: int = 10, seed: int = 1) -> list[tuple[str, int, list[object]]]:
+    """Lines of legal commands (46 % undos) of each variant: (variant, seed, commands)."""
+    import random
+
+    from service.engine import UNDO, Game, Status
+
+    rng = random.Random(seed)
+    out = []
+    for variant in ("gilbert", "shamrocks", "gate", "caprice"):
+        for deal in range(1000, 1000 + games_a_variant):
+            game, commands = Game.deal(variant, deal), []
+            for _ in range(60):
+                legal = game.legal_moves() if game.status is Status.PLAYING else []
+                if not legal:
+                    break
+                command = UNDO if game.can_undo and rng.random() < 0.46 else rng.choice(legal)
+                game = game.apply(command)[0]
+                commands.append(command)
+            out.append((variant, deal, commands))
+    return out
+
+
+def command_pieces() -> dict[str, float]:
+    from datetime import UTC, datetime
+
+    from protocol.codec import decode_client_message, encode
+    from protocol.ws import Ack
+    from service.domain import wire
+    from service.domain.game_access import GameAccess
+    from service.domain.game_cache import GameCache
+    from service.domain.game_commands import GameCommands
+    from service.domain.game_lifetimes import GameLifetimes
+    from service.domain.loaded import Loaded
+    from service.engine import Game
+    from service.runtime.clock import Clock
+    from service.runtime.metrics import Metrics
+    from service.settings import Settings
+    from service.store.games import GameMeta, Games
+
+    class AtOnce(Games):
+        """Appends answered at once: only the command's own work is timed."""
+
+        def __init__(self) -> None:
+            pass
+
+        async def append(self, game_id: str, expected_seq: int, *args: object,
+                         **kwargs: object) -> int:
+            return expected_seq + 1
+
+    played = lines()
+    count = sum(len(commands) for _, _, commands in played)
+    settings, clock = Settings(), Clock()
+    cache = GameCache(100_000)
+    commands = GameCommands(AtOnce(), settings, Metrics(), GameAccess(settings, clock),
+                            GameLifetimes(settings, clock), cache, None)  # type: ignore[arg-type]
+    meta = GameMeta(variant="x", seed=0, owner="p_owner", rules_version="1",
+                    created_at=datetime.now(UTC))
+    dealt = [(variant, Game.deal(variant, deal), line) for variant, deal, line in played]
+    messages = [encode({"type": "command", "command_id": f"c{i}-{j}-abcdef", "expected_seq": j,
+                        "command": wire.command(command)})
+                for i, (_, _, line) in enumerate(played) for j, command in enumerate(line)]
+
+    def apply_all() -> None:
+        for _, game, line in dealt:
+            for command in line:
+                game = game.apply(command)[0]
+
+    async def command_all() -> None:
+        for i, (_, game, line) in enumerate(dealt):
+            game_id = f"g_{i}"
+            cache.remember(Loaded(game_id, meta, game, 0))
+            for j, command in enumerate(line):
+                await commands.command(game_id, "p_owner", command, j, f"c{i}-{j}")
+
+    def decode_all() -> None:
+        for data in messages:
+            message = decode_client_message(data)
+            wire.engine_command(message.command)  # type: ignore[union-attr]
+            encode(Ack(command_id=message.command_id, seq=1))  # type: ignore[union-attr]
+
+    return {"apply": best(apply_all, 1, count),
+            "command": best(lambda: asyncio.run(command_all()), 1, count),
+            "decode": best(decode_all, 1, count)}
 
 
 def main() -> None:

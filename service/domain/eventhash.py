@@ -18,9 +18,8 @@ HASH_FIELD = b'"hash":"'
 
 def event_hash(previous: str, seq: int, command_json: bytes, at: str) -> str:
     """The hash of event ``seq`` (``command_json``: the command as stored, ``at`` its time)."""
-    h = hashlib.sha256()
-    h.update(b"%s|%d|%s|%s" % (previous.encode(), seq, command_json, at.encode()))
-    return h.hexdigest()[:16]
+    data = b"%s|%d|%s|%s" % (previous.encode(), seq, command_json, at.encode())
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 def hash_in(event: bytes) -> bytes | None:

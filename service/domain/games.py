@@ -101,6 +101,9 @@ class GameService:
         # on_final is the same list: a hook added to it later runs too.
         self.commands = GameCommands(self.store, self.settings, self.metrics, self.access,
                                      self.lifetimes, self.cache, self.load, self.on_final)
+        # Apply one command (GameCommands.command): its method itself, not a coroutine
+        # around it, on every command's way.
+        self.command = self.commands.command
         # The access policy, as the handlers ask it.
         self.can_read = self.access.can_read
         self.check_read = self.access.check_read
@@ -192,11 +195,6 @@ class GameService:
         return await self.store.events(game_id, after, limit)
 
     # --- commanding -------------------------------------------------------------------
-    async def command(self, game_id: str, player: str | None, command: Command,
-                      expected_seq: int | None, command_id: str | None) -> tuple[int, bytes]:
-        """Apply one command (see :meth:`GameCommands.command`)."""
-        return await self.commands.command(game_id, player, command, expected_seq, command_id)
-
     def final_ttl_s(self, loaded: Loaded) -> int:
         """How long a won or resigned game is kept (see :meth:`GameLifetimes.final_ttl_s`)."""
         return self.lifetimes.final_ttl_s(loaded.meta)

@@ -23,6 +23,14 @@ def pile_ops(pile_id: str, before: Pile, after: Pile) -> tuple[list[Op], list[Op
     leave: list[Op] = []
     arrive: list[Op] = []
     turn: list[Op] = []
+    _pile_ops(pile_id, before, after, leave, arrive, turn)
+    return leave, arrive, turn
+
+
+def _pile_ops(pile_id: str, before: Pile, after: Pile, leave: list[Op], arrive: list[Op],
+              turn: list[Op]) -> None:
+    """:func:`pile_ops`, appended to the caller's lists (every command's diff comes
+    through here: no lists of its own per pile)."""
     a_down, b_down = len(before.down), len(after.down)
     a_up, b_up = before.up, after.up
     if a_down == b_down:
@@ -47,7 +55,6 @@ def pile_ops(pile_id: str, before: Pile, after: Pile) -> tuple[list[Op], list[Op
         leave.append({"pile": pile_id, "op": "down", "n": b_down - a_down})
         if len(b_up) > k:
             arrive.append({"pile": pile_id, "op": "push", "cards": list(b_up[k:])})
-    return leave, arrive, turn
 
 
 def _keeps_up(a_up: tuple[str, ...], b_up: tuple[str, ...]) -> bool:
@@ -57,8 +64,10 @@ def _keeps_up(a_up: tuple[str, ...], b_up: tuple[str, ...]) -> bool:
 
 
 def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> int:
-    k = 0
     n = min(len(a), len(b))
+    if a[:n] == b[:n]:  # the usual case (cards only added, or only taken): one comparison
+        return n
+    k = 0
     while k < n and a[k] == b[k]:
         k += 1
     return k
@@ -86,12 +95,10 @@ def compute_ops(before: Mapping[str, Pile], after: Mapping[str, Pile], order: It
     leave: list[Op] = []
     arrive: list[Op] = []
     turn: list[Op] = []
-    for pile_id in dict.fromkeys([*(k for k in order if k in changed), *changed]):
+    for pile_id in dict.fromkeys([*[k for k in order if k in changed], *changed]):
         a, b = before[pile_id], after[pile_id]
-        if a == b:
-            continue
-        l_ops, a_ops, t_ops = pile_ops(pile_id, a, b)
-        leave += l_ops
-        arrive += a_ops
-        turn += t_ops
-    return leave + arrive + turn
+        if a != b:
+            _pile_ops(pile_id, a, b, leave, arrive, turn)
+    leave += arrive
+    leave += turn
+    return leave

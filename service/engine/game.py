@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .commands import DRAW, RESIGN, UNDO, Command, Draw, Move, Resign, Undo
 from .diff import Op, changed_piles, compute_ops
@@ -42,12 +41,17 @@ class Status(enum.StrEnum):
 
     @property
     def is_final(self) -> bool:
-        return self in (Status.WON, Status.RESIGNED)
+        # By identity with the members named once below: an enum's class attributes are
+        # slow to look up, and every command asks this several times.
+        return self is _WON or self is _RESIGNED
 
 
-@dataclass(frozen=True, slots=True)
-class Diff:
-    """What one applied command changed: the operations and the new outcome."""
+_WON, _RESIGNED = Status.WON, Status.RESIGNED
+
+
+class Diff(NamedTuple):
+    """What one applied command changed: the operations and the new outcome. (A tuple:
+    one is made per command, at half the cost of a frozen dataclass.)"""
 
     command: Command
     ops: list[Op]
@@ -79,7 +83,8 @@ class Game:
         variant = get_variant(variant_id)(options)
         position = Position(variant.deal(seed), None, None, True)
         # A deal can leave no legal command at all: such a game is lost from the start.
-        status = Status.LOST if variant.is_lost(position) else Status.PLAYING
+        position.lost = variant.is_lost(position)
+        status = Status.LOST if position.lost else Status.PLAYING
         return cls(variant, seed, position, 0, status)
 
     # --- reading -------------------------------------------------------------------
@@ -165,12 +170,21 @@ class Game:
         game = Game(self.variant, self.seed, position, self.moves + 1, Status.PLAYING)
         if self._foundation_cards >= 0:  # counted from the piles that changed
             kind = self.variant.kind
-            game._foundation_cards = self._foundation_cards + sum(
-                len(after[k].up) - len(before[k].up) for k in changed if kind[k] == "foundation")
+            count = self._foundation_cards
+            for k in changed:
+                if kind[k] == "foundation":
+                    count += len(after[k].up) - len(before[k].up)
+            game._foundation_cards = count
         if game.foundation_cards == self.variant.total_cards:
             game.status = Status.WON
-        elif self.variant.is_lost(position):
-            game.status = Status.LOST
+        else:
+            # A position's lost test is asked once: an undo goes back to a position whose
+            # test was asked when it was first reached (the test reads the position alone).
+            lost = position.lost
+            if lost is None:
+                lost = position.lost = self.variant.is_lost(position)
+            if lost:
+                game.status = Status.LOST
         return game, Diff(command, ops, game.status, game.moves, game.foundation_cards)
 
     # --- snapshots -----------------------------------------------------------------

@@ -18,7 +18,7 @@ class Position:
     """The piles after the deal and the commands in effect so far."""
 
     __slots__ = ("piles", "command", "_parent", "_rebuild", "only_draws_since_turnover",
-                 "effective")
+                 "effective", "lost")
 
     def __init__(
         self,
@@ -40,6 +40,9 @@ class Position:
         # chain: a position restored from a snapshot, whose parents are rebuilt by a replay
         # of the whole log only if undo reaches them.
         self.effective = effective
+        # The variant's lost test of this position, once asked (None: not yet): a game
+        # holds positions of its own variant only, and the test reads nothing else.
+        self.lost: bool | None = None
 
     @property
     def parent(self) -> Position | None:

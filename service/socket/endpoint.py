@@ -9,6 +9,8 @@ else, in order.
 
 from __future__ import annotations
 
+import asyncio
+
 from aiohttp import web
 
 from service.context import Context, context
@@ -75,7 +77,13 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         ctx.sockets.add(ws)
         ctx.metrics.ws_connections.inc()
         try:
-            await run(conn)
+            # The socket's life in a task of its own: every wait of a command (on the
+            # store, then on the client's next message) suspends and resumes that task's
+            # own short chain of coroutines, and no longer also the request's middlewares
+            # and aiohttp's handler around it (a few % of a command's CPU at saturation,
+            # benchmarks/README.md). Cancelling the handler (a shutdown) cancels the task
+            # it awaits, as before; its errors come out of the await as they came out of run.
+            await asyncio.get_running_loop().create_task(run(conn))
         finally:
             ctx.sockets.discard(ws)
             ctx.metrics.ws_connections.dec()

@@ -19,7 +19,7 @@ from aiohttp import WSMsgType
 
 from protocol.codec import command_id_in, decode_client_message, encode
 from protocol.errors import bad_request_from
-from protocol.ws import Ack, CommandMessage, Hello, Ping
+from protocol.ws import Ack, ClientMessage, CommandMessage, Hello, Ping
 from service.domain.deadline import deadline
 from service.domain.errors import ApiError, internal_error, to_api_error
 from service.domain.wire import engine_command
@@ -29,15 +29,28 @@ from service.socket.messages import PONG, Close, close_reason, error_message
 log = logging.getLogger(__name__)
 
 
+# Named once: an enum's class attributes are slow to look up, and every message asks.
+_TEXT, _BINARY, _ERROR = WSMsgType.TEXT, WSMsgType.BINARY, WSMsgType.ERROR
+
+
 async def read_loop(conn: Connection) -> None:
     """Answer the client's messages until the socket closes."""
     ws, writer = conn.ws, conn.writer
     async for msg in ws:
-        if msg.type is WSMsgType.TEXT:
-            await on_message(conn, msg.data)
-        elif msg.type is WSMsgType.BINARY:
+        kind = msg.type
+        if kind is _TEXT:
+            # Dispatched here, not in a coroutine of its own: a command's waits suspend
+            # and resume every coroutine between it and the task (one less).
+            message = decoded(conn, msg.data)
+            if isinstance(message, CommandMessage):
+                await on_command(conn, message)
+            elif isinstance(message, Ping):
+                writer.send(PONG)
+            elif isinstance(message, Hello):  # again on a live socket: resynchronise
+                await on_hello_again(conn, message)
+        elif kind is _BINARY:
             writer.send(error_message(ApiError("bad_request", "messages are JSON text frames")))
-        elif msg.type is WSMsgType.ERROR:
+        elif kind is _ERROR:
             break
         outbox = writer.outbox
         if not outbox.empty():
@@ -59,20 +72,15 @@ async def read_loop(conn: Connection) -> None:
                     writer.too_slow()
 
 
-async def on_message(conn: Connection, data: bytes | str) -> None:
+def decoded(conn: Connection, data: bytes | str) -> ClientMessage | None:
+    """The client's message; None when it does not decode (its ``error`` is sent)."""
     try:
-        message = decode_client_message(data)
+        return decode_client_message(data)
     except msgspec.DecodeError as exc:
         # A command the client can still tell by its id is answered by that id.
         conn.writer.send(error_message(ApiError.of(bad_request_from(exc, "message")),
                                        command_id_in(data)))
-        return
-    if isinstance(message, Ping):
-        conn.writer.send(PONG)
-    elif isinstance(message, CommandMessage):
-        await on_command(conn, message)
-    else:  # hello again on a live socket: resynchronise (from `since`, if given)
-        await on_hello_again(conn, message)
+        return None
 
 
 async def on_hello_again(conn: Connection, hello: Hello) -> None:

@@ -417,6 +417,11 @@ class RedisConn:
         else:
             await self.execute("PING")
 
+    @property
+    def sharded_known(self) -> bool | None:
+        """:meth:`sharded_pubsub`'s answer once it was asked (None before)."""
+        return self._sharded
+
     async def sharded_pubsub(self) -> bool:
         """Whether the server has SPUBLISH/SSUBSCRIBE; asked once, then remembered."""
         if self._sharded is None:

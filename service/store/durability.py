@@ -109,18 +109,27 @@ class Durability:
         self._checked_at = None
         self.generation += 1
 
-    async def needs_wait(self) -> bool:
-        """Whether a write, once the store answered it, still needs :meth:`wait` (and
-        its event published after it) to be as durable as the level asks."""
+    def known_wait(self) -> bool | None:
+        """:meth:`needs_wait`'s answer when it is known without asking the store (every
+        write asks: no coroutine for the usual case); None when the store must be asked."""
         if self.need is None:
             return False
         # is_cluster, not isinstance(client, RedisCluster): a check of redis-py's Protocol
         # classes, which cost most of this call, on every write.
         if self.need != (1, 0) or self.conn.is_cluster:
             return True
-        loop = asyncio.get_running_loop()
-        if self._checked_at is not None and loop.time() - self._checked_at < CHECK_EVERY_S:
+        checked_at = self._checked_at
+        if (checked_at is not None
+                and asyncio.get_running_loop().time() - checked_at < CHECK_EVERY_S):
             return not self._fsyncs_before_reply
+        return None
+
+    async def needs_wait(self) -> bool:
+        """Whether a write, once the store answered it, still needs :meth:`wait` (and
+        its event published after it) to be as durable as the level asks."""
+        known = self.known_wait()
+        if known is not None:
+            return known
         # One question at a time: the writers that arrive meanwhile share its answer.
         if self._asking is None:
             self._asking = asyncio.ensure_future(self._store_fsyncs_before_reply())

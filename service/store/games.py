@@ -319,9 +319,15 @@ class Games:
             cid = command_id
         else:
             raise ValueError("command_id may not be empty")
-        sharded = await self.redis.sharded_pubsub()
-        durability = self.redis.durability
-        deferred = await durability.needs_wait()  # published once durable
+        # Both known without a coroutine on all but the first writes (every write asks).
+        redis = self.redis
+        sharded = redis.sharded_known
+        if sharded is None:
+            sharded = await redis.sharded_pubsub()
+        durability = redis.durability
+        deferred = durability.known_wait()  # published once durable
+        if deferred is None:
+            deferred = await durability.needs_wait()
         asked = durability.generation
         call: list[str | int] = [expected_seq, cid, ttl_s or 0,
                                  "-" if deferred else "s" if sharded else "p",

@@ -141,7 +141,14 @@ def to_text(name: str, value: object) -> str:
 
 def to_texts(values: Mapping[str, object]) -> dict[str, str]:
     """Each of ``values`` (field name -> value) as the hash keeps it (see :func:`to_text`)."""
-    return {name: to_text(name, value) for name, value in values.items()}
+    out: dict[str, str] = {}
+    for name, value in values.items():  # to_text's own steps: every command writes a few
+        field = BY_NAME.get(name)
+        if field is None or type(value) is not field.kind.type:
+            out[name] = to_text(name, value)  # the slow way: a subtype, or its error
+        else:
+            out[name] = field.kind.to_text(value)
+    return out
 
 
 def from_text(name: str, raw: str | bytes) -> Any:
