@@ -59,6 +59,7 @@ BACKOFF_BASE_S = 0.05
 BACKOFF_CAP_S = 2.0
 REROUTE_MIN_INTERVAL_S = 0.5
 READ_SIZE = 65536  # bytes read from a subscriber connection at once, at most
+READ_IN_CHUNKS = True  # False: one reply at a time, as where redis-py's reader is not found
 CLOSED = "the fan-out hub is closed (the instance is shutting down)"
 
 
@@ -248,33 +249,57 @@ class _Link:
             delay = min(delay * 2, BACKOFF_CAP_S)
 
     async def _read(self, conn: AbstractConnection) -> None:
-        """Read and handle every reply until the connection fails. Whatever the socket
-        has is parsed at once (:mod:`service.store.resp`); a watchdog PINGs a silent
-        connection and drops it when the PING gets no answer either."""
-        reader = conn._reader  # redis-py's StreamReader of this connection (its parser
-        # has nothing buffered: the handshake's replies were all read in connect())
-        if reader is None:
-            raise ConnectionError("the subscriber connection closed")
-        replies = ReplyReader()
+        """Read and handle every reply until the connection fails; a watchdog PINGs a
+        silent connection and drops it when the PING gets no answer either."""
         self._silence = None
         watchdog = asyncio.create_task(self._watch(conn), name=f"fanout-watchdog-{self.key}")
         try:
-            while True:
-                data = await reader.read(READ_SIZE)
-                if not data:
-                    raise ConnectionError(self._silence or "the store closed the subscriber "
-                                          "connection")
-                self._reads += 1
-                for response in replies.feed(data):
-                    if isinstance(response, ResponseError):
-                        # e.g. MOVED for a subscription: the slot moved
-                        logger.warning("fan-out %s: the server refused a subscription: %s",
-                                       self.key, response)
-                        self.hub._reroute_soon()
-                    else:
-                        self._handle(response)
+            # redis-py's StreamReader of this connection (its parser has nothing buffered:
+            # the handshake's replies were all read in connect()). It is not a public
+            # attribute: where a redis-py release names it otherwise, the replies are
+            # read one at a time through the public read_response, slower, not wrong.
+            reader = getattr(conn, "_reader", None) if READ_IN_CHUNKS else None
+            if isinstance(reader, asyncio.StreamReader):
+                await self._read_chunks(reader)
+            else:
+                await self._read_replies(conn)
         finally:
             watchdog.cancel()
+
+    async def _read_chunks(self, reader: asyncio.StreamReader) -> None:
+        """Whatever the socket has, parsed at once (:mod:`service.store.resp`)."""
+        replies = ReplyReader()
+        while True:
+            data = await reader.read(READ_SIZE)
+            if not data:
+                raise ConnectionError(self._silence or "the store closed the subscriber "
+                                      "connection")
+            self._reads += 1
+            for response in replies.feed(data):
+                self._reply(response)
+
+    async def _read_replies(self, conn: AbstractConnection) -> None:
+        """One reply at a time, through redis-py's public ``read_response``."""
+        while True:
+            try:
+                response = await conn.read_response(disable_decoding=True)
+            except ResponseError as exc:  # an error reply: the connection is still good
+                response = exc
+            except Exception:
+                if self._silence:  # the watchdog closed the connection: say why
+                    raise ConnectionError(self._silence) from None
+                raise
+            self._reads += 1
+            self._reply(response)
+
+    def _reply(self, response: Any) -> None:
+        if isinstance(response, ResponseError):
+            # e.g. MOVED for a subscription: the slot moved
+            logger.warning("fan-out %s: the server refused a subscription: %s",
+                           self.key, response)
+            self.hub._reroute_soon()
+        else:
+            self._handle(response)
 
     async def _watch(self, conn: AbstractConnection) -> None:
         """PING after ``ping_interval_s`` of silence; close the connection (the reader

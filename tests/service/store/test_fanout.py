@@ -240,3 +240,39 @@ async def test_a_listen_joining_when_the_hub_closes_is_refused_and_leaves_no_con
     assert subscribers(redis_url, "g1") == 0
     with pytest.raises(StoreUnavailable, match="the fan-out hub is closed"):
         await join()
+
+
+async def test_replies_read_one_at_a_time_reach_listeners_in_order_and_a_silence_is_noticed(
+        restartable_server: EmbeddedServer, store_factory: Callable[..., Awaitable[Store]],
+        caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where redis-py's reader of a connection is not found (it is not public), the
+    subscriber reads its replies through redis-py's public ``read_response``: the same
+    events, in order, and a silent server still noticed."""
+    import os
+    import signal
+
+    from service.store import fanout
+    monkeypatch.setattr(fanout, "READ_IN_CHUNKS", False)
+    one = await store_factory(restartable_server.url, redis_health_check_s=0.2)
+    two = await store_factory(restartable_server.url, redis_health_check_s=0.2)
+    await one.games.create("g1", META, ttl_s=3600)
+    caplog.set_level(logging.WARNING, logger="service.store.fanout")
+    async with listen(one.hub, "g1") as a, listen(two.hub, "g1") as b:
+        for seq in range(1, 21):
+            writer = one if seq % 2 else two
+            await writer.games.append("g1", seq - 1, f"c{seq}", b'{"seq":%d}' % seq)
+        for listener in (a, b):
+            got = [await next_event(listener) for _ in range(20)]
+            assert got == [Published(seq, b'{"seq":%d}' % seq) for seq in range(1, 21)]
+        pid = restartable_server.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)  # the connection stays open, nothing answers
+        try:
+            async with asyncio.timeout(PATIENCE_S):
+                while not any("no answer to PING" in r.getMessage() for r in caplog.records):
+                    await asyncio.sleep(0.05)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert await next_item(a) is RESYNC
+        await one.games.append("g1", 20, None, b"e21")
+        assert await next_event(a) == Published(21, b"e21")
