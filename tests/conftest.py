@@ -71,12 +71,8 @@ def redis_url(redis_server: EmbeddedServer) -> str:
 @pytest.fixture(scope="session")
 def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     # Three masters with a replica each: durability "replicated" and failovers are tested on it.
-    cluster = LocalCluster(tmp_path_factory.mktemp("cluster"), replicas=1)
-    cluster.start()
-    try:
+    with LocalCluster(tmp_path_factory.mktemp("cluster"), replicas=1) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture

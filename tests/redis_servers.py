@@ -271,6 +271,14 @@ class LocalCluster:
                 )
             time.sleep(0.05)
 
+    def __enter__(self) -> LocalCluster:
+        """Started for a ``with`` block, stopped at its end."""
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def stop(self) -> None:
         for node in self.nodes:
             node.stop()

@@ -13,12 +13,8 @@ from tests.redis_servers import LocalCluster
 
 
 def own_cluster(tmp_path: Path, **options: Any) -> Iterator[LocalCluster]:
-    cluster = LocalCluster(tmp_path / "cluster", **options)
-    cluster.start()
-    try:
+    with LocalCluster(tmp_path / "cluster", **options) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture

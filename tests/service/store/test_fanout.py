@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import signal
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
@@ -155,25 +157,28 @@ async def test_listening_while_the_store_is_down_is_unavailable_then_works_again
     assert subscribers(restartable_server.url, "g2") == 0
 
 
+async def silent_until_noticed(server: EmbeddedServer, caplog: pytest.LogCaptureFixture) -> None:
+    """Stops ``server`` (its connections stay open, nothing answers) until the hub says it
+    dropped its subscriber connection, then lets it go on."""
+    pid = server.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        async with asyncio.timeout(PATIENCE_S):
+            while not any("no answer to PING" in r.getMessage() for r in caplog.records):
+                await asyncio.sleep(0.05)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
 async def test_a_silent_server_is_noticed_by_the_ping_and_listeners_resync(
         restartable_server: EmbeddedServer,
         store_factory: Callable[..., Awaitable[Store]], caplog: pytest.LogCaptureFixture) -> None:
-    import os
-    import signal
-
     store = await store_factory(restartable_server.url, redis_health_check_s=0.2)
     await store.games.create("g1", META, ttl_s=3600)
     caplog.set_level(logging.WARNING, logger="service.store.fanout")
     async with listen(store.hub, "g1") as listener:
-        pid = restartable_server.pid
-        assert pid is not None
-        os.kill(pid, signal.SIGSTOP)  # the connection stays open, nothing answers
-        try:
-            async with asyncio.timeout(PATIENCE_S):  # the hub says it dropped the connection
-                while not any("no answer to PING" in r.getMessage() for r in caplog.records):
-                    await asyncio.sleep(0.05)
-        finally:
-            os.kill(pid, signal.SIGCONT)
+        await silent_until_noticed(restartable_server, caplog)
         assert await next_item(listener) is RESYNC
         await store.games.append("g1", 0, None, b"e1")
         assert await next_event(listener) == Published(1, b"e1")
@@ -248,9 +253,6 @@ async def test_replies_read_one_at_a_time_reach_listeners_in_order_and_a_silence
     """Where redis-py's reader of a connection is not found (it is not public), the
     subscriber reads its replies through redis-py's public ``read_response``: the same
     events, in order, and a silent server still noticed."""
-    import os
-    import signal
-
     from service.store import fanout
     monkeypatch.setattr(fanout, "READ_IN_CHUNKS", False)
     one = await store_factory(restartable_server.url, redis_health_check_s=0.2)
@@ -264,15 +266,7 @@ async def test_replies_read_one_at_a_time_reach_listeners_in_order_and_a_silence
         for listener in (a, b):
             got = [await next_event(listener) for _ in range(20)]
             assert got == [Published(seq, b'{"seq":%d}' % seq) for seq in range(1, 21)]
-        pid = restartable_server.pid
-        assert pid is not None
-        os.kill(pid, signal.SIGSTOP)  # the connection stays open, nothing answers
-        try:
-            async with asyncio.timeout(PATIENCE_S):
-                while not any("no answer to PING" in r.getMessage() for r in caplog.records):
-                    await asyncio.sleep(0.05)
-        finally:
-            os.kill(pid, signal.SIGCONT)
+        await silent_until_noticed(restartable_server, caplog)
         assert await next_item(a) is RESYNC
         await one.games.append("g1", 20, None, b"e21")
         assert await next_event(a) == Published(21, b"e21")
