@@ -74,13 +74,11 @@ def changed_piles(before: Mapping[str, Pile], after: Mapping[str, Pile]) -> list
 
 
 def compute_ops(before: Mapping[str, Pile], after: Mapping[str, Pile], order: Iterable[str],
-                changed: list[str] | None = None) -> list[Op]:
+                changed: list[str]) -> list[Op]:
     """Every operation turning ``before`` into ``after``, piles visited in ``order`` then the rest.
 
-    ``changed``: the piles that may differ (default :func:`changed_piles`); the others
-    are not looked at."""
-    if changed is None:
-        changed = changed_piles(before, after)
+    ``changed``: the piles that may differ (:func:`changed_piles`); the others are not
+    looked at."""
     if not changed:
         return []
     leave: list[Op] = []
