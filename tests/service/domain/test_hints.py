@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -292,3 +294,15 @@ async def test_the_hints_search_gets_no_face_down_card(
     leaked = face_down & set(plain_values(searched))
     assert not leaked, f"the search got face-down card(s) {sorted(leaked)}"
     assert searched[0][1]["shown"]  # the views shown before, as their keys
+
+
+def test_the_hints_job_brings_only_the_solver_into_a_worker() -> None:
+    """A spawned worker imports the module of each job's function: the hint's brings the
+    solver and the engine, not the service's modules, the store's client or aiohttp."""
+    found = subprocess.run(
+        [sys.executable, "-c", "import sys, service.domain.hint_job; print(*sys.modules)"],
+        capture_output=True, text=True, check=True).stdout.split()
+    service = {m for m in found if m.split(".")[0] == "service"
+               and not m.startswith(("service.solver", "service.engine"))}
+    assert service == {"service", "service.domain", "service.domain.hint_job"}
+    assert not {"aiohttp", "redis", "msgspec"} & set(found)
