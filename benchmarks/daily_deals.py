@@ -5,10 +5,9 @@
 For each of ``--days`` days (from 2026-12-01, seeds from a fixed secret, so every run
 walks the same candidates): the four variants' candidate walks of
 ``service.domain.daily.deals.DailyDeals._search`` (candidate k = 0, 1, ... solved within the
-default ``daily_solve_nodes`` / ``daily_solve_s`` until one is won), all four at once on
-as many processes as the solver pool lets background work use (``solver_workers`` less
-one, at least one: with the default two, one after the other), as ``choose_ahead`` runs
-them. Prints
+default ``daily_solve_nodes`` / ``daily_solve_s`` until one is won), all four asked at
+once of as many processes as the solver pool gives background work (one: they run one
+after the other), as ``choose_ahead`` runs them. Prints
 per day the wall-clock time until the last of the four is chosen and each variant's
 candidates (and the CPU time of each walk: the machine's other work stretches the
 wall-clock time); then the median, p90 and max. No store: the solving only (the store's
@@ -31,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from service.domain.daily.challenge import Seeds  # noqa: E402
+from service.domain.solving import BACKGROUND_PROCESSES  # noqa: E402
 from service.engine import VARIANTS  # noqa: E402
 from service.settings import Settings  # noqa: E402
 from service.solver import Budget, native, solve_deal  # noqa: E402
@@ -60,7 +60,7 @@ def main() -> None:
     args = parser.parse_args()
     settings = Settings()
     nodes, seconds = args.nodes or settings.daily_solve_nodes, settings.daily_solve_s
-    slots = max(1, settings.solver_workers - 1)  # SolverPool.background_slots
+    slots = BACKGROUND_PROCESSES
     print(f"native core: {native.AVAILABLE}; per candidate {nodes:,} positions or {seconds} s; "
           f"{slots} process(es) for the daily deals")
     times, cpus = [], []

@@ -8,8 +8,8 @@ winnability tables (``benchmarks/data/winnability-<config>.csv``, or ``--data DI
 the full-information win rate on them is 100%. Each is played from the deal by the two
 bots: ``hint`` asks ``service.solver.suggest`` with the service's default settings (the
 same samples, budget per sample, sampling seed of the view and views shown before as
-service/domain/hints.py: its job ``shown_in_game`` gives ``suggest`` the same ``shown``,
-from a rebuild this bot does not need) and plays its command; ``first`` plays
+service/domain/hints.py: its job, service/domain/hint_job.py, gives ``suggest`` the same
+``shown``, from a rebuild this bot does not need) and plays its command; ``first`` plays
 ``Game.legal_moves()[0]``. A game ends won, lost, with no command left to suggest,
 or after ``--max-commands`` commands (Gilbert's draws never run out).
 Prints each bot's win rate and the hints' CPU time in this process (median,

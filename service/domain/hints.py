@@ -5,28 +5,26 @@ cards not visible and suggests the command that wins the most samples. Its
 sampling seed is a digest of the visible view (variant, options, public piles)
 only, so two games that look the same (and have shown the same views before: the hint
 does not lead back to one) get the same hint wherever their face-down cards really
-are; and the hidden cards never go into the search: its job gets the public view, and
-the views the game has shown as their keys (face-down counts and face-up cards), which
-a job of their own rebuilds from the game's snapshot first (the rebuild needs the deal;
-a long game's takes about 0.1 s of CPU, kept off the event loop).
+are; and the hidden cards never go into the search: one job in the pool
+(service/domain/hint_job.py) rebuilds the views the game has shown from its snapshot,
+then searches from the public view and those views' keys (face-down counts and face-up
+cards) alone.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-from collections import Counter
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
+from service.domain.hint_job import hint_in_game
 from service.domain.searches import Searches
 from service.domain.solving import SolverPool, request_wait_s
 from service.engine import Game
 from service.settings import Settings
-from service.solver import Budget, HintResult, seen_stock, suggest
-from service.solver.hint import shown_in_game
+from service.solver import Budget, HintResult, seen_stock
 
 
 def view_seed(variant: str, options: Mapping[str, Any], piles: Mapping[str, Any],
@@ -69,31 +67,14 @@ class Hints:
         taken = await self.searches.take("a hint", address, player, wait_s)
         try:
             # The snapshot goes to the pool only to rebuild the views the game has shown
-            # (a hint does not lead back to them), and only their keys come back; the
-            # search gets the public view. A game at its deal has shown none.
-            views = (self.pool.submit(shown_in_game, game.snapshot(), what="a hint",
-                                      retry_s=wait_s)
-                     if game.position.has_parent else None)
-            until = asyncio.get_running_loop().time() + wait_s
-            job = asyncio.ensure_future(self._search(
-                views, variant, options, piles, known, wait_s, until))
+            # (a hint does not lead back to them); the search gets the public view.
+            job = self.pool.submit(
+                hint_in_game, game.snapshot(), variant, options, piles,
+                samples=s.hint_samples, budget_per_sample=self.budget(), known=known,
+                rng_seed=view_seed(variant, options, piles, known),
+                what="a hint", retry_s=wait_s)
         except BaseException:
             await self.searches.give_back(taken)
             raise
         self.searches.until_done(taken, job)
         return await self.pool.wait(job, "a hint", wait_s)
-
-    async def _search(self, views: asyncio.Future[Counter[Hashable]] | None,
-                      variant: str, options: dict[str, Any], piles: dict[str, Any],
-                      known: dict[str, list[str]] | None, wait_s: float,
-                      until: float) -> HintResult:
-        """The hint's search in the pool, from the public view and the views shown."""
-        shown = await views if views is not None else None
-        if asyncio.get_running_loop().time() >= until:  # nobody waits for the hint any more
-            raise self.pool.busy_error("a hint", wait_s)
-        s = self.settings
-        return await self.pool.submit(
-            suggest, variant, options, piles, samples=s.hint_samples,
-            budget_per_sample=self.budget(), known=known,
-            rng_seed=view_seed(variant, options, piles, known), shown=shown,
-            what="a hint", retry_s=wait_s)

@@ -42,6 +42,7 @@ T = TypeVar("T")
 
 
 WAIT_MARGIN_S = 5.0  # a worker's start-up (spawned on first use) and the result's way back
+BACKGROUND_PROCESSES = 1  # background work's own processes (its jobs run one at a time)
 
 
 def request_wait_s(search_s: float, request_deadline_s: float) -> float:
@@ -175,7 +176,8 @@ class SolverPool:
         # Searches running at once; with two workers or more, one is always left for hints.
         self.search_slots = max(1, workers - 1)
         self._requests = _Processes("solver", workers, background=False, idle_s=idle_s)
-        self._background = _Processes("background solver", 1, background=True, idle_s=idle_s)
+        self._background = _Processes("background solver", BACKGROUND_PROCESSES, background=True,
+                                      idle_s=idle_s)
         self._hints = 0  # short jobs running or waiting
         self._searches = 0  # searches running or waiting (a turn, or a worker)
         self._background_jobs = 0

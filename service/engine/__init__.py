@@ -9,7 +9,7 @@ Deal a game from (variant, options, seed), list the legal commands, apply one
 """
 
 from .commands import DRAW, RESIGN, UNDO, Command, Draw, Move, Resign, Undo
-from .diff import Op, compute_ops
+from .diff import Op
 from .errors import BadCommand, BadOptions, EngineError, IllegalCommand, UnknownVariant
 from .game import MAX_SEED, RULES_VERSION, SEED_BITS, Diff, Game, Status
 from .piles import Pile, PileSpec
@@ -19,7 +19,7 @@ from .variant import Option, Variant
 from .variants import VARIANTS, get_variant
 
 __all__ = [
-    "DRAW", "RESIGN", "UNDO", "Command", "Draw", "Move", "Resign", "Undo", "Op", "compute_ops",
+    "DRAW", "RESIGN", "UNDO", "Command", "Draw", "Move", "Resign", "Undo", "Op",
     "BadCommand", "BadOptions", "EngineError", "IllegalCommand", "UnknownVariant", "MAX_SEED",
     "RULES_VERSION", "SEED_BITS", "Diff", "Game", "Position", "Rule", "Status", "Pile",
     "PileSpec", "Option", "Variant", "VARIANTS", "get_variant",

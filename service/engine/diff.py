@@ -18,19 +18,10 @@ from .piles import Pile
 Op = dict[str, Any]
 
 
-def pile_ops(pile_id: str, before: Pile, after: Pile) -> tuple[list[Op], list[Op], list[Op]]:
-    """The (leaving, arriving, turning-up) operations for one pile."""
-    leave: list[Op] = []
-    arrive: list[Op] = []
-    turn: list[Op] = []
-    _pile_ops(pile_id, before, after, leave, arrive, turn)
-    return leave, arrive, turn
-
-
 def _pile_ops(pile_id: str, before: Pile, after: Pile, leave: list[Op], arrive: list[Op],
               turn: list[Op]) -> None:
-    """:func:`pile_ops`, appended to the caller's lists (every command's diff comes
-    through here: no lists of its own per pile)."""
+    """The leaving, arriving and turning-up operations of one pile, appended to the
+    caller's lists (every command's diff comes through here: no lists of its own per pile)."""
     a_down, b_down = len(before.down), len(after.down)
     a_up, b_up = before.up, after.up
     if a_down == b_down:
@@ -83,13 +74,11 @@ def changed_piles(before: Mapping[str, Pile], after: Mapping[str, Pile]) -> list
 
 
 def compute_ops(before: Mapping[str, Pile], after: Mapping[str, Pile], order: Iterable[str],
-                changed: list[str] | None = None) -> list[Op]:
+                changed: list[str]) -> list[Op]:
     """Every operation turning ``before`` into ``after``, piles visited in ``order`` then the rest.
 
-    ``changed``: the piles that may differ (default :func:`changed_piles`); the others
-    are not looked at."""
-    if changed is None:
-        changed = changed_piles(before, after)
+    ``changed``: the piles that may differ (:func:`changed_piles`); the others are not
+    looked at."""
     if not changed:
         return []
     leave: list[Op] = []

@@ -83,8 +83,7 @@ class Game:
         variant = get_variant(variant_id)(options)
         position = Position(variant.deal(seed), None, None, True)
         # A deal can leave no legal command at all: such a game is lost from the start.
-        position.lost = variant.is_lost(position)
-        status = Status.LOST if position.lost else Status.PLAYING
+        status = Status.LOST if _is_lost(variant, position) else Status.PLAYING
         return cls(variant, seed, position, 0, status)
 
     # --- reading -------------------------------------------------------------------
@@ -177,14 +176,8 @@ class Game:
             game._foundation_cards = count
         if game.foundation_cards == self.variant.total_cards:
             game.status = Status.WON
-        else:
-            # A position's lost test is asked once: an undo goes back to a position whose
-            # test was asked when it was first reached (the test reads the position alone).
-            lost = position.lost
-            if lost is None:
-                lost = position.lost = self.variant.is_lost(position)
-            if lost:
-                game.status = Status.LOST
+        elif _is_lost(self.variant, position):
+            game.status = Status.LOST
         return game, Diff(command, ops, game.status, game.moves, game.foundation_cards)
 
     # --- snapshots -----------------------------------------------------------------
@@ -224,6 +217,16 @@ class Game:
         position = Position(piles, command, None, bool(data["only_draws_since_turnover"]),
                             rebuild if command is not None else None, tuple(effective))
         return cls(variant, seed, position, int(data["moves"]), Status(data["status"]))
+
+
+def _is_lost(variant: Variant, position: Position) -> bool:
+    """``variant``'s lost test of ``position``, asked once and kept on the position: an undo
+    goes back to a position whose test was asked when it was first reached (the test reads
+    the position alone, and a game holds positions of its own variant only)."""
+    lost = position.lost
+    if lost is None:
+        lost = position.lost = variant.is_lost(position)
+    return lost
 
 
 def _after(variant: Variant, position: Position, command: Command) -> Position:

@@ -40,8 +40,8 @@ class Position:
         # chain: a position restored from a snapshot, whose parents are rebuilt by a replay
         # of the whole log only if undo reaches them.
         self.effective = effective
-        # The variant's lost test of this position, once asked (None: not yet): a game
-        # holds positions of its own variant only, and the test reads nothing else.
+        # The variant's lost test of this position, once asked (None: not yet); asked and
+        # kept by game.py's _is_lost alone.
         self.lost: bool | None = None
 
     @property

@@ -342,6 +342,27 @@ def test_a_lost_game_accepts_undo_which_makes_it_playing_again():
     assert again.piles == _about_to_lose().piles
 
 
+def test_a_positions_lost_test_is_asked_once_and_an_undo_asks_none(monkeypatch):
+    """The lost test of a position is asked when the game first reaches it (the deal
+    included) and kept: an undo goes back to a position asked before, without asking."""
+    variant = type(Game.deal("gate", 3).variant)
+    asked = []
+    is_lost = variant.is_lost
+
+    def counted(self, position):
+        asked.append(position)
+        return is_lost(self, position)
+
+    monkeypatch.setattr(variant, "is_lost", counted)
+    game = Game.deal("gate", 3)
+    assert asked == [game.position]
+    there = play(game, next(m for m in game.legal_moves() if isinstance(m, Move)))
+    assert asked == [game.position, there.position]
+    back = accepted(there, UNDO)
+    assert back.position is game.position and back.status is Status.PLAYING
+    assert asked == [game.position, there.position]
+
+
 def test_a_lost_game_accepts_resign():
     lost = play(_about_to_lose(), move("tableau/0", "foundation/0"))
     assert accepted(lost, RESIGN).status is Status.RESIGNED

@@ -161,7 +161,7 @@ class DailyDeals:
         current = today(self.clock.now())
         done = True
         for day in (Day(current), Day(current + timedelta(days=1))):
-            # The variants at once: the pool's background slots search side by side.
+            # The variants asked at once; the pool's background process searches them in turn.
             chosen = await asyncio.gather(*(self.choose(day, variant) for variant in VARIANTS))
             done = done and all(deal is not None for deal in chosen)
         self.ready = done

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -20,8 +22,10 @@ import pytest
 
 from protocol.solver import Hint
 from service.app import Context
+from service.domain import hint_job
 from service.domain.hints import view_seed
 from service.engine import Game, Move, Status
+from service.solver import suggest
 from service.store import keys
 from tests.commands import from_json, to_json
 from tests.live import settings_for_test
@@ -250,12 +254,13 @@ def plain_values(value: Any) -> Iterator[Any]:
         yield value
 
 
-async def test_the_hints_search_job_gets_no_face_down_card(
+async def test_the_hints_search_gets_no_face_down_card(
         service: tuple[Api, Context], monkeypatch: pytest.MonkeyPatch) -> None:
-    """The search's job in the pool gets the public view and the views the game has shown
-    as their keys (face-down counts, face-up cards): none of its arguments is a face-down
-    card. Only the job that rebuilds those views from the snapshot, which needs the deal,
-    gets one, and what it gives back holds none."""
+    """A hint is one job in the pool: it rebuilds the views the game has shown from the
+    game's snapshot (which needs the deal), then searches. The search gets the public view
+    and the views shown as their keys (face-down counts, face-up cards): none of its
+    arguments is a face-down card. The job the pool got is run again here, its search
+    watched."""
     api, ctx = service
     _, token = await api.player()
     game_id = (await api.create(token, "gate", 3))["game_id"]
@@ -266,21 +271,38 @@ async def test_the_hints_search_job_gets_no_face_down_card(
         game = game.apply(move)[0]
     face_down = {card for pile in game.piles.values() for card in pile.down}
     assert face_down
-    jobs: list[tuple[str, tuple[Any, ...], dict[str, Any], asyncio.Future[Any]]] = []
+    jobs: list[tuple[Any, tuple[Any, ...], dict[str, Any]]] = []
     submit = ctx.pool.submit
 
     def recording(fn: Any, *args: Any, **kwargs: Any) -> asyncio.Future[Any]:
-        future = submit(fn, *args, **kwargs)
-        jobs.append((fn.__name__, args, kwargs, future))
-        return future
+        jobs.append((fn, args, kwargs))
+        return submit(fn, *args, **kwargs)
 
     monkeypatch.setattr(ctx.pool, "submit", recording)
     await hint(api, token, game_id)
-    assert jobs
-    for name, args, kwargs, _ in jobs:
-        if name != "shown_in_game":
-            leaked = face_down & set(plain_values((args, kwargs)))
-            assert not leaked, f"the job {name} got face-down card(s) {sorted(leaked)}"
-    assert [name for name, *_ in jobs] == ["shown_in_game", "suggest"]
-    shown = jobs[0][3].result()
-    assert shown and not face_down & set(plain_values(shown))
+    assert [fn.__name__ for fn, *_ in jobs] == ["hint_in_game"]
+    fn, args, kwargs = jobs[0]
+    searched: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        searched.append((args, kwargs))
+        return suggest(*args, **kwargs)
+
+    monkeypatch.setattr(hint_job, "suggest", watched)
+    fn(*args, **{k: v for k, v in kwargs.items() if k not in ("what", "retry_s")})
+    assert len(searched) == 1
+    leaked = face_down & set(plain_values(searched))
+    assert not leaked, f"the search got face-down card(s) {sorted(leaked)}"
+    assert searched[0][1]["shown"]  # the views shown before, as their keys
+
+
+def test_the_hints_job_brings_only_the_solver_into_a_worker() -> None:
+    """A spawned worker imports the module of each job's function: the hint's brings the
+    solver and the engine, not the service's modules, the store's client or aiohttp."""
+    found = subprocess.run(
+        [sys.executable, "-c", "import sys, service.domain.hint_job; print(*sys.modules)"],
+        capture_output=True, text=True, check=True).stdout.split()
+    service = {m for m in found if m.split(".")[0] == "service"
+               and not m.startswith(("service.solver", "service.engine"))}
+    assert service == {"service", "service.domain", "service.domain.hint_job"}
+    assert not {"aiohttp", "redis", "msgspec"} & set(found)
