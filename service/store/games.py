@@ -319,15 +319,15 @@ class Games:
             cid = command_id
         else:
             raise ValueError("command_id may not be empty")
-        # Both known without a coroutine on all but the first writes (every write asks).
+        # Both answered without a coroutine but when the store must be asked (seldom).
         redis = self.redis
-        sharded = redis.sharded_known
-        if sharded is None:
-            sharded = await redis.sharded_pubsub()
+        sharded = redis.sharded_pubsub()
+        if not isinstance(sharded, bool):
+            sharded = await sharded
         durability = redis.durability
-        deferred = durability.known_wait()  # published once durable
-        if deferred is None:
-            deferred = await durability.needs_wait()
+        deferred = durability.needs_wait()  # published once durable
+        if not isinstance(deferred, bool):
+            deferred = await deferred
         asked = durability.generation
         call: list[str | int] = [expected_seq, cid, ttl_s or 0,
                                  "-" if deferred else "s" if sharded else "p",
