@@ -20,7 +20,9 @@ default), the checkouts in turn, ``--rounds`` times:
 - ``metrics``: what a command counts (``Metrics.commands.inc``) and observes
   (``Metrics.websocket_ack.observe``), per command;
 - ``meta``: a command's meta fields made text (``meta.to_texts``: status, moves, foundation
-  cards, last time, hash), per command.
+  cards, last time, hash), per command;
+- ``rfc3339``: a time made text (``protocol.fields.rfc3339``), a new millisecond each call
+  (a command's time, the first time it is formatted).
 
     python benchmarks/hot_paths.py
     python benchmarks/hot_paths.py --roots /tmp/before . --rounds 3
@@ -104,8 +106,9 @@ def measure() -> dict[str, float]:
 
 
 def bookkeeping() -> dict[str, float]:
-    from datetime import UTC, datetime
+    from datetime import UTC, datetime, timedelta
 
+    from protocol.fields import rfc3339
     from service.runtime.metrics import Metrics
     from service.store import meta
 
@@ -119,8 +122,11 @@ def bookkeeping() -> dict[str, float]:
     updates = {meta.STATUS: "playing", meta.MOVES: 12, meta.FOUNDATION_CARDS: 3,
                meta.LAST_AT: datetime(2026, 12, 6, 17, 0, 0, 123000, tzinfo=UTC),
                meta.HASH: "x" * 43}
+    start = datetime(2026, 12, 6, 17, 0, 0, tzinfo=UTC)
+    moments = iter([start + timedelta(milliseconds=i) for i in range(PASSES * 20_000)])
     return {"metrics": best(counted, 50_000),
-            "meta": best(lambda: meta.to_texts(updates), 50_000)}
+            "meta": best(lambda: meta.to_texts(updates), 50_000),
+            "rfc3339": best(lambda: rfc3339(next(moments)), 20_000)}
 
 
 def lines(games_a_variant: int = 10, seed: int = 1) -> list[tuple[str, int, list[object]]]:
