@@ -28,6 +28,7 @@ that window, at a cost in throughput.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import secrets
 from collections.abc import Mapping, Sequence
@@ -228,8 +229,9 @@ def _first(raw: bytes | str | int) -> tuple[int, str]:
     return int(seq), fingerprint
 
 
-def _append_keys(game_id: str) -> list[str]:
-    return [*keys.game_keys(game_id), keys.game_channel(game_id)]
+@functools.lru_cache(maxsize=2048)  # every command of a game makes the same five keys
+def _append_keys(game_id: str) -> tuple[str, ...]:
+    return (*keys.game_keys(game_id), keys.game_channel(game_id))
 
 
 class Games:
