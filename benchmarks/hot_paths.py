@@ -16,7 +16,13 @@ default), the checkouts in turn, ``--rounds`` times:
 - ``command``: ``GameCommands.command`` on a cached game, the same lines, with a store that
   answers every append at once (``Games.append`` not run): the rules, the event, its hash
   and time, the meta fields, per command;
-- ``decode``: a command message decoded (``decode_client_message``) and its ack encoded.
+- ``decode``: a command message decoded (``decode_client_message``) and its ack encoded;
+- ``metrics``: what a command counts (``Metrics.commands.inc``) and observes
+  (``Metrics.websocket_ack.observe``), per command;
+- ``meta``: a command's meta fields made text (``meta.to_texts``: status, moves, foundation
+  cards, last time, hash), per command;
+- ``rfc3339``: a time made text (``protocol.fields.rfc3339``), a new millisecond each call
+  (a command's time, the first time it is formatted).
 
     python benchmarks/hot_paths.py
     python benchmarks/hot_paths.py --roots /tmp/before . --rounds 3
@@ -95,7 +101,32 @@ def measure() -> dict[str, float]:
     except ImportError:
         figures["deadline"] = asyncio.run(blocks())
     figures.update(command_pieces())
+    figures.update(bookkeeping())
     return figures
+
+
+def bookkeeping() -> dict[str, float]:
+    from datetime import UTC, datetime, timedelta
+
+    from protocol.fields import rfc3339
+    from service.runtime.metrics import Metrics
+    from service.store import meta
+
+    metrics = Metrics()
+    count, observe = metrics.commands.inc, metrics.websocket_ack.observe
+
+    def counted() -> None:
+        count("klondike", "move")
+        observe(0.0042)
+
+    updates = {meta.STATUS: "playing", meta.MOVES: 12, meta.FOUNDATION_CARDS: 3,
+               meta.LAST_AT: datetime(2026, 12, 6, 17, 0, 0, 123000, tzinfo=UTC),
+               meta.HASH: "x" * 43}
+    start = datetime(2026, 12, 6, 17, 0, 0, tzinfo=UTC)
+    moments = iter([start + timedelta(milliseconds=i) for i in range(PASSES * 20_000)])
+    return {"metrics": best(counted, 50_000),
+            "meta": best(lambda: meta.to_texts(updates), 50_000),
+            "rfc3339": best(lambda: rfc3339(next(moments)), 20_000)}
 
 
 def lines(games_a_variant: int = 10, seed: int = 1) -> list[tuple[str, int, list[object]]]:

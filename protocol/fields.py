@@ -7,7 +7,7 @@ JSON Schema in ``openapi.yaml`` states them to clients.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Final, Literal, TypeAlias, get_args
 
 from msgspec import Meta
@@ -156,7 +156,15 @@ def rfc3339(moment: datetime) -> str:
         if moment.tzinfo is None:
             raise ValueError(f"a naive datetime has no time zone: {moment!r}")
         moment = moment.astimezone(UTC)
-    text = moment.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+    # The text up to the second is that of the last moment formatted in the same second,
+    # mostly (commands come many a second): only the milliseconds are new.
+    second = (moment - _EPOCH) // _SECOND  # exact (a float timestamp rounds far from 1970)
+    head = _SECONDS.get(second)
+    if head is None:
+        if len(_SECONDS) >= _FORMATTED_KEPT:
+            _SECONDS.clear()
+        head = _SECONDS[second] = moment.replace(tzinfo=None, microsecond=0).isoformat()
+    text = f"{head}.{moment.microsecond // 1000:03d}Z"
     if len(_FORMATTED) >= _FORMATTED_KEPT:
         _FORMATTED.clear()
     _FORMATTED[moment] = text
@@ -167,6 +175,9 @@ def rfc3339(moment: datetime) -> str:
 # ``at``, the game's last move, its stats), and a game's start with every command.
 _FORMATTED: dict[datetime, str] = {}
 _FORMATTED_KEPT = 4096
+_SECONDS: dict[int, str] = {}  # whole seconds since the epoch -> 'YYYY-MM-DDTHH:MM:SS'
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_SECOND = timedelta(seconds=1)
 
 
 def parse_rfc3339(text: str) -> datetime:

@@ -14,9 +14,8 @@ import asyncio
 import logging
 import time
 
-from prometheus_client import Histogram
-
 from service.runtime.background import Background
+from service.runtime.metrics import Histogram
 
 log = logging.getLogger(__name__)
 

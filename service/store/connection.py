@@ -30,7 +30,7 @@ import asyncio
 import contextvars
 import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -297,8 +297,10 @@ class RedisConn:
         ``settings.durability`` asks (see durability.py), then send ``publish``;
         StoreUnavailable if not durable. With ``publish``, the caller has asked
         :meth:`Durability.needs_wait` already (its script did not publish): it waits."""
-        if publish is None and not await self.durability.needs_wait():
-            return
+        if publish is None:
+            needed = self.durability.needs_wait()
+            if not (needed if isinstance(needed, bool) else await needed):
+                return
         try:
             await self.durability.wait(slot_key, publish)
         except REDIS_ERRORS as exc:
@@ -417,13 +419,12 @@ class RedisConn:
         else:
             await self.execute("PING")
 
-    @property
-    def sharded_known(self) -> bool | None:
-        """:meth:`sharded_pubsub`'s answer once it was asked (None before)."""
-        return self._sharded
+    def sharded_pubsub(self) -> bool | Coroutine[Any, Any, bool]:
+        """Whether the server has SPUBLISH/SSUBSCRIBE: asked once (until then, a coroutine
+        that asks it: await it), then remembered (the answer itself: every append asks)."""
+        return self._sharded if self._sharded is not None else self._ask_sharded()
 
-    async def sharded_pubsub(self) -> bool:
-        """Whether the server has SPUBLISH/SSUBSCRIBE; asked once, then remembered."""
+    async def _ask_sharded(self) -> bool:
         if self._sharded is None:
             try:
                 await self.execute("SPUBLISH", keys.PROBE_CHANNEL, b"")

@@ -46,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -109,9 +110,11 @@ class Durability:
         self._checked_at = None
         self.generation += 1
 
-    def known_wait(self) -> bool | None:
-        """:meth:`needs_wait`'s answer when it is known without asking the store (every
-        write asks: no coroutine for the usual case); None when the store must be asked."""
+    def needs_wait(self) -> bool | Coroutine[Any, Any, bool]:
+        """Whether a write, once the store answered it, still needs :meth:`wait` (and
+        its event published after it) to be as durable as the level asks: the answer
+        itself when it is known, a coroutine that asks the store when it is not (await
+        it). Every write asks: the usual answer costs no coroutine."""
         if self.need is None:
             return False
         # is_cluster, not isinstance(client, RedisCluster): a check of redis-py's Protocol
@@ -122,14 +125,9 @@ class Durability:
         if (checked_at is not None
                 and asyncio.get_running_loop().time() - checked_at < CHECK_EVERY_S):
             return not self._fsyncs_before_reply
-        return None
+        return self._ask()
 
-    async def needs_wait(self) -> bool:
-        """Whether a write, once the store answered it, still needs :meth:`wait` (and
-        its event published after it) to be as durable as the level asks."""
-        known = self.known_wait()
-        if known is not None:
-            return known
+    async def _ask(self) -> bool:
         # One question at a time: the writers that arrive meanwhile share its answer.
         if self._asking is None:
             self._asking = asyncio.ensure_future(self._store_fsyncs_before_reply())

@@ -464,7 +464,8 @@ class Hub:
 
     async def _detect_mode(self) -> None:
         if self._sharded is None:
-            self._sharded = await self.redis.sharded_pubsub()
+            sharded = self.redis.sharded_pubsub()
+            self._sharded = sharded if isinstance(sharded, bool) else await sharded
             if not self._sharded:
                 self.sub_command, self.unsub_command = "SUBSCRIBE", "UNSUBSCRIBE"
 

@@ -28,6 +28,7 @@ that window, at a cost in throughput.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import secrets
 from collections.abc import Mapping, Sequence
@@ -228,8 +229,9 @@ def _first(raw: bytes | str | int) -> tuple[int, str]:
     return int(seq), fingerprint
 
 
-def _append_keys(game_id: str) -> list[str]:
-    return [*keys.game_keys(game_id), keys.game_channel(game_id)]
+@functools.lru_cache(maxsize=2048)  # every command of a game makes the same five keys
+def _append_keys(game_id: str) -> tuple[str, ...]:
+    return (*keys.game_keys(game_id), keys.game_channel(game_id))
 
 
 class Games:
@@ -319,15 +321,15 @@ class Games:
             cid = command_id
         else:
             raise ValueError("command_id may not be empty")
-        # Both known without a coroutine on all but the first writes (every write asks).
+        # Both answered without a coroutine but when the store must be asked (seldom).
         redis = self.redis
-        sharded = redis.sharded_known
-        if sharded is None:
-            sharded = await redis.sharded_pubsub()
+        sharded = redis.sharded_pubsub()
+        if not isinstance(sharded, bool):
+            sharded = await sharded
         durability = redis.durability
-        deferred = durability.known_wait()  # published once durable
-        if deferred is None:
-            deferred = await durability.needs_wait()
+        deferred = durability.needs_wait()  # published once durable
+        if not isinstance(deferred, bool):
+            deferred = await deferred
         asked = durability.generation
         call: list[str | int] = [expected_seq, cid, ttl_s or 0,
                                  "-" if deferred else "s" if sharded else "p",

@@ -120,6 +120,7 @@ CATALOGUE: tuple[Field, ...] = (
     Field(HINTS, INTEGER, "hints taken (POST /v1/games/{id}/hint)"),
 )
 BY_NAME: Mapping[str, Field] = {f.name: f for f in CATALOGUE}
+_KINDS: Mapping[str, Kind] = {f.name: f.kind for f in CATALOGUE}
 NAMES = frozenset(BY_NAME)
 
 # Written only by the store's own scripts, never as a GameMeta attribute.
@@ -129,11 +130,13 @@ STORE_ONLY = frozenset((CREATE_ID,))
 def to_text(name: str, value: object) -> str:
     """``value`` as the hash keeps the field ``name``; ValueError for a name outside the
     catalogue or a value not of the field's type."""
+    kind = _KINDS.get(name)
+    # Every command writes a few fields: a value of the exact type is the quick way.
+    if kind is not None and type(value) is kind.type:
+        return kind.to_text(value)
     kind = _field(name).kind
-    # (every command writes a few fields: the exact type is the quick test)
-    if type(value) is not kind.type and (
-            # bool is an int to Python, not to the hash: refused for an integer field
-            not isinstance(value, kind.type) or isinstance(value, bool)):
+    # A subtype is its kind's too, but for a bool: an int to Python, not to the hash.
+    if not isinstance(value, kind.type) or isinstance(value, bool):
         raise ValueError(f"the meta field {name!r} holds {kind.type.__name__} "
                          f"({kind.description}), not {type(value).__name__}: {value!r}")
     return kind.to_text(value)
@@ -141,14 +144,7 @@ def to_text(name: str, value: object) -> str:
 
 def to_texts(values: Mapping[str, object]) -> dict[str, str]:
     """Each of ``values`` (field name -> value) as the hash keeps it (see :func:`to_text`)."""
-    out: dict[str, str] = {}
-    for name, value in values.items():  # to_text's own steps: every command writes a few
-        field = BY_NAME.get(name)
-        if field is None or type(value) is not field.kind.type:
-            out[name] = to_text(name, value)  # the slow way: a subtype, or its error
-        else:
-            out[name] = field.kind.to_text(value)
-    return out
+    return {name: to_text(name, value) for name, value in values.items()}
 
 
 def from_text(name: str, raw: str | bytes) -> Any:

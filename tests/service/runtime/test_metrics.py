@@ -16,10 +16,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
+import prometheus_client
 import pytest
+from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
+from service.runtime import metrics
 from service.runtime.looplag import PROBE_S
 from service.runtime.metrics import COMMAND_ACK_BUCKETS, CONTENT_TYPE
 from tests.live import daily_chosen, running_service, settings_for_test
@@ -199,3 +202,34 @@ async def test_two_instances_in_one_process_count_apart(redis_url: str, tmp_path
         await a.command(token, game_id, command, expected_seq=seq)
         assert acks(await scrape(a), "rest") == 1
         assert acks(await scrape(b), "rest") == 0
+
+
+def test_the_plain_counters_and_histograms_expose_what_prometheus_client_would() -> None:
+    # The service's own Counter and Histogram (plain ints, no lock) against the library's,
+    # fed the same: the same text, bucket by bucket (a value on a bound counts in its bucket).
+    ours, theirs = CollectorRegistry(), CollectorRegistry()
+    counter = metrics.Counter("c_total", "a counter", ("a", "b"), ours)
+    bare = metrics.Counter("bare_total", "no labels", (), ours)
+    histogram = metrics.Histogram("h_seconds", "a histogram", ("t",), COMMAND_ACK_BUCKETS, ours)
+    lag = metrics.Histogram("lag_seconds", "no labels", (), (0.5, 0.1), ours)
+    their_counter = prometheus_client.Counter("c_total", "a counter", ("a", "b"), registry=theirs)
+    prometheus_client.Counter("bare_total", "no labels", registry=theirs)
+    their_histogram = prometheus_client.Histogram("h_seconds", "a histogram", ("t",),
+                                                  registry=theirs, buckets=COMMAND_ACK_BUCKETS)
+    their_lag = prometheus_client.Histogram("lag_seconds", "no labels", registry=theirs,
+                                            buckets=(0.1, 0.5))
+    for labels in (("x", "y"), ("x", "y"), ("z", "y")):
+        counter.inc(*labels)
+        their_counter.labels(*labels).inc()
+    for value in (0.0, 0.001, 0.0011, 0.05, 0.0500001, 2.5, 30.0):
+        histogram.labels("ws").observe(value)
+        their_histogram.labels("ws").observe(value)
+    for value in (0.1, 0.3, 9.0):
+        lag.observe(value)
+        their_lag.observe(value)
+    histogram.labels("rest")
+    their_histogram.labels("rest")
+    assert bare.counts == {(): 0}
+    assert generate_latest(ours) == generate_latest(theirs)
+    with pytest.raises(ValueError):
+        counter.inc("only one")
