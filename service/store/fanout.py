@@ -59,8 +59,16 @@ BACKOFF_BASE_S = 0.05
 BACKOFF_CAP_S = 2.0
 REROUTE_MIN_INTERVAL_S = 0.5
 READ_SIZE = 65536  # bytes read from a subscriber connection at once, at most
-READ_IN_CHUNKS = True  # False: one reply at a time, as where redis-py's reader is not found
 CLOSED = "the fan-out hub is closed (the instance is shutting down)"
+
+
+def stream_reader(conn: AbstractConnection) -> asyncio.StreamReader | None:
+    """redis-py's StreamReader of a connected ``conn`` (its parser has nothing buffered:
+    the handshake's replies were all read in connect()), or None. It is not a public
+    attribute: where a redis-py release names it otherwise, the subscriber reads its
+    replies one at a time through the public ``read_response``, slower, not wrong."""
+    reader = getattr(conn, "_reader", None)
+    return reader if isinstance(reader, asyncio.StreamReader) else None
 
 
 class Published(NamedTuple):
@@ -254,12 +262,8 @@ class _Link:
         self._silence = None
         watchdog = asyncio.create_task(self._watch(conn), name=f"fanout-watchdog-{self.key}")
         try:
-            # redis-py's StreamReader of this connection (its parser has nothing buffered:
-            # the handshake's replies were all read in connect()). It is not a public
-            # attribute: where a redis-py release names it otherwise, the replies are
-            # read one at a time through the public read_response, slower, not wrong.
-            reader = getattr(conn, "_reader", None) if READ_IN_CHUNKS else None
-            if isinstance(reader, asyncio.StreamReader):
+            reader = stream_reader(conn)
+            if reader is not None:
                 await self._read_chunks(reader)
             else:
                 await self._read_replies(conn)

@@ -254,7 +254,7 @@ async def test_replies_read_one_at_a_time_reach_listeners_in_order_and_a_silence
     subscriber reads its replies through redis-py's public ``read_response``: the same
     events, in order, and a silent server still noticed."""
     from service.store import fanout
-    monkeypatch.setattr(fanout, "READ_IN_CHUNKS", False)
+    monkeypatch.setattr(fanout, "stream_reader", lambda conn: None)
     one = await store_factory(restartable_server.url, redis_health_check_s=0.2)
     two = await store_factory(restartable_server.url, redis_health_check_s=0.2)
     await one.games.create("g1", META, ttl_s=3600)
