@@ -51,6 +51,8 @@ from service.engine import Game, Status  # noqa: E402
 from service.solver import Budget, solve_deal  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "data"
+SECONDS = 10.0  # a deal's budget of CPU time, by default
+NODES = 50_000_000  # and of positions: at 10 s the time runs out first
 DOC = ROOT / "docs" / "winnability.md"
 CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "gilbert": ("gilbert", {}),
@@ -114,12 +116,21 @@ def run(args: argparse.Namespace) -> None:
     data.mkdir(parents=True, exist_ok=True)
     configs = args.configs or list(CONFIGS)
     meta_path = data / "winnability-budget.json"
-    meta: dict[str, Any] = {"max_seconds": args.seconds, "max_nodes": args.nodes,
-                            "clock": CLOCK}
     old = read_meta(meta_path)
-    if old and {k: old.get(k) for k in meta} != meta:
-        print(f"warning: the data files were made with {json.dumps(old)}; "
-              f"resuming with {meta}", file=sys.stderr)
+    # A resumed table keeps the budget its rows were solved with: a budget given
+    # that differs from it is refused, not mixed in (a smaller node budget once left
+    # deals unknown that the table's own budget would have settled).
+    made_with = {"max_seconds": old.get("max_seconds", SECONDS),
+                 "max_nodes": old.get("max_nodes", NODES), "clock": old.get("clock", CLOCK)}
+    meta: dict[str, Any] = {
+        "max_seconds": made_with["max_seconds"] if args.seconds is None else args.seconds,
+        "max_nodes": made_with["max_nodes"] if args.nodes is None else args.nodes,
+        "clock": CLOCK}
+    if old and made_with != meta:
+        sys.exit(f"the data files in {data} were made with {json.dumps(made_with)}; this run "
+                 f"asks for {json.dumps(meta)}: give their budget (or none), or a new --out "
+                 "directory, so one table has one budget")
+    args.seconds, args.nodes = meta["max_seconds"], meta["max_nodes"]
     this_run = {"commit": git("rev-parse", "--short", "HEAD"), "solver": solver_code(),
                 "workers": args.workers, "configs": configs,
                 "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -469,8 +480,10 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="solve deals (resumable), then write the report")
     r.add_argument("--deals", type=int, default=1000, help="solve seeds 1..N of each configuration")
-    r.add_argument("--seconds", type=float, default=10.0, help="CPU time budget per deal (s)")
-    r.add_argument("--nodes", type=int, default=5_000_000, help="node budget per deal")
+    r.add_argument("--seconds", type=float, help=f"CPU time budget per deal (s); default: the "
+                   f"data files' budget when resuming, else {SECONDS:g}")
+    r.add_argument("--nodes", type=int, help=f"node budget per deal; default: the data files' "
+                   f"budget when resuming, else {NODES:,}")
     r.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="worker processes")
     r.add_argument("--configs", nargs="*", choices=list(CONFIGS), help="only these configurations")
     r.add_argument("--stop-at", help="HH:MM (UTC): submit no new deal after this time")
