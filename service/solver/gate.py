@@ -64,6 +64,7 @@ def _low_enough(found: tuple[int, ...], c: int) -> bool:
 
 class Gate(Rules):
     variant_id = "gate"
+    pruning = True  # tests turn it off to check that it changes no answer
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -166,6 +167,36 @@ class Gate(Rules):
         if w < len(talon):
             out.append((DRAWS, DRAW, (found, bars, pillars, talon, w + 1)))
         return out
+
+    def successors(self, s: State) -> list[Step]:
+        """With the waste empty and cards in the stock, a draw alone (after a safe move).
+
+        Proof, against docs/rules.md (Gate): from such a position ``P``, whatever wins
+        also wins after a draw, in at most as many moves. Take a shortest winning line
+        from ``P``. The stock is not empty, so some move of the line takes its top card
+        ``c``; let ``m`` be the first move of the line that touches the stock or the
+        waste, and ``m1 .. mk`` the moves before it. None of these touches the stock or
+        the waste: each moves a bar's, a pillar's or a foundation's card onto a bar or a
+        foundation (only the waste's or the stock's card may go into a space, and
+        nothing goes onto the waste or the stock), and a pillar refills an emptied bar
+        as part of the move. So none depends on them, and each is legal after a draw,
+        leading to the same bars, pillars and foundations. Either ``m`` is the draw of
+        ``c``: then the line draw, ``m1 .. mk``, then the rest wins, one move shorter
+        from the draw's position. Or ``m`` puts ``c`` from the stock into a space (the
+        waste is empty until a draw): then draw, ``m1 .. mk``, ``c`` from the waste into
+        the same space (still empty, the waste's top now ``c``), then the rest wins, as
+        long from the draw's position: the same position after it. Nothing else takes
+        ``c`` out of the stock. So the draw's position is won, at no greater distance,
+        with one card less in the stock. The steps kept depend on the position alone,
+        not on the path to it (a transposition table keeps them right), and from every
+        winnable position one of them leads to a winnable position nearer a win, or (this
+        draw) as near with a shorter stock, which never grows again (one pass): following
+        those steps cannot go round, so it reaches a win, and the search loses none (the
+        safe move, tried before this rule, keeps its own footing)."""
+        found, bars, pillars, talon, w = s
+        if self.pruning and not w and talon and self.safe(s) is None:
+            return [(DRAWS, (DRAW,), (found, bars, pillars, talon, 1))]
+        return super().successors(s)
 
     def safe(self, s: State) -> tuple[Cmd, State] | None:
         # Not from a pillar, nor from a bar that a pillar would refill: either changes
