@@ -12,6 +12,7 @@ import pytest
 from service.engine import Game, Status
 from service.solver import Budget, solve_deal, solve_game
 from service.solver import native as core
+from service.solver.rules import DRAW
 from service.solver.search import (
     BEST_FIRST_SHARE,
     CHECK_CLOCK_EVERY,
@@ -19,7 +20,6 @@ from service.solver.search import (
     DepthFirst,
     search,
 )
-from service.solver.rules import DRAW
 from service.solver.variants import rules_for
 
 from .helpers import (
