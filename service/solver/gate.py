@@ -18,28 +18,8 @@ from service.engine import Pile
 from .build import ALT_DOWN, alt_run
 from .cards import RANK_OF, RED_OF, SUIT_OF, card_of
 from .foundations import bump
-from .rules import (
-    DRAW,
-    DRAWS,
-    FOUNDATION_IDS,
-    FROM_FOUNDATION,
-    FROM_WASTE,
-    RESERVE_IDS,
-    REVEALS,
-    SETTLED,
-    TABLEAU,
-    TABLEAU_IDS,
-    TO_FOUNDATION,
-    Cmd,
-    Rules,
-    State,
-    Step,
-    codes,
-)
+from .rules import DRAW, Cmd, F, P, R, Rules, State, Step, T, codes
 
-F = FOUNDATION_IDS
-T = TABLEAU_IDS
-R = RESERVE_IDS
 Bars = tuple[tuple[int, ...], ...]
 
 
@@ -114,18 +94,18 @@ class Gate(Rules):
             c = talon[w - 1]
             rest = talon[:w - 1] + talon[w:]
             if found[SUIT_OF[c]] == RANK_OF[c] - 1:
-                out.append((TO_FOUNDATION, ("waste", F[SUIT_OF[c]], 1),
+                out.append((P.TO_FOUNDATION, ("waste", F[SUIT_OF[c]], 1),
                             (bump(found, SUIT_OF[c], 1), bars, pillars, rest, w - 1)))
             for j in targets.get(c, ()):
-                out.append((FROM_WASTE, ("waste", T[j], 1), (found, _put(bars, j, (c,)), pillars,
+                out.append((P.FROM_WASTE, ("waste", T[j], 1), (found, _put(bars, j, (c,)), pillars,
                                                              rest, w - 1)))
             for j in empties:
-                out.append((FROM_WASTE, ("waste", T[j], 1), (found, _put(bars, j, (c,)), pillars,
+                out.append((P.FROM_WASTE, ("waste", T[j], 1), (found, _put(bars, j, (c,)), pillars,
                                                              rest, w - 1)))
         elif empties and len(talon) > 0:
             c = talon[0]
             for j in empties:
-                out.append((FROM_WASTE, ("stock", T[j], 1), (found, _put(bars, j, (c,)), pillars,
+                out.append((P.FROM_WASTE, ("stock", T[j], 1), (found, _put(bars, j, (c,)), pillars,
                                                              talon[1:], 0)))
         for r in range(2):
             pillar = pillars[r]
@@ -134,10 +114,11 @@ class Gate(Rules):
             c = pillar[-1]
             less = (pillar[:-1], pillars[1]) if r == 0 else (pillars[0], pillar[:-1])
             if found[SUIT_OF[c]] == RANK_OF[c] - 1:
-                out.append((TO_FOUNDATION, (R[r], F[SUIT_OF[c]], 1),
+                out.append((P.TO_FOUNDATION, (R[r], F[SUIT_OF[c]], 1),
                             (bump(found, SUIT_OF[c], 1), bars, less, talon, w)))
             for j in targets.get(c, ()):
-                out.append((REVEALS, (R[r], T[j], 1), (found, _put(bars, j, (c,)), less, talon, w)))
+                out.append((P.REVEALS, (R[r], T[j], 1),
+                            (found, _put(bars, j, (c,)), less, talon, w)))
         for f in range(4):
             n = found[f]
             if not n:
@@ -145,7 +126,7 @@ class Gate(Rules):
             c = card_of(f, n)
             less_found = bump(found, f, -1)
             for j in targets.get(c, ()):
-                out.append((FROM_FOUNDATION, (F[f], T[j], 1), (less_found, _put(bars, j, (c,)),
+                out.append((P.FROM_FOUNDATION, (F[f], T[j], 1), (less_found, _put(bars, j, (c,)),
                                                                pillars, talon, w)))
         for i, p in enumerate(bars):
             if not p:
@@ -157,15 +138,16 @@ class Gate(Rules):
                 rest = p[:-k]
                 nbars, npillars = self._leave_bar(bars, pillars, i, rest)
                 if k == 1 and found[SUIT_OF[c]] == RANK_OF[c] - 1:
-                    out.append((TO_FOUNDATION, (T[i], F[SUIT_OF[c]], 1),
+                    out.append((P.TO_FOUNDATION, (T[i], F[SUIT_OF[c]], 1),
                                 (bump(found, SUIT_OF[c], 1), nbars, npillars, talon, w)))
-                prio = REVEALS if not rest else SETTLED if c in ALT_DOWN[rest[-1]] else TABLEAU
+                prio = (P.REVEALS if not rest else P.SETTLED if c in ALT_DOWN[rest[-1]]
+                        else P.TABLEAU)
                 for j in targets.get(c, ()):
                     if j != i:
                         out.append((prio, (T[i], T[j], k), (found, _put(nbars, j, moved), npillars,
                                                             talon, w)))
         if w < len(talon):
-            out.append((DRAWS, DRAW, (found, bars, pillars, talon, w + 1)))
+            out.append((P.DRAWS, DRAW, (found, bars, pillars, talon, w + 1)))
         return out
 
     def successors(self, s: State) -> list[Step]:
@@ -195,7 +177,7 @@ class Gate(Rules):
         safe move, tried before this rule, keeps its own footing)."""
         found, bars, pillars, talon, w = s
         if self.pruning and not w and talon and self.safe(s) is None:
-            return [(DRAWS, (DRAW,), (found, bars, pillars, talon, 1))]
+            return [(P.DRAWS, (DRAW,), (found, bars, pillars, talon, 1))]
         return super().successors(s)
 
     def safe(self, s: State) -> tuple[Cmd, State] | None:
