@@ -166,15 +166,17 @@ class Gate(Rules):
         ``c``: then the line draw, ``m1 .. mk``, then the rest wins, one move shorter
         from the draw's position. Or ``m`` puts ``c`` from the stock into a space (the
         waste is empty until a draw): then draw, ``m1 .. mk``, ``c`` from the waste into
-        the same space (still empty, the waste's top now ``c``), then the rest wins, as
-        long from the draw's position: the same position after it. Nothing else takes
+        the same space (still empty; the waste's top is now ``c``) reach the position
+        after ``m`` in as many moves from the draw's position as the line took from
+        ``P``, and the rest wins. Nothing else takes
         ``c`` out of the stock. So the draw's position is won, at no greater distance,
         with one card less in the stock. The steps kept depend on the position alone,
         not on the path to it (a transposition table keeps them right), and from every
         winnable position one of them leads to a winnable position nearer a win, or (this
         draw) as near with a shorter stock, which never grows again (one pass): following
-        those steps cannot go round, so it reaches a win, and the search loses none (the
-        safe move, tried before this rule, keeps its own footing)."""
+        those steps cannot go round, so it reaches a win, and the search loses none. (A
+        safe foundation move, when there is one, comes first: that is :meth:`safe`'s own
+        rule, older than this one.)"""
         found, bars, pillars, talon, w = s
         if self.pruning and not w and talon and self.safe(s) is None:
             return [(P.DRAWS, (DRAW,), (found, bars, pillars, talon, 1))]
