@@ -686,6 +686,10 @@ static int gate_steps(const Rules *R, const State *s, Step *out) {
             return n;
         }
     }
+    if (R->pruning && !w && tl > 0) {  /* Gate.successors: a draw alone (proved in gate.py) */
+        add(out, &n, DRAWS, 0, K_DRAW, 0, 0, 0);
+        return n;
+    }
     if (w) {
         int c = s->cards[tst + w - 1];
         if (s->found[SUIT(c)] == RANK(c) - 1) add(out, &n, TO_FOUNDATION, 0, K_TAL2F, w, 0, SUIT(c));

@@ -17,28 +17,10 @@ from service.engine import Pile
 from .build import ADJ_SUIT
 from .cards import card_of
 from .foundations import accepts, bump
-from .rules import (
-    DRAW,
-    FOUNDATION_IDS,
-    FROM_FOUNDATION,
-    REVEALS,
-    SETTLED,
-    TABLEAU,
-    TABLEAU_IDS,
-    TO_FOUNDATION,
-    Cmd,
-    Rules,
-    State,
-    Step,
-    codes,
-)
-
-F = FOUNDATION_IDS
-T = TABLEAU_IDS
-
+from .rules import DRAW, Cmd, F, P, Rules, State, Step, T, codes
 
 # Dealing comes before moves between piles: measured, it finds wins in fewer positions.
-DEAL = (REVEALS + TABLEAU) // 2
+DEAL = (P.REVEALS + P.TABLEAU) // 2
 # A move: (from pile, to pile, from foundation, to foundation, card), -1 where none.
 Move = tuple[int, int, int, int, int]
 DEAL_MOVE: Move = (-1, -1, -1, -1, -1)
@@ -131,15 +113,15 @@ class Caprice(Rules):
                 continue
             c = card_of(f, n) if f < 4 else card_of(f - 4, 14 - n)
             for j in [*targets.get(c, ()), *empties]:
-                out.append((FROM_FOUNDATION, (-1, j, f, -1, c)))
+                out.append((P.FROM_FOUNDATION, (-1, j, f, -1, c)))
         for i, p in enumerate(tab):
             if not p:
                 continue
             c = p[-1]
             alone = len(p) == 1
             for f in accepts(found, c):
-                out.append((TO_FOUNDATION, (i, -1, -1, f, c)))
-            prio = REVEALS if alone else TABLEAU
+                out.append((P.TO_FOUNDATION, (i, -1, -1, f, c)))
+            prio = P.REVEALS if alone else P.TABLEAU
             for j in targets.get(c, ()):
                 if j != i:
                     out.append((prio, (i, j, -1, -1, c)))
@@ -147,7 +129,7 @@ class Caprice(Rules):
             # put on it: tried last.
             if alone and not lone_to_empty:
                 continue
-            empty_prio = SETTLED if alone else TABLEAU
+            empty_prio = P.SETTLED if alone else P.TABLEAU
             for j in empties:
                 out.append((empty_prio, (i, j, -1, -1, c)))
         if stock:
@@ -162,7 +144,7 @@ def _foundation_step(s: State) -> tuple[int, Move] | None:
         if p:
             c = p[-1]
             for f in accepts(found, c):
-                return (TO_FOUNDATION, (i, -1, -1, f, c))
+                return (P.TO_FOUNDATION, (i, -1, -1, f, c))
     return None
 
 

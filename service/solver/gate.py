@@ -18,28 +18,8 @@ from service.engine import Pile
 from .build import ALT_DOWN, alt_run
 from .cards import RANK_OF, RED_OF, SUIT_OF, card_of
 from .foundations import bump
-from .rules import (
-    DRAW,
-    DRAWS,
-    FOUNDATION_IDS,
-    FROM_FOUNDATION,
-    FROM_WASTE,
-    RESERVE_IDS,
-    REVEALS,
-    SETTLED,
-    TABLEAU,
-    TABLEAU_IDS,
-    TO_FOUNDATION,
-    Cmd,
-    Rules,
-    State,
-    Step,
-    codes,
-)
+from .rules import DRAW, Cmd, F, P, R, Rules, State, Step, T, codes
 
-F = FOUNDATION_IDS
-T = TABLEAU_IDS
-R = RESERVE_IDS
 Bars = tuple[tuple[int, ...], ...]
 
 
@@ -64,6 +44,7 @@ def _low_enough(found: tuple[int, ...], c: int) -> bool:
 
 class Gate(Rules):
     variant_id = "gate"
+    pruning = True  # tests turn it off to check that it changes no answer
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -113,18 +94,18 @@ class Gate(Rules):
             c = talon[w - 1]
             rest = talon[:w - 1] + talon[w:]
             if found[SUIT_OF[c]] == RANK_OF[c] - 1:
-                out.append((TO_FOUNDATION, ("waste", F[SUIT_OF[c]], 1),
+                out.append((P.TO_FOUNDATION, ("waste", F[SUIT_OF[c]], 1),
                             (bump(found, SUIT_OF[c], 1), bars, pillars, rest, w - 1)))
             for j in targets.get(c, ()):
-                out.append((FROM_WASTE, ("waste", T[j], 1), (found, _put(bars, j, (c,)), pillars,
+                out.append((P.FROM_WASTE, ("waste", T[j], 1), (found, _put(bars, j, (c,)), pillars,
                                                              rest, w - 1)))
             for j in empties:
-                out.append((FROM_WASTE, ("waste", T[j], 1), (found, _put(bars, j, (c,)), pillars,
+                out.append((P.FROM_WASTE, ("waste", T[j], 1), (found, _put(bars, j, (c,)), pillars,
                                                              rest, w - 1)))
         elif empties and len(talon) > 0:
             c = talon[0]
             for j in empties:
-                out.append((FROM_WASTE, ("stock", T[j], 1), (found, _put(bars, j, (c,)), pillars,
+                out.append((P.FROM_WASTE, ("stock", T[j], 1), (found, _put(bars, j, (c,)), pillars,
                                                              talon[1:], 0)))
         for r in range(2):
             pillar = pillars[r]
@@ -133,10 +114,11 @@ class Gate(Rules):
             c = pillar[-1]
             less = (pillar[:-1], pillars[1]) if r == 0 else (pillars[0], pillar[:-1])
             if found[SUIT_OF[c]] == RANK_OF[c] - 1:
-                out.append((TO_FOUNDATION, (R[r], F[SUIT_OF[c]], 1),
+                out.append((P.TO_FOUNDATION, (R[r], F[SUIT_OF[c]], 1),
                             (bump(found, SUIT_OF[c], 1), bars, less, talon, w)))
             for j in targets.get(c, ()):
-                out.append((REVEALS, (R[r], T[j], 1), (found, _put(bars, j, (c,)), less, talon, w)))
+                out.append((P.REVEALS, (R[r], T[j], 1),
+                            (found, _put(bars, j, (c,)), less, talon, w)))
         for f in range(4):
             n = found[f]
             if not n:
@@ -144,7 +126,7 @@ class Gate(Rules):
             c = card_of(f, n)
             less_found = bump(found, f, -1)
             for j in targets.get(c, ()):
-                out.append((FROM_FOUNDATION, (F[f], T[j], 1), (less_found, _put(bars, j, (c,)),
+                out.append((P.FROM_FOUNDATION, (F[f], T[j], 1), (less_found, _put(bars, j, (c,)),
                                                                pillars, talon, w)))
         for i, p in enumerate(bars):
             if not p:
@@ -156,16 +138,49 @@ class Gate(Rules):
                 rest = p[:-k]
                 nbars, npillars = self._leave_bar(bars, pillars, i, rest)
                 if k == 1 and found[SUIT_OF[c]] == RANK_OF[c] - 1:
-                    out.append((TO_FOUNDATION, (T[i], F[SUIT_OF[c]], 1),
+                    out.append((P.TO_FOUNDATION, (T[i], F[SUIT_OF[c]], 1),
                                 (bump(found, SUIT_OF[c], 1), nbars, npillars, talon, w)))
-                prio = REVEALS if not rest else SETTLED if c in ALT_DOWN[rest[-1]] else TABLEAU
+                prio = (P.REVEALS if not rest else P.SETTLED if c in ALT_DOWN[rest[-1]]
+                        else P.TABLEAU)
                 for j in targets.get(c, ()):
                     if j != i:
                         out.append((prio, (T[i], T[j], k), (found, _put(nbars, j, moved), npillars,
                                                             talon, w)))
         if w < len(talon):
-            out.append((DRAWS, DRAW, (found, bars, pillars, talon, w + 1)))
+            out.append((P.DRAWS, DRAW, (found, bars, pillars, talon, w + 1)))
         return out
+
+    def successors(self, s: State) -> list[Step]:
+        """With the waste empty and cards in the stock, a draw alone (after a safe move).
+
+        Proof, against docs/rules.md (Gate): from such a position ``P``, whatever wins
+        also wins after a draw, in at most as many moves. Take a shortest winning line
+        from ``P``. The stock is not empty, so some move of the line takes its top card
+        ``c``; let ``m`` be the first move of the line that touches the stock or the
+        waste, and ``m1 .. mk`` the moves before it. None of these touches the stock or
+        the waste: each moves a bar's, a pillar's or a foundation's card onto a bar or a
+        foundation (only the waste's or the stock's card may go into a space, and
+        nothing goes onto the waste or the stock), and a pillar refills an emptied bar
+        as part of the move. So none depends on them, and each is legal after a draw,
+        leading to the same bars, pillars and foundations. Either ``m`` is the draw of
+        ``c``: then the line draw, ``m1 .. mk``, then the rest wins, one move shorter
+        from the draw's position. Or ``m`` puts ``c`` from the stock into a space (the
+        waste is empty until a draw): then draw, ``m1 .. mk``, ``c`` from the waste into
+        the same space (still empty; the waste's top is now ``c``) reach the position
+        after ``m`` in as many moves from the draw's position as the line took from
+        ``P``, and the rest wins. Nothing else takes
+        ``c`` out of the stock. So the draw's position is won, at no greater distance,
+        with one card less in the stock. The steps kept depend on the position alone,
+        not on the path to it (a transposition table keeps them right), and from every
+        winnable position one of them leads to a winnable position nearer a win, or (this
+        draw) as near with a shorter stock, which never grows again (one pass): following
+        those steps cannot go round, so it reaches a win, and the search loses none. (A
+        safe foundation move, when there is one, comes first: that is :meth:`safe`'s own
+        rule, older than this one.)"""
+        found, bars, pillars, talon, w = s
+        if self.pruning and not w and talon and self.safe(s) is None:
+            return [(P.DRAWS, (DRAW,), (found, bars, pillars, talon, 1))]
+        return super().successors(s)
 
     def safe(self, s: State) -> tuple[Cmd, State] | None:
         # Not from a pillar, nor from a bar that a pillar would refill: either changes

@@ -24,26 +24,8 @@ from .build import ALT_DOWN, alt_run
 from .cards import RANK_OF, RED_OF, card_of
 from .dead import Where, higher, lower, stay_stuck
 from .foundations import accepts, bump
-from .rules import (
-    DRAW,
-    DRAWS,
-    FOUNDATION_IDS,
-    FROM_FOUNDATION,
-    FROM_WASTE,
-    REVEALS,
-    SETTLED,
-    TABLEAU,
-    TABLEAU_IDS,
-    TO_FOUNDATION,
-    Cmd,
-    Rules,
-    State,
-    Step,
-    codes,
-)
+from .rules import DRAW, Cmd, F, P, Rules, State, Step, T, codes
 
-F = FOUNDATION_IDS
-T = TABLEAU_IDS
 # The kinds of the search's steps (see Gilbert._board_steps).
 WASTE, FOUNDATION, TABLEAU_MOVE, SAFE = range(4)
 
@@ -150,9 +132,9 @@ class Gilbert(Rules):
         """Moves of ``talon[p - 1]`` as the waste top, after ``draws`` draws."""
         found, talon = s[0], s[3]
         c = talon[p - 1]
-        prio = FROM_WASTE + draws
+        prio = P.FROM_WASTE + draws
         for f in accepts(found, c):
-            out.append((TO_FOUNDATION + draws, 2, WASTE, p, draws, f))
+            out.append((P.TO_FOUNDATION + draws, 2, WASTE, p, draws, f))
         for j in targets.get(c, ()):
             out.append((prio, 0, WASTE, p, draws, 8 + j))
         if RANK_OF[c] == 7:
@@ -189,14 +171,14 @@ class Gilbert(Rules):
             less = bump(found, f, -1)
             for g in accepts(found, c):
                 if g != f:
-                    out.append((FROM_FOUNDATION, 0, FOUNDATION, f, 0, g))
+                    out.append((P.FROM_FOUNDATION, 0, FOUNDATION, f, 0, g))
             if hasty or (prune and _needs_no_base(less, c)):
                 continue  # see the docstring
             for j in targets.get(c, ()):
-                out.append((FROM_FOUNDATION, -2, FOUNDATION, f, 0, 8 + j))
+                out.append((P.FROM_FOUNDATION, -2, FOUNDATION, f, 0, 8 + j))
             if RANK_OF[c] == 7:
                 for j in empties:
-                    out.append((FROM_FOUNDATION, -2, FOUNDATION, f, 0, 8 + j))
+                    out.append((P.FROM_FOUNDATION, -2, FOUNDATION, f, 0, 8 + j))
         for i, p in enumerate(tab):
             if not p:
                 continue
@@ -207,14 +189,14 @@ class Gilbert(Rules):
                 bare = n - k == d
                 turn = 1 if bare and d else 0
                 if bare:
-                    prio = REVEALS
+                    prio = P.REVEALS
                 elif c in ALT_DOWN[p[-k - 1]]:
-                    prio = SETTLED
+                    prio = P.SETTLED
                 else:
-                    prio = TABLEAU
+                    prio = P.TABLEAU
                 if k == 1:
                     for f in accepts(found, c):
-                        out.append((TO_FOUNDATION, 2 + turn, TABLEAU_MOVE, i, 1, f))
+                        out.append((P.TO_FOUNDATION, 2 + turn, TABLEAU_MOVE, i, 1, f))
                 if hasty and not bare and not accepts(found, p[-k - 1]):
                     continue
                 for j in targets.get(c, ()):
@@ -276,7 +258,7 @@ class Gilbert(Rules):
         out = [(st[0], self.commands(st)[0], self.play(s, st)) for st in steps]
         if talon:
             nw = min(w + 3, len(talon)) if w < len(talon) else 0
-            out.append((DRAWS, DRAW, (s[0], s[1], s[2], talon, nw)))
+            out.append((P.DRAWS, DRAW, (s[0], s[1], s[2], talon, nw)))
         return out
 
     def safe(self, s: State) -> tuple[Cmd, State] | None:
@@ -304,7 +286,7 @@ class Gilbert(Rules):
     def steps(self, s: State) -> list[Any]:
         safe = self.safe(s)
         if safe is not None:
-            return [(TO_FOUNDATION, 0, SAFE, safe[0], safe[1], 0)]
+            return [(P.TO_FOUNDATION, 0, SAFE, safe[0], safe[1], 0)]
         talon, w = s[3], s[4]
         targets, empties = _targets(s[1])
         steps: list[Any] = []

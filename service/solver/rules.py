@@ -25,18 +25,22 @@ DRAW: Cmd = ("stock", "", 0)
 # Lower priorities are tried first.
 Step = tuple[int, tuple[Cmd, ...], State]
 
-# Priorities shared by the variants (move ordering).
-TO_FOUNDATION = 0
-REVEALS = 10  # turns a face-down card up, empties a pile, plays from a pillar
-FROM_WASTE = 20
-TABLEAU = 30
-FROM_FOUNDATION = 50
-DRAWS = 60
-SETTLED = 70  # moves a card (or run) off a card it is already built on: last
+class P:
+    """The priorities of steps shared by the variants (move ordering): lower first."""
 
-FOUNDATION_IDS = tuple(f"foundation/{i}" for i in range(8))
-TABLEAU_IDS = tuple(f"tableau/{i}" for i in range(18))
-RESERVE_IDS = ("reserve/0", "reserve/1")
+    TO_FOUNDATION = 0
+    REVEALS = 10  # turns a face-down card up, empties a pile, plays from a pillar
+    FROM_WASTE = 20
+    TABLEAU = 30
+    FROM_FOUNDATION = 50
+    DRAWS = 60
+    SETTLED = 70  # moves a card (or run) off a card it is already built on: last
+
+
+# The pile ids by index: F[i] is "foundation/i", T[i] "tableau/i", R[i] "reserve/i".
+F = tuple(f"foundation/{i}" for i in range(8))
+T = tuple(f"tableau/{i}" for i in range(18))
+R = ("reserve/0", "reserve/1")
 
 
 def command_dict(cmd: Cmd) -> dict[str, Any]:
@@ -120,11 +124,11 @@ class Rules:
         """What the search tries from ``s``, best first."""
         safe = self.safe(s)
         if safe is not None:
-            return [(TO_FOUNDATION, (safe[0],), safe[1])]
+            return [(P.TO_FOUNDATION, (safe[0],), safe[1])]
         moves = self.moves(s)
         if self.hasty:
             for p, c, t in moves:
-                if p == TO_FOUNDATION:
+                if p == P.TO_FOUNDATION:
                     return [(p, (c,), t)]
         return self.order([(p, (c,), t) for p, c, t in moves])
 

@@ -16,23 +16,8 @@ from .build import ADJ_ANY
 from .cards import RANK_OF, SUIT_OF, card_of
 from .dead import Where, lower, stay_stuck
 from .foundations import bump
-from .rules import (
-    FOUNDATION_IDS,
-    FROM_FOUNDATION,
-    REVEALS,
-    SETTLED,
-    TABLEAU,
-    TABLEAU_IDS,
-    TO_FOUNDATION,
-    Cmd,
-    Rules,
-    State,
-    Step,
-    codes,
-)
+from .rules import Cmd, F, P, Rules, State, Step, T, codes
 
-F = FOUNDATION_IDS
-T = TABLEAU_IDS
 UP, BACK, ACROSS = range(3)  # the kinds of the search's steps (see Shamrocks._steps)
 
 
@@ -120,17 +105,18 @@ class Shamrocks(Rules):
             n = found[f]
             if n:
                 for j in targets.get(card_of(f, n), ()):
-                    out.append((FROM_FOUNDATION, -1, BACK, f, j))
+                    out.append((P.FROM_FOUNDATION, -1, BACK, f, j))
         for i, p in enumerate(fans):
             if not p:
                 continue
             c = p[-1]
             s_ = SUIT_OF[c]
             if found[s_] == RANK_OF[c] - 1:
-                out.append((TO_FOUNDATION, 1, UP, i, s_))
+                out.append((P.TO_FOUNDATION, 1, UP, i, s_))
             for j in targets.get(c, ()):
                 if j != i:
-                    prio = REVEALS if len(p) == 1 else SETTLED if c in ADJ_ANY[p[-2]] else TABLEAU
+                    prio = (P.REVEALS if len(p) == 1 else P.SETTLED if c in ADJ_ANY[p[-2]]
+                            else P.TABLEAU)
                     out.append((prio, 0, ACROSS, i, j))
         return out
 

@@ -12,6 +12,7 @@ import pytest
 from service.engine import Game, Status
 from service.solver import Budget, solve_deal, solve_game
 from service.solver import native as core
+from service.solver.rules import DRAW
 from service.solver.search import (
     BEST_FIRST_SHARE,
     CHECK_CLOCK_EVERY,
@@ -207,6 +208,38 @@ def test_gilbert_does_not_bring_back_a_card_its_safe_move_would_send_straight_up
         if result.result == "won":
             assert replay(game, result.commands).status is Status.WON
     assert fired >= 3, fired
+
+
+@pytest.mark.parametrize("options", [{}, {"single_card_moves": True}], ids=["runs", "single"])
+def test_gate_only_draws_while_the_waste_is_empty_and_the_stock_is_not(
+        options: dict[str, Any]) -> None:
+    # The deal: an empty waste, 34 cards in the stock, and moves besides the draw (each
+    # stock card into no space, but bar onto bar, pillar onto bar).
+    rules = rules_for("gate", options)
+    full = type(rules)(options)
+    full.pruning = False
+    start = rules.from_piles(Game.deal("gate", 1, options).piles)
+    assert [c for _, c, _ in rules.successors(start)] == [(DRAW,)]
+    assert len(full.successors(start)) > 1
+    # On small positions, the search with the rule answers as the search without it, and
+    # where the rule applies at the start, as the exhaustive search over the engine.
+    rng = random.Random(7)
+    fired = 0
+    for i in range(150):  # at most 6 cards: a stock and spaces make big exhaustive searches
+        game = small_position("gate", options, rng, rng.randint(2, 6))
+        if game.status is not Status.PLAYING:
+            continue
+        start = rules.from_piles(game.piles)
+        result = solve_game(game, ROOMY)
+        assert search(full, start, ROOMY).result == result.result, f"position {i}"
+        if not game.piles["waste"].up and game.piles["stock"].down and rules.safe(start) is None:
+            assert [c for _, c, _ in rules.successors(start)] == [(DRAW,)], f"position {i}"
+            fired += 1
+            assert (result.result == "won") == brute_force_winnable(game), \
+                f"position {i}: {game.piles}"
+        if result.result == "won":
+            assert replay(game, result.commands).status is Status.WON
+    assert fired >= 10, fired
 
 
 @pytest.mark.parametrize("native", [False, True], ids=["reference", "core"])
