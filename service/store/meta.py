@@ -120,7 +120,6 @@ CATALOGUE: tuple[Field, ...] = (
     Field(HINTS, INTEGER, "hints taken (POST /v1/games/{id}/hint)"),
 )
 BY_NAME: Mapping[str, Field] = {f.name: f for f in CATALOGUE}
-_KINDS: Mapping[str, Kind] = {f.name: f.kind for f in CATALOGUE}
 NAMES = frozenset(BY_NAME)
 
 # Written only by the store's own scripts, never as a GameMeta attribute.
@@ -130,10 +129,10 @@ STORE_ONLY = frozenset((CREATE_ID,))
 def to_text(name: str, value: object) -> str:
     """``value`` as the hash keeps the field ``name``; ValueError for a name outside the
     catalogue or a value not of the field's type."""
-    kind = _KINDS.get(name)
+    field = BY_NAME.get(name)
     # Every command writes a few fields: a value of the exact type is the quick way.
-    if kind is not None and type(value) is kind.type:
-        return kind.to_text(value)
+    if field is not None and type(value) is field.kind.type:
+        return field.kind.to_text(value)
     kind = _field(name).kind
     # A subtype is its kind's too, but for a bool: an int to Python, not to the hash.
     if not isinstance(value, kind.type) or isinstance(value, bool):
