@@ -134,15 +134,24 @@ class AutoPipeline:
 
     async def _round_trip(self, conn: AbstractConnection, packed: bytes,
                           commands: list[tuple[Any, ...]]) -> list[Any]:
-        await conn.send_packed_command(packed)
-        if str(conn.protocol) != "3":  # RESP2 (asked for, or a server without HELLO 3):
-            return await self._read_each(conn, commands)  # redis-py's own reading
-        # One deadline for the batch's replies (the connection's socket timeout), not one
-        # per reply as redis-py's reads have: the replies come together.
-        callbacks = self.client.response_callbacks
-        replies: list[Any] = []
+        # One deadline for the batch's write and replies (the connection's socket
+        # timeout), not one per step as redis-py's have: its write's own deadline is an
+        # ``asyncio.wait_for``, a task and a timer per batch (about a sixth of a batch of
+        # one command's CPU, benchmarks/README.md), and its reads have one per reply.
+        timeout = conn.socket_timeout
         try:
-            async with asyncio.timeout(conn.socket_timeout):
+            async with asyncio.timeout(timeout):
+                # The connection is this batch's alone until it is answered: without a
+                # socket timeout, redis-py writes without a deadline of its own.
+                conn.socket_timeout = None
+                try:
+                    await conn.send_packed_command(packed)
+                finally:
+                    conn.socket_timeout = timeout
+                if str(conn.protocol) != "3":  # RESP2 (asked for, or a server without
+                    return await self._read_each(conn, commands)  # HELLO 3): redis-py's
+                callbacks = self.client.response_callbacks
+                replies: list[Any] = []
                 for args in commands:
                     try:
                         reply = await conn.read_response(timeout=math.inf)
@@ -160,7 +169,7 @@ class AutoPipeline:
             # not reused for anything else (a retry connects again).
             await conn.disconnect(nowait=True)
             if isinstance(exc, TimeoutError):  # the batch's deadline: retried as redis-py's
-                raise RedisTimeoutError("Timeout reading from the store") from exc
+                raise RedisTimeoutError("Timeout in an exchange with the store") from exc
             raise
         return replies
 
