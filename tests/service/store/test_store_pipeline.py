@@ -5,17 +5,23 @@ store dropped between batches, which the next batch replaces without its caller 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from redis.asyncio import Redis
 from redis.asyncio.connection import Connection
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from redis.exceptions import DataError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from service.settings import Settings
 from service.store import resp
 from service.store.connection import RedisConn
+from service.store.embedded import EmbeddedServer
 from service.store.pipeline import AutoPipeline
 from service.store.resp import pack_commands
 from tests.redis_servers import sync_client
@@ -106,4 +112,29 @@ async def test_a_batch_gives_its_connection_back_with_its_socket_timeout(redis_u
         finally:
             await client.connection_pool.release(conn)
     finally:
+        await client.aclose()
+
+
+async def test_a_batch_to_a_paused_store_ends_at_its_deadline_and_the_next_one_is_answered(
+        server_factory: Callable[..., EmbeddedServer]) -> None:
+    """A batch's deadline (the connections' socket timeout, kept for every batch under one
+    timer: service/runtime/timeouts.py) ends a batch the store does not answer, as redis-py's
+    own timeout would: a timeout error, the connection dropped, a later batch on a new one."""
+    server = server_factory("tcp", port=0)
+    client = Redis.from_url(server.url, socket_timeout=0.3, retry=Retry(NoBackoff(), 0))
+    auto = AutoPipeline(client)
+    try:
+        assert await auto.execute("PING") is True
+        assert server.pid is not None
+        os.kill(server.pid, signal.SIGSTOP)
+        try:
+            # A generous bound, not a figure: without its deadline the batch waits for good.
+            async with asyncio.timeout(30):
+                with pytest.raises(RedisTimeoutError):
+                    await auto.execute("PING")
+        finally:
+            os.kill(server.pid, signal.SIGCONT)
+        assert await auto.execute("ECHO", "back") == b"back"
+    finally:
+        await auto.aclose()
         await client.aclose()
