@@ -101,7 +101,11 @@ def _environ(pid: int) -> str:
 def heap_kinds(pid: int) -> str:
     """Where a worker's anonymous memory is: glibc's heap (what ``malloc_trim`` can give
     back), Python's own allocator's arenas (1 MiB mappings, given back only when every
-    object in them is gone) and other anonymous mappings; RSS in MiB."""
+    object in them is gone) and other anonymous mappings; RSS in MiB.
+
+    The kernel shows arenas mapped side by side as one mapping, so every anonymous mapping
+    whose size is a whole number of MiB counts as arenas. A thread's stack (8 MiB) counts
+    there too, but only its touched pages, a few KiB each."""
     heap = arenas = other = 0
     name, size = "", 0
     try:
@@ -115,7 +119,7 @@ def heap_kinds(pid: int) -> str:
                     rss = int(head[1]) * 1024
                     if name == "[heap]":
                         heap += rss
-                    elif not name and size == MIB:
+                    elif not name and size % MIB == 0:
                         arenas += rss
                     elif not name:
                         other += rss

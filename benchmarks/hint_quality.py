@@ -145,7 +145,7 @@ def row(config: str, n: int, wins: dict[str, int], times: list[float],
 
 def write(out: Path, rows: dict[str, dict[str, object]]) -> None:
     with out.open("w", newline="") as f:
-        writer = csv.DictWriter(f, HINT_COLUMNS)
+        writer = csv.DictWriter(f, HINT_COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows[c] for c in CONFIGS if c in rows)
 

@@ -11,7 +11,13 @@ peak after 10,000 sockets had closed.
 
 :class:`Trimmer` watches the worker's open sockets, every :data:`CHECK_EVERY_S`. Once
 their count has fallen by :data:`TRIM_AFTER_CLOSED` or more since its highest point (since
-the last trim), the sockets are gone. It then lets go of what the burst left cached
+the last trim) and has stopped falling, the burst has closed. (Or it goes on falling for
+:data:`SETTLE_CHECKS` checks: then it gives back without waiting for the end.) Waiting for
+the end matters: a trim in the middle of the closing collected the cycles of the sockets
+closed so far, and the rest, fewer than :data:`TRIM_AFTER_CLOSED`, waited for a rare full
+collection, their objects scattered among the freed memory (in one run a worker trimmed
+when 3,442 of its 4,436 sockets had closed, and one of the two workers kept 165 of its 181
+MiB: benchmarks/README.md, "Memory"). It then lets go of what the burst left cached
 (``forget``: the game cache, whose copies, read by the burst's hellos, sit scattered among
 the sockets' freed memory and would keep Python's allocator from returning its arenas;
 each game is read from the log again when next used), runs a full collection (a pause of
@@ -35,6 +41,7 @@ log = logging.getLogger(__name__)
 
 CHECK_EVERY_S = 5.0
 TRIM_AFTER_CLOSED = 1000
+SETTLE_CHECKS = 3
 
 
 def _malloc_trim() -> Callable[[], object] | None:
@@ -53,17 +60,22 @@ def _malloc_trim() -> Callable[[], object] | None:
 
 class Trimmer:
     """Gives memory back once ``sockets`` has shrunk by ``after_closed`` from its highest
-    count (see the module's text); :meth:`start` and :meth:`stop` on the running loop."""
+    count and stopped shrinking, or gone on shrinking for ``settle_checks`` checks (see the
+    module's text); :meth:`start` and :meth:`stop` on the running loop."""
 
     def __init__(self, sockets: Sized, *, forget: Callable[[], object] = lambda: None,
                  check_every_s: float = CHECK_EVERY_S,
-                 after_closed: int = TRIM_AFTER_CLOSED) -> None:
+                 after_closed: int = TRIM_AFTER_CLOSED,
+                 settle_checks: int = SETTLE_CHECKS) -> None:
         self.sockets = sockets
         self.forget = forget
         self.check_every_s = check_every_s
         self.after_closed = after_closed
+        self.settle_checks = settle_checks
         self.trims = 0
         self._trim = _malloc_trim()
+        self._highest = self._previous = len(sockets)
+        self._waited = 0  # checks the count went on falling after it had fallen enough
         self._watching = Background(self._watch, "memory-trimmer")
 
     def start(self) -> None:
@@ -73,17 +85,24 @@ class Trimmer:
         await self._watching.stop()
 
     async def _watch(self) -> None:
-        highest = len(self.sockets)
         while True:
             await asyncio.sleep(self.check_every_s)
-            now = len(self.sockets)
-            if now > highest:
-                highest = now
-            elif highest - now >= self.after_closed:
-                await self.give_back()
-                log.info("%d sockets closed since there were %d: memory given back",
-                         highest - now, highest)
-                highest = now
+            await self.check()
+
+    async def check(self) -> None:
+        """One look at the open sockets: memory given back if a burst of them has closed."""
+        now = len(self.sockets)
+        self._highest = max(self._highest, now)
+        if self._highest - now < self.after_closed:
+            self._waited = 0
+        elif now < self._previous and self._waited < self.settle_checks:
+            self._waited += 1  # still closing: give back once they all have
+        else:
+            await self.give_back()
+            log.info("%d sockets closed since there were %d: memory given back",
+                     self._highest - now, self._highest)
+            self._highest, self._waited = now, 0
+        self._previous = now
 
     async def give_back(self) -> None:
         """What the burst left cached forgotten, a full collection, then the heap's free

@@ -48,6 +48,38 @@ async def test_memory_is_given_back_once_a_burst_of_sockets_has_closed() -> None
         await trimmer.stop()
 
 
+async def test_memory_is_given_back_once_the_burst_has_closed_not_in_the_middle() -> None:
+    # A trim while the burst is still closing would leave the sockets closed after it to a
+    # rare full collection: the trimmer waits until the count stops falling.
+    sockets = set(range(10))
+    forgotten: list[int] = []
+    trimmer = Trimmer(sockets, forget=lambda: forgotten.append(len(sockets)),
+                      after_closed=3, settle_checks=3)
+    await trimmer.check()
+    sockets.difference_update(range(5))  # 5 closed: enough, but still closing
+    await trimmer.check()
+    sockets.difference_update(range(5, 8))
+    await trimmer.check()
+    assert trimmer.trims == 0
+    await trimmer.check()  # no fewer than at the last check: the burst has closed
+    assert trimmer.trims == 1 and forgotten == [2]
+    await trimmer.check()
+    assert trimmer.trims == 1
+
+
+async def test_memory_is_given_back_when_the_sockets_go_on_closing_for_long() -> None:
+    sockets = set(range(20))
+    trimmer = Trimmer(sockets, after_closed=3, settle_checks=2)
+    await trimmer.check()
+    closing = iter(range(20))
+    # Fell enough at the first check, waited two checks still falling, then gave back; the
+    # count it fell to is the next highest.
+    for trims in (0, 0, 1, 1):
+        sockets.difference_update(next(closing) for _ in range(4))
+        await trimmer.check()
+        assert trimmer.trims == trims
+
+
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc_trim is glibc's")
 def test_glibc_malloc_trim_is_found() -> None:
     trim = memory._malloc_trim()
