@@ -8,7 +8,9 @@ Two loads (see benchmarks/README.md for the figures):
   ``--target both`` the same clients also drive ``benchmarks/bare_server.py``,
   the minimal durable path (aiohttp WebSocket, msgspec decode, one ``EVALSHA``
   through redis-py's default pool: check and bump the seq, RPUSH, PUBLISH;
-  the ack), in each run, on the same store: the ratio is what counts.
+  the ack), in each run, on the same store: the ratio is what counts. The servers take
+  turns, every other run the other way round (``--order``); the summary gives the ratio
+  of the rates and that of the CPU per command.
   ``--undos 0.5`` (the default): half the commands are undos.
   ``--accel off`` runs both servers without uvloop and hiredis.
 - ``players``: N clients each making about one move per second (open loop,
@@ -732,6 +734,13 @@ def main(argv: list[str] | None = None) -> None:
         help="also run the service of this checkout (e.g. a git worktree of an older "
         "commit) in each run, for before/after figures taken side by side",
     )
+    parser.add_argument(
+        "--order",
+        choices=("alternate", "fixed"),
+        default="alternate",
+        help="the servers' turns in each run: alternate (every other run the other way "
+        "round) or fixed (the order of the targets in every run, as before 2026-12-06 21:00)",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     PLANS[:] = make_plans(args.plans, args.seed, args.undos)
@@ -803,7 +812,12 @@ def main(argv: list[str] | None = None) -> None:
         for clients in args.clients:
             rows: dict[str, list[dict[str, float]]] = {label: [] for label, _ in targets}
             for run in range(args.runs):
-                for label, start in targets:
+                # Each run starts each server in turn; with ``--order alternate`` every
+                # other run takes them the other way round (service, bare; bare, service;
+                # ...), so that a machine that grows busier or quieter during a run does
+                # not favour whichever always goes first.
+                turn = targets if args.order == "fixed" or run % 2 == 0 else targets[::-1]
+                for label, start in turn:
                     with start() as urls:
 
                         def sample(pids: list[int] = urls.pids) -> dict[str, float]:
@@ -870,6 +884,21 @@ def main(argv: list[str] | None = None) -> None:
                             f"  {label} / bare at {clients} clients, accel {args.accel}: "
                             f"{ratio:.2f} (per run: {per_run})"
                         )
+                        # What the ratio would be if each had the same share of the cores:
+                        # the bare server's CPU per command over the service's, each run's
+                        # own (a busy machine gives the two different shares of its cores).
+                        key = "service_us_per_command"
+                        if all(key in r for r in runs + rows["bare"]):
+                            by_cpu = median([r[key] for r in rows["bare"]]) / median(
+                                [r[key] for r in runs])
+                            cpu_runs = ", ".join(
+                                f"{b[key] / s[key]:.2f}"
+                                for s, b in zip(runs, rows["bare"], strict=False)
+                            )
+                            summary.append(
+                                f"  {label} / bare by CPU per command at {clients} clients: "
+                                f"{by_cpu:.2f} (per run: {cpu_runs})"
+                            )
             one = rows.get(f"service x{args.instances}")
             for label, runs in rows.items():
                 if one and "workers)" in label and runs:

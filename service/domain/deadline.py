@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections import deque
 from contextvars import ContextVar, Token
 from types import TracebackType
 
 from service.domain.errors import ApiError, unknown_outcome
+from service.runtime.timeouts import Entry, Watch
 
 # When the innermost running deadline passes (the event loop's time), None outside any.
 _ENDS_AT: ContextVar[float | None] = ContextVar("deadline_ends_at", default=None)
@@ -47,85 +47,13 @@ def too_late(seconds: float, write: bool, command: bool = True) -> ApiError:
     return ApiError("unavailable", what, details, retry_after_s=seconds)
 
 
-class _Entry:
-    """One running deadline in a :class:`_Watch`."""
-
-    __slots__ = ("cancelling", "ends_at", "state", "task")
-
-    def __init__(self, task: asyncio.Task[object], ends_at: float) -> None:
-        self.task: asyncio.Task[object] | None = task
-        self.ends_at = ends_at
-        self.cancelling = task.cancelling()  # the task's cancel requests before this one
-        self.state = _LIVE
+_watches = threading.local()  # each thread's loop's Watch
 
 
-_LIVE, _DONE, _EXPIRED = 0, 1, 2
-# How early a deadline may pass (never late): the watch wakes at most once a tick, and
-# cuts short everything due before the next one.
-TICK_S = 0.01
-
-
-class _Watch:
-    """The running deadlines of one event loop, in the order they pass, under one timer.
-
-    What ``asyncio.timeout`` does for one block, for all of them: a command's deadline
-    costs no timer of its own (made, scheduled and cancelled per command), only a place
-    in a queue. Every deadline of the same length comes in the order it passes; one that
-    would pass before the last one queued (a shorter one) goes to ``asyncio.timeout``."""
-
-    __slots__ = ("entries", "loop", "timer")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self.entries: deque[_Entry] = deque()
-        self.timer: asyncio.TimerHandle | None = None
-
-    def add(self, task: asyncio.Task[object], ends_at: float) -> _Entry | None:
-        entries = self.entries
-        if entries and entries[-1].ends_at > ends_at:
-            return None
-        entry = _Entry(task, ends_at)
-        entries.append(entry)
-        if self.timer is None:
-            self.timer = self.loop.call_at(max(ends_at - TICK_S, self.loop.time()), self._fire)
-        return entry
-
-    def done(self, entry: _Entry) -> None:
-        """``entry``'s block has ended: forget it, and the ended ones behind it, when it is
-        the oldest (the queue holds about the blocks running, not every block of the last
-        ``seconds``)."""
-        entries = self.entries
-        if entries and entries[0] is entry:
-            entries.popleft()
-            while entries and entries[0].state != _LIVE:
-                entries.popleft()
-
-    def _fire(self) -> None:
-        self.timer = None
-        entries = self.entries
-        now = self.loop.time()
-        due = now + TICK_S
-        while entries:
-            entry = entries[0]
-            if entry.state == _LIVE:
-                if entry.ends_at > due:
-                    break
-                entry.state = _EXPIRED
-                assert entry.task is not None
-                entry.task.cancel()
-            entries.popleft()
-        if entries:
-            self.timer = self.loop.call_at(max(entries[0].ends_at - TICK_S, now + TICK_S),
-                                           self._fire)
-
-
-_watches = threading.local()  # each thread's loop's _Watch
-
-
-def _watch(loop: asyncio.AbstractEventLoop) -> _Watch:
-    watch: _Watch | None = getattr(_watches, "watch", None)
+def _watch(loop: asyncio.AbstractEventLoop) -> Watch:
+    watch: Watch | None = getattr(_watches, "watch", None)
     if watch is None or watch.loop is not loop:
-        watch = _watches.watch = _Watch(loop)
+        watch = _watches.watch = Watch(loop)
     return watch
 
 
@@ -133,7 +61,7 @@ class deadline:  # noqa: N801 - used as a function: ``async with deadline(5.0):`
     """Run the block within ``seconds``, else raise the 503 :class:`ApiError`.
 
     (A class, not a generator-based context manager: every command enters one; and its
-    timer is the loop's :class:`_Watch`, not one of its own.)"""
+    timer is the loop's :class:`~service.runtime.timeouts.Watch`, not one of its own.)"""
 
     __slots__ = ("seconds", "write", "command", "shown", "_timeout", "_watch", "_entry",
                  "_ends_at")
@@ -145,8 +73,8 @@ class deadline:  # noqa: N801 - used as a function: ``async with deadline(5.0):`
         self.command = command  # a write of a command (else of another request)
         self.shown = seconds if shown is None else shown  # the deadline the error names
         self._timeout: asyncio.Timeout | None = None
-        self._watch: _Watch | None = None
-        self._entry: _Entry | None = None
+        self._watch: Watch | None = None
+        self._entry: Entry | None = None
         self._ends_at: Token[float | None] | None = None
 
     async def __aenter__(self) -> None:
@@ -169,14 +97,10 @@ class deadline:  # noqa: N801 - used as a function: ``async with deadline(5.0):`
             _ENDS_AT.reset(self._ends_at)
         entry = self._entry
         if entry is not None:
-            if entry.state == _EXPIRED:
-                # As asyncio.timeout: the cancel was ours unless another came since.
-                assert entry.task is not None
-                if entry.task.uncancel() <= entry.cancelling and exc_type is asyncio.CancelledError:
-                    raise too_late(self.shown, self.write, self.command) from None
-            entry.state, entry.task = _DONE, None
             assert self._watch is not None
-            self._watch.done(entry)
+            # As asyncio.timeout: the cancel was ours unless another came since.
+            if self._watch.done(entry) and exc_type is asyncio.CancelledError:
+                raise too_late(self.shown, self.write, self.command) from None
             return
         timeout = self._timeout
         if timeout is None:

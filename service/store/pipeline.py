@@ -17,7 +17,9 @@ checkout (with a check that the connection has nothing unread), per-argument enc
 and bookkeeping, which were about a tenth of a command's CPU (benchmarks/README.md). As
 with redis-py's pipeline, a connection error or timeout retries the whole batch on a
 fresh connection (the client's retry policy): an append sent twice finds its
-command_id and reports the first application.
+command_id and reports the first application. A batch's write and replies have one
+deadline, the connections' socket timeout, and the batches' deadlines share one timer
+(service/runtime/timeouts.py).
 
 A batch runs in a task of its own, which outlives a caller that stops waiting (its
 deadline passed, its job was stopped): :meth:`AutoPipeline.aclose`, before the client
@@ -37,6 +39,7 @@ from redis.asyncio.connection import AbstractConnection, Connection
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from service.runtime.timeouts import Watch
 from service.store.pool import ClientClosed
 from service.store.resp import pack_commands
 
@@ -55,6 +58,7 @@ class AutoPipeline:
         self.batches = 0
         self.commands = 0
         self._closed = False
+        self._watch: Watch | None = None  # the batches' deadlines, under one timer
 
     async def execute(self, *args: Any) -> Any:
         """Run one command as part of the next batch; its reply, or its error raised."""
@@ -134,34 +138,76 @@ class AutoPipeline:
 
     async def _round_trip(self, conn: AbstractConnection, packed: bytes,
                           commands: list[tuple[Any, ...]]) -> list[Any]:
-        await conn.send_packed_command(packed)
-        if str(conn.protocol) != "3":  # RESP2 (asked for, or a server without HELLO 3):
-            return await self._read_each(conn, commands)  # redis-py's own reading
-        # One deadline for the batch's replies (the connection's socket timeout), not one
-        # per reply as redis-py's reads have: the replies come together.
-        callbacks = self.client.response_callbacks
-        replies: list[Any] = []
+        # One deadline for the batch's write and replies (the connection's socket
+        # timeout), not one per step as redis-py's have: its write's own deadline is an
+        # ``asyncio.wait_for``, a task and a timer per batch, and its reads have one per
+        # reply (benchmarks/README.md).
+        timeout = conn.socket_timeout
+        entry = None
+        if timeout is not None:
+            # The batches' deadlines share one timer (service/runtime/timeouts.py), where
+            # asyncio.timeout made one per batch.
+            task = asyncio.current_task()
+            assert task is not None
+            loop = asyncio.get_running_loop()
+            watch = self._watch
+            if watch is None or watch.loop is not loop:
+                watch = self._watch = Watch(loop)
+            entry = watch.add(task, loop.time() + timeout)
         try:
-            async with asyncio.timeout(conn.socket_timeout):
-                for args in commands:
-                    try:
-                        reply = await conn.read_response(timeout=math.inf)
-                    except ResponseError as exc:
-                        replies.append(exc)
-                        continue
-                    callback = callbacks.get(args[0])
-                    if callback is not None:
-                        reply = callback(reply)
-                        if inspect.isawaitable(reply):
-                            reply = await reply
-                    replies.append(reply)
+            if entry is None:  # no timeout, or the watch could not take it
+                async with asyncio.timeout(timeout):
+                    replies = await self._write_and_read(conn, packed, commands)
+            else:
+                replies = await self._write_and_read(conn, packed, commands)
         except BaseException as exc:
             # Cancelled, timed out or failed with replies still unread: the connection is
             # not reused for anything else (a retry connects again).
+            expired = entry is not None and self._watch is not None and self._watch.done(entry)
+            entry = None
             await conn.disconnect(nowait=True)
-            if isinstance(exc, TimeoutError):  # the batch's deadline: retried as redis-py's
-                raise RedisTimeoutError("Timeout reading from the store") from exc
+            if isinstance(exc, TimeoutError) or (expired
+                                                 and isinstance(exc, asyncio.CancelledError)):
+                # the batch's deadline: retried as redis-py's timeouts are
+                raise RedisTimeoutError("Timeout in an exchange with the store") from exc
             raise
+        finally:
+            if entry is not None and self._watch is not None:
+                self._watch.done(entry)
+        return replies
+
+    async def _write_and_read(self, conn: AbstractConnection, packed: bytes,
+                              commands: list[tuple[Any, ...]]) -> list[Any]:
+        # The connection is this batch's alone until it is answered: without a socket
+        # timeout, redis-py writes without a deadline of its own (the batch has one).
+        timeout = conn.socket_timeout
+        conn.socket_timeout = None
+        try:
+            await conn.send_packed_command(packed)
+        finally:
+            conn.socket_timeout = timeout
+        if str(conn.protocol) != "3":  # RESP2 (asked for, or a server without HELLO 3):
+            return await self._read_each(conn, commands)  # redis-py's own reading
+        return await self._read_replies(conn, commands)
+
+    async def _read_replies(self, conn: AbstractConnection,
+                            commands: list[tuple[Any, ...]]) -> list[Any]:
+        """The batch's replies, read by the pipeline itself (RESP3), redis-py's reply
+        callbacks applied."""
+        callbacks = self.client.response_callbacks
+        replies: list[Any] = []
+        for args in commands:
+            try:
+                reply = await conn.read_response(timeout=math.inf)
+            except ResponseError as exc:
+                replies.append(exc)
+                continue
+            callback = callbacks.get(args[0])
+            if callback is not None:
+                reply = callback(reply)
+                if inspect.isawaitable(reply):
+                    reply = await reply
+            replies.append(reply)
         return replies
 
     async def _read_each(self, conn: AbstractConnection,

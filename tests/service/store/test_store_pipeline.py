@@ -5,16 +5,24 @@ store dropped between batches, which the next batch replaces without its caller 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from redis.asyncio import Redis
 from redis.asyncio.connection import Connection
-from redis.exceptions import DataError
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import DataError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from service.settings import Settings
 from service.store import resp
 from service.store.connection import RedisConn
+from service.store.embedded import EmbeddedServer
+from service.store.pipeline import AutoPipeline
 from service.store.resp import pack_commands
 from tests.redis_servers import sync_client
 
@@ -81,3 +89,52 @@ async def test_replies_are_the_same_whichever_protocol_the_connection_speaks(
         assert hello[b"proto"] == protocol
     finally:
         await redis.aclose()
+
+
+async def test_a_batch_gives_its_connection_back_with_its_socket_timeout(redis_url: str) -> None:
+    """A batch's write and replies run under one deadline of the pipeline's own (the
+    connection's socket timeout), not redis-py's deadline per write and per reply: the
+    connection writes without its timeout meanwhile, and has it again afterwards, for
+    whoever takes it from the pool next."""
+    client = Redis.from_url(redis_url, socket_timeout=2.5)
+    auto = AutoPipeline(client)
+    try:
+        replies = await asyncio.gather(*(auto.execute("ECHO", f"m{i}") for i in range(3)),
+                                       auto.execute("NO-SUCH-COMMAND"), return_exceptions=True)
+        assert replies[:3] == [b"m0", b"m1", b"m2"]
+        assert isinstance(replies[3], ResponseError)
+        await auto.aclose()  # the held connection goes back to the pool
+        conn = await client.connection_pool.get_connection()  # type: ignore[no-untyped-call]
+        try:
+            assert conn.socket_timeout == 2.5
+            await conn.send_command("PING")
+            assert await conn.read_response() in (b"PONG", "PONG")
+        finally:
+            await client.connection_pool.release(conn)
+    finally:
+        await client.aclose()
+
+
+async def test_a_batch_to_a_paused_store_ends_at_its_deadline_and_the_next_one_is_answered(
+        server_factory: Callable[..., EmbeddedServer]) -> None:
+    """A batch's deadline (the connections' socket timeout, kept for every batch under one
+    timer: service/runtime/timeouts.py) ends a batch the store does not answer, as redis-py's
+    own timeout would: a timeout error, the connection dropped, a later batch on a new one."""
+    server = server_factory("tcp", port=0)
+    client = Redis.from_url(server.url, socket_timeout=0.3, retry=Retry(NoBackoff(), 0))
+    auto = AutoPipeline(client)
+    try:
+        assert await auto.execute("PING") is True
+        assert server.pid is not None
+        os.kill(server.pid, signal.SIGSTOP)
+        try:
+            # A generous bound, not a figure: without its deadline the batch waits for good.
+            async with asyncio.timeout(30):
+                with pytest.raises(RedisTimeoutError):
+                    await auto.execute("PING")
+        finally:
+            os.kill(server.pid, signal.SIGCONT)
+        assert await auto.execute("ECHO", "back") == b"back"
+    finally:
+        await auto.aclose()
+        await client.aclose()
