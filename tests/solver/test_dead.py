@@ -219,6 +219,35 @@ def test_gilbert_a_card_whose_bases_can_never_be_tableau_tops_is_dead() -> None:
     assert exhaustive(rules, start) == "won"
 
 
+def test_gilbert_a_seven_is_stuck_while_every_pile_holds_a_stuck_card() -> None:
+    # Each Seven lies above a lower and a higher card of its suit and above one of its
+    # bases, the other one below a Seven elsewhere; each Queen above its King, its bases
+    # the Kings below the other Queens and KC, on its descending foundation (a King never
+    # comes back to the tableau). Every pile holds a card that can never move, so no
+    # pile empties for a Seven.
+    up = {"C": 1, "D": 1, "H": 1, "S": 1}
+    down = {"C": 5}
+    piles = {"tableau/0": "2H 8C | 7H", "tableau/1": "2S 8H | 7S", "tableau/2": "2D 8S | 7D",
+             "tableau/3": "2C 3C 4C 5C 6C 8D | 7C",
+             "tableau/4": "KH 3H 4H 5H 6H 9H TH JH | QH",
+             "tableau/5": "KS 3S 4S 5S 6S 9S TS JS | QS",
+             "tableau/6": "KD 3D 4D 5D 6D 9D TD JD | QD"}
+    rules, start = with_foundations("gilbert", piles, up, down)
+    assert rules.dead(start)
+    assert exhaustive(rules, start) == "lost"
+    if native.AVAILABLE:
+        assert native.dead(rules, start)
+    # The three Kings on their descending foundations instead: the Queens go up, their
+    # piles empty, and each Seven may go to an empty pile, freeing its bases.
+    for i in (4, 5, 6):
+        piles[f"tableau/{i}"] = piles[f"tableau/{i}"][3:]
+    rules, start = with_foundations("gilbert", piles, up, {"C": 5, "D": 1, "H": 1, "S": 1})
+    assert not rules.dead(start)
+    if native.AVAILABLE:
+        assert not native.dead(rules, start)
+    assert exhaustive(rules, start) == "won"
+
+
 @needs_core
 @pytest.mark.parametrize("variant_id", ["shamrocks", "gilbert"])
 def test_the_core_calls_the_same_positions_dead(variant_id: str) -> None:
