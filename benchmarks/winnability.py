@@ -253,6 +253,7 @@ def budget_text(meta: dict[str, Any]) -> str:
     started = "; ".join(
         f"run started {r.get('started', '?')} at commit {r.get('commit', '?')}"
         + (f" for {', '.join(r['configs'])}" if r.get("configs") else "")
+        + (f" ({r['rows']})" if r.get("rows") else "")
         + f" with {r.get('workers', '?')} worker process{'' if r.get('workers') == 1 else 'es'}"
         f" (load average "
         f"{r.get('load_average_at_start', 0):.1f} at the start)" for r in runs) or "runs unknown"
@@ -266,7 +267,9 @@ def budget_text(meta: dict[str, Any]) -> str:
             same = ("the solver's code (service/solver, service/engine) as at each run's "
                     "commit")
         started += (f"; {same}; each configuration's rows from the runs that name it, each "
-                    "resuming where the one before stopped")
+                    "resuming where the one before stopped"
+                    + (" or solving the rows it names" if any(r.get("rows") for r in runs)
+                       else ""))
     return (f"every card known, within a budget of {seconds} and {meta['max_nodes']:,} "
             f"positions per deal, on the shared 2-core machine: {started}. {timing}")
 

@@ -854,7 +854,7 @@ static int caprice_steps(const Rules *R, const State *s, Step *out) {
 /* ---- dead positions (Rules.dead; dead.py stay_stuck) -------------------------------- */
 /* Shamrocks.dead and Gilbert.dead, proved in shamrocks.py and gilbert.py: the cards that
  * can never leave their piles, as the greatest fixpoint of dead.py's stay_stuck, with the
- * sets of cards as bit masks (Shamrocks tests every position it reaches: measured, the
+ * sets of cards as bit masks (Shamrocks and Gilbert test every position they reach: measured, the
  * test first written card by card cost half the search's speed, this a fifth). */
 #define ALL52 ((1ULL << 52) - 1)
 #define SUIT13 0x1FFFULL
@@ -875,6 +875,7 @@ static int dead(const Rules *R, const State *s) {
     uint64_t below[MAXCARDS];  /* below[o + k]: the cards under index k of the pile at o */
     int start[18];
     uint64_t stuck = 0, low = 0, bottom = 0;  /* the first C; index 0 or 1; index 0 */
+    uint64_t tab = 0;  /* Gilbert: the cards in the tableau */
     int o = 0;
     for (int i = 0; i < np; i++) {
         int n = s->len[i];
@@ -886,7 +887,8 @@ static int dead(const Rules *R, const State *s) {
             m |= 1ULL << c;
             if (k <= 1) low |= 1ULL << c;
             if (k == 0) bottom |= 1ULL << c;
-            if (!gil || (k <= s->down[i] && RANK(c) != 7)) stuck |= 1ULL << c;
+            if (!gil || k <= s->down[i]) stuck |= 1ULL << c;
+            if (gil) tab |= 1ULL << c;
         }
         o += n;
     }
@@ -896,11 +898,31 @@ static int dead(const Rules *R, const State *s) {
             for (int k = s->len[i] - 1; k > 0; k--)
                 if ((stuck >> s->cards[start[i] + k]) & 1) { under |= below[start[i] + k]; break; }
         uint64_t possible, based;  /* the possible landings; the cards with one as a base */
-        if (gil) {  /* anything not under a stuck card; bases one rank up, the other colour */
-            possible = ALL52 & ~under;
+        uint64_t to_empty = 0;  /* Gilbert: the Sevens an empty pile may take */
+        if (gil) {
+            /* The cards that may become a tableau top (gilbert.py _tops): from the Kings
+             * down, a card not under a stuck one that is in the tableau, or has a base
+             * among them, or is a Seven while some pile holds no stuck card. */
+            int blocked = 1;  /* every pile holds a stuck card */
+            for (int i = 0; i < 7 && blocked; i++) {
+                int k = s->len[i] - 1;
+                while (k >= 0 && !((stuck >> s->cards[start[i] + k]) & 1)) k--;
+                if (k < 0) blocked = 0;
+            }
+            uint64_t loose = ALL52 & ~under;
+            possible = 0;
+            for (int r = 13; r >= 1; r--) {
+                uint64_t rank = cards_of(1ULL << (r - 1)) & loose;
+                uint64_t add = rank & (tab | (r == 7 && !blocked ? ALL52 : 0));
+                uint64_t black = (possible | possible >> 39) & SUIT13;
+                uint64_t red = (possible >> 13 | possible >> 26) & SUIT13;
+                add |= rank & ((red >> 1) | (red >> 1) << 39 | (black >> 1) << 13 | (black >> 1) << 26);
+                possible |= add;
+            }
             uint64_t black = (possible | possible >> 39) & SUIT13;
             uint64_t red = (possible >> 13 | possible >> 26) & SUIT13;
             based = (red >> 1) | (red >> 1) << 39 | (black >> 1) << 13 | (black >> 1) << 26;
+            if (!blocked) to_empty = cards_of(1ULL << 6);
         } else {  /* (a), then (b): one rank away from a bottom; bases one rank away */
             possible = low & ~under;
             possible |= ALL52 & ~(under | stuck) & cards_of(next_to(ranks_of(bottom & ~under)));
@@ -914,7 +936,7 @@ static int dead(const Rules *R, const State *s) {
             if (gil) m &= (1ULL << (63 - __builtin_clzll(u))) - 1;
             kept_off |= m << (13 * su);
         }
-        uint64_t keep = stuck & kept_off & ~based;
+        uint64_t keep = stuck & kept_off & ~based & ~to_empty;
         if (keep == stuck) return 1;
         stuck = keep;
     }

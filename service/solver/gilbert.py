@@ -59,52 +59,66 @@ class Gilbert(Rules):
     variant_id = "gilbert"
     pruning = True  # tests turn it off to check that it changes no answer
     has_hasty = True
+    dead_in_search = True  # see dead()
 
     def dead(self, s: State) -> bool:
         """Some tableau cards can never leave their piles (so never reach a foundation).
 
         The test (a greatest fixpoint, as Shamrocks'): start with the set ``C`` of the
-        tableau cards that are not Sevens and lie on a face-down card (face down
-        themselves, or the lowest face-up card of their pile) or at the bottom of their
-        pile; then, again and again, drop from ``C`` each card ``y`` that (i) has no lower
-        card of its suit, or no higher one, lying below a card of ``C`` in a tableau pile,
-        or (ii) may be built on (one rank higher, the other colour; none for a King) a
-        card that lies below no card of ``C`` in a tableau pile, until none is dropped.
-        Dead if ``C`` is then not empty.
+        tableau cards that lie on a face-down card (face down themselves, or the lowest
+        face-up card of their pile) or at the bottom of their pile; then, again and again,
+        drop from ``C`` each card ``y`` that (i) has no lower card of its suit, or no
+        higher one, lying below a card of ``C`` in a tableau pile, or (ii) may be built on
+        (one rank higher, the other colour; none for a King) a card of ``Top(C)``, or
+        (iii) is a Seven while some tableau pile holds no card of ``C``, until none is
+        dropped. Dead if ``C`` is then not empty. ``Top(C)`` (:func:`_tops`) is the least
+        set holding each card not below a card of ``C`` that is in the tableau, or may be
+        built on a card of ``Top(C)``, or is a Seven while some pile holds no card of
+        ``C``: found from the Kings down.
 
         Proof, against docs/rules.md (Gilbert). Take any game from here, and the time
         ``t`` of the first move that takes a card of ``C`` out of its pile (all time if
         none does). Before ``t`` no card of ``C`` moves, and a card below one of them
         moves only with it (a run moves with every card above its first), so it stays
-        below it, never a top and never on a foundation. Suppose the move at ``t``
-        exists, taking ``y`` of ``C``. ``y`` is the card moved or the first of a run (an
-        ordered run is of face-up cards, and the card below ``y``, if any, is face down).
-        (1) Not to a foundation: the ascending one of its suit takes ``y`` only holding
-        every lower card of the suit, the descending one only holding every higher one,
-        and by (i) a lower and a higher one are still below cards of ``C``. (2) Not into
-        an empty pile: ``y`` is not a Seven. (3) So onto a tableau pile whose top ``z``
-        is one rank higher and of the other colour; by (ii) ``z`` lies below a card of
-        ``C``, so is not a top. A contradiction: no card of ``C`` ever leaves its pile,
-        and the game cannot be won.
+        below it: never a top, never on a foundation, never moved. A pile holding a card
+        of ``C`` is never empty before ``t``. So every card that is a tableau top at some
+        time before ``t`` is in ``Top(C)``, by induction on time: it was in the tableau
+        from here, not below a card of ``C``; or a move put it there, onto a tableau top
+        (in ``Top(C)`` by induction) of which it may be built on, or, a Seven, into an
+        empty pile, which exists only if some pile holds no card of ``C``; and no card
+        ever comes to a pile in any other way (a card turned up was in the tableau).
+        Suppose the move at ``t`` exists, taking ``y`` of ``C``. ``y`` is the card moved
+        or the first of a run (an ordered run is of face-up cards, and the card below
+        ``y``, if any, is face down). (1) Not to a foundation: the ascending one of its
+        suit takes ``y`` only holding every lower card of the suit, the descending one
+        only holding every higher one, and by (i) a lower and a higher one are still
+        below cards of ``C``. (2) Not into an empty pile: by (iii), ``y`` is no Seven or
+        every pile holds a card of ``C``. (3) So onto a tableau pile whose top ``z``, one
+        rank higher and of the other colour, is a top before ``t``: in ``Top(C)``, which
+        (ii) rules out. A contradiction: no card of ``C`` ever leaves its pile, and the
+        game cannot be won.
 
-        No move makes a position dead (a card that moves lands on a face-up card, or, a
-        Seven, in an empty pile, so it was not in ``C`` and never will be; the cards of
-        ``C`` and what lies below them never move: the same set was stuck before the
-        move), so the search tests only where it starts."""
+        A move can make a position dead (a King that goes to a foundation never comes
+        back to the tableau, where it was a possible top), so the search tests every
+        position it reaches (:attr:`dead_in_search`)."""
         tab, down = s[1], s[2]
         where: Where = {}
         stuck = set()
         for i, p in enumerate(tab):
             for k, c in enumerate(p):
                 where[c] = (i, k)
-                if k <= down[i] and RANK_OF[c] != 7:
+                if k <= down[i]:
                     stuck.add(c)
 
         def kept_off(y: int, under: Callable[[int], bool]) -> bool:
             return any(under(x) for x in lower(y)) and any(under(x) for x in higher(y))
 
-        return stay_stuck(stuck, where, _bases,
-                          lambda stuck, under: {z for z in range(52) if not under(z)}, kept_off)
+        def landings(stuck: set[int], under: Callable[[int], bool]) -> set[int]:
+            blocked = len({where[c][0] for c in stuck}) == len(tab)
+            tops = _tops(under, where, blocked)
+            return tops if blocked else tops | {EMPTY}
+
+        return stay_stuck(stuck, where, _bases, landings, kept_off)
 
     def from_piles(self, piles: Mapping[str, Pile]) -> State:
         found = tuple(len(piles[f].up) for f in F)
@@ -304,12 +318,32 @@ class Gilbert(Rules):
         return 2 * sum(s[0]) - sum(s[2])
 
 
+# In Gilbert.dead, where a Seven may land besides its bases: an empty tableau pile.
+EMPTY = -1
+
+
 def _bases(c: int) -> tuple[int, ...]:
-    """The cards ``c`` may be built on in the tableau: one rank higher, the other colour."""
+    """The cards ``c`` may be built on in the tableau: one rank higher, the other colour
+    (and, for a Seven, :data:`EMPTY`)."""
     r = RANK_OF[c]
     if r == 13:
         return ()
-    return tuple(card_of(s, r + 1) for s in range(4) if RED_OF[card_of(s, 1)] != RED_OF[c])
+    out = tuple(card_of(s, r + 1) for s in range(4) if RED_OF[card_of(s, 1)] != RED_OF[c])
+    return (*out, EMPTY) if r == 7 else out
+
+
+def _tops(under: Callable[[int], bool], where: Where, blocked: bool) -> set[int]:
+    """Gilbert.dead's ``Top(C)``: from the Kings down, each card not ``under`` a stuck card
+    that is in the tableau (in ``where``), or may be built on one already found, or is a
+    Seven unless every pile is ``blocked`` (holds a stuck card)."""
+    tops: set[int] = set()
+    for r in range(13, 0, -1):
+        for suit in range(4):
+            z = card_of(suit, r)
+            if not under(z) and (z in where or (r == 7 and not blocked)
+                                 or any(b in tops for b in _bases(z))):
+                tops.add(z)
+    return tops
 
 
 def _order(step: tuple[Any, ...]) -> tuple[int, int]:
