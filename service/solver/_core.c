@@ -28,6 +28,9 @@
 #define MAXPILES 20
 #define MAXCARDS 104
 #define CHECK_CLOCK_EVERY 64
+/* Gilbert's draw: CARDS_PER_DRAW of service/engine/variants/gilbert.py, which C cannot
+   import; tests/solver/test_native.py checks that the core answers as the reference. */
+#define GILBERT_CARDS_PER_DRAW 3
 
 enum { GILBERT, SHAMROCKS, GATE, CAPRICE };
 
@@ -199,7 +202,7 @@ static H128 key_of(const Rules *R, const State *s) {
             o += s->len[i];
         }
         int n = s->len[7], w = s->w;
-        if (w % 3 == 0 || w == n) w = 0;
+        if (w % GILBERT_CARDS_PER_DRAW == 0 || w == n) w = 0;
         memcpy(head, s->found, 8);
         head[8] = (uint8_t)w;
         head[9] = (uint8_t)n;
@@ -520,13 +523,13 @@ static int gilbert_steps(const Rules *R, const State *s, Step *out) {
         for (;;) {
             if (p && !have[p]) { have[p] = 1; pos[np] = p; drw[np++] = draws; }
             if (p == size) break;
-            p = p + 3 < size ? p + 3 : size;
+            p = p + GILBERT_CARDS_PER_DRAW < size ? p + GILBERT_CARDS_PER_DRAW : size;
             draws++;
         }
         draws++;
         p = 0;
         while (p < size) {
-            p = p + 3 < size ? p + 3 : size;
+            p = p + GILBERT_CARDS_PER_DRAW < size ? p + GILBERT_CARDS_PER_DRAW : size;
             draws++;
             if (!have[p]) { have[p] = 1; pos[np] = p; drw[np++] = draws; }
         }

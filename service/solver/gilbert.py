@@ -19,6 +19,7 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from service.engine import Pile
+from service.engine.variants.gilbert import CARDS_PER_DRAW
 
 from .build import ALT_DOWN, alt_run
 from .cards import RANK_OF, RED_OF, card_of
@@ -129,7 +130,7 @@ class Gilbert(Rules):
 
     def key(self, s: State) -> Hashable:
         found, tab, down, talon, w = s
-        if w % 3 == 0 or w == len(talon):
+        if w % CARDS_PER_DRAW == 0 or w == len(talon):
             w = 0
         return (found, tuple(sorted(zip(tab, down, strict=True))), talon, w)
 
@@ -271,7 +272,7 @@ class Gilbert(Rules):
         self._board_steps(s, steps, targets, empties)
         out = [(st[0], self.commands(st)[0], self.play(s, st)) for st in steps]
         if talon:
-            nw = min(w + 3, len(talon)) if w < len(talon) else 0
+            nw = min(w + CARDS_PER_DRAW, len(talon)) if w < len(talon) else 0
             out.append((P.DRAWS, DRAW, (s[0], s[1], s[2], talon, nw)))
         return out
 
@@ -384,12 +385,12 @@ def _reachable(size: int, w: int) -> dict[int, int]:
             out[p] = draws
         if p == size:
             break
-        p = min(p + 3, size)
+        p = min(p + CARDS_PER_DRAW, size)
         draws += 1
     draws += 1  # the turn-over
     p = 0
     while p < size:
-        p = min(p + 3, size)
+        p = min(p + CARDS_PER_DRAW, size)
         draws += 1
         if p not in out:
             out[p] = draws

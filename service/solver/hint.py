@@ -39,6 +39,7 @@ from typing import Any
 
 from service.engine import Draw, Game, Move, Pile, Position, Status, get_variant
 from service.engine.cards import ordered_deck
+from service.engine.variants.gilbert import CARDS_PER_DRAW
 
 from .result import Budget, HintResult
 from .rules import DRAW, Cmd, command_dict
@@ -193,10 +194,6 @@ def _solve_first(rules: Any, piles: dict[str, Pile], budget: Budget,
 TRIED = 3
 
 
-# Gilbert's draw deals this many cards (docs/rules.md: "A draw deals three cards").
-GILBERT_DRAW = 3
-
-
 def seen_stock(game: Game) -> tuple[str, ...] | None:
     """The cards of ``game``'s stock, bottom to top, if its player has seen them all in
     their order: in Gilbert, once the stock has run out in the commands in effect, every
@@ -210,7 +207,7 @@ def seen_stock(game: Game) -> tuple[str, ...] | None:
     for command in game.effective_commands():
         if isinstance(command, Draw):
             if stock:
-                drawn = min(GILBERT_DRAW, stock)
+                drawn = min(CARDS_PER_DRAW, stock)
                 stock, waste = stock - drawn, waste + drawn
             else:
                 stock, waste = waste, 0

@@ -18,6 +18,9 @@ from ._layout import foundations, tableau
 if TYPE_CHECKING:
     from ..position import Position
 
+# A draw deals this many cards onto the waste (fewer if fewer remain): RULES.md, Gilbert.
+CARDS_PER_DRAW = 3
+
 
 class Gilbert(Variant):
     id = "gilbert"
@@ -64,7 +67,7 @@ class Gilbert(Variant):
     def draw(self, piles: dict[str, Pile]) -> bool:
         stock, waste = piles["stock"], piles["waste"]
         if stock.down:
-            k = min(3, len(stock.down))
+            k = min(CARDS_PER_DRAW, len(stock.down))
             dealt = stock.down[:-k - 1:-1]  # one by one from the top: the third ends on top
             piles["stock"] = Pile(stock.down[:-k], ())
             piles["waste"] = Pile((), waste.up + dealt)
@@ -88,7 +91,8 @@ class Gilbert(Variant):
             return False  # (a)
         # (b) the waste tops repeated draws would show: after the turn-over, every
         # third card of the waste (bottom first) and the last one.
-        reachable = {waste[i] for i in range(2, len(waste), 3)} | set(waste[-1:])
+        reachable = ({waste[i] for i in range(CARDS_PER_DRAW - 1, len(waste), CARDS_PER_DRAW)}
+                     | set(waste[-1:]))
         for card in reachable:
             trial = dict(piles)
             trial["waste"] = Pile((), (card,))
