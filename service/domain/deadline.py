@@ -83,7 +83,7 @@ class deadline:  # noqa: N801 - used as a function: ``async with deadline(5.0):`
             ends_at = loop.time() + self.seconds
             outer = _ENDS_AT.get()
             self._ends_at = _ENDS_AT.set(ends_at if outer is None else min(outer, ends_at))
-            task = asyncio.current_task()
+            task = asyncio.current_task(loop)  # with its loop: no second getpid (3.11)
             if task is not None:
                 self._watch = _watch(loop)
                 self._entry = self._watch.add(task, ends_at)

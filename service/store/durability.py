@@ -46,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -122,8 +123,9 @@ class Durability:
         if self.need != (1, 0) or self.conn.is_cluster:
             return True
         checked_at = self._checked_at
-        if (checked_at is not None
-                and asyncio.get_running_loop().time() - checked_at < CHECK_EVERY_S):
+        # time.monotonic, not the loop's time: with Python 3.11 every get_running_loop is
+        # a getpid system call, and every write at ``local`` asks.
+        if checked_at is not None and time.monotonic() - checked_at < CHECK_EVERY_S:
             return not self._fsyncs_before_reply
         return self._ask()
 
@@ -138,7 +140,7 @@ class Durability:
         self._asking = None
         if not asking.cancelled():
             self._fsyncs_before_reply = asking.result()
-            self._checked_at = asyncio.get_running_loop().time()
+            self._checked_at = time.monotonic()
             self._heard = True
 
     async def _store_fsyncs_before_reply(self) -> bool:
