@@ -80,8 +80,8 @@ def test_the_core_proves_the_same_losses_on_small_positions(
 
 @needs_core
 def test_the_core_follows_the_rules_switches() -> None:
-    # Gilbert, Gate and Shamrocks without their pruning, every hasty search, and every search without its
-    # dead-position test: the same answers again.
+    # Gilbert, Gate and Shamrocks without their pruning, every hasty search, and every
+    # search without its dead-position test: the same answers again.
     budget = Budget(max_nodes=NODES, max_seconds=1e9)
     for variant_id, options in CONFIGS:
         for seed in range(1, 6):
