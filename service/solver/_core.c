@@ -610,6 +610,7 @@ static int shamrocks_steps(const Rules *R, const State *s, Step *out) {
         if (!s->len[i]) continue;
         int c = tops[i];
         if (s->found[SUIT(c)] == RANK(c) - 1) add(out, &n, TO_FOUNDATION, 1, K_T2F, i, 1, SUIT(c));
+        if (R->pruning && s->len[i] == 1) continue;  /* Shamrocks._steps: no lone card across */
         int prio = s->len[i] == 1 ? REVEALS
                    : adj_any(c, s->cards[off[i] + s->len[i] - 2]) ? SETTLED : TABLEAU;
         for (uint32_t m = by_rank[RANK(c)] & ~(1u << i); m; m &= m - 1)

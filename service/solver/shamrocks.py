@@ -26,6 +26,7 @@ class Shamrocks(Rules):
     best_first = True
     has_hasty = True  # measured: more deals won within a budget
     dead_in_search = True
+    pruning = True  # tests turn it off to check that it changes no answer (see _steps)
 
     def dead(self, s: State) -> bool:
         """Some cards can never leave their fans (so never reach a foundation).
@@ -92,8 +93,26 @@ class Shamrocks(Rules):
     # raises :meth:`score` (the foundations' count). Kinds: UP (fan ``x`` to foundation
     # ``y``), BACK (foundation ``x`` to fan ``y``), ACROSS (fan ``x`` to fan ``y``).
 
-    def _steps(self, s: State) -> list[Any]:
-        """Every legal move, as steps."""
+    def _steps(self, s: State, prune: bool = False) -> list[Any]:
+        """Every legal move, as steps; with ``prune``, none that moves the only card of a
+        fan onto another fan.
+
+        Proof that such a move is never part of a shortest win (so leaving it out loses
+        no win, and the search still proves losses), against docs/rules.md (one card
+        moves at a time, onto a fan of fewer than three cards whose top is one rank away,
+        or onto its foundation; a foundation's top may come back onto such a fan; an empty
+        fan stays empty). Say the move takes ``z``, alone on fan ``A``, onto fan ``B``.
+        Compare two positions: ``Q``, with a stack of cards ``S`` (not empty) alone on
+        fan ``A``, and ``Q'``, the same but with ``S`` on top of fan ``B``'s cards and
+        ``A`` empty (right after the move, ``S`` is ``z``). Every move from ``Q'`` has a
+        move from ``Q`` that leads to a pair of the same kind or to the same position: a
+        move that touches neither ``B``'s top nor ``S`` is legal in both; taking ``S``'s
+        top card (to a foundation or a fan) is legal in ``Q`` too, and when it was
+        ``S``'s last card both positions are the same; putting a card on ``S``'s top is
+        legal in ``Q`` (``A`` holds fewer cards than ``B`` with ``S``, so fewer than
+        three), and ``S`` grows in both. Both are won once the foundations hold every
+        card. So a win of ``n`` moves from ``Q'`` gives one of ``n`` moves from ``Q``,
+        and a win through the move has a shorter one without it."""
         found, fans = s
         out: list[Any] = []
         targets: dict[int, list[int]] = {}
@@ -113,6 +132,8 @@ class Shamrocks(Rules):
             s_ = SUIT_OF[c]
             if found[s_] == RANK_OF[c] - 1:
                 out.append((P.TO_FOUNDATION, 1, UP, i, s_))
+            if prune and len(p) == 1:
+                continue
             for j in targets.get(c, ()):
                 if j != i:
                     prio = (P.REVEALS if len(p) == 1 else P.SETTLED if c in ADJ_ANY[p[-2]]
@@ -121,7 +142,7 @@ class Shamrocks(Rules):
         return out
 
     def steps(self, s: State) -> list[Any]:
-        steps = self._steps(s)
+        steps = self._steps(s, self.pruning)
         if self.hasty:
             for step in steps:
                 if step[2] == UP:

@@ -80,14 +80,14 @@ def test_the_core_proves_the_same_losses_on_small_positions(
 
 @needs_core
 def test_the_core_follows_the_rules_switches() -> None:
-    # Gilbert and Gate without their pruning, every hasty search, and every search without its
-    # dead-position test: the same answers again.
+    # Gilbert, Gate and Shamrocks without their pruning, every hasty search, and every
+    # search without its dead-position test: the same answers again.
     budget = Budget(max_nodes=NODES, max_seconds=1e9)
     for variant_id, options in CONFIGS:
         for seed in range(1, 6):
             game = Game.deal(variant_id, seed, options)
             rules = rules_for(variant_id, options)
-            if variant_id in ("gilbert", "gate"):
+            if variant_id in ("gilbert", "gate", "shamrocks"):
                 rules.pruning = False  # type: ignore[attr-defined]
             plain = rules_for(variant_id, options)
             plain.dead_ends = False  # no dead-position test (Shamrocks tests every position)
