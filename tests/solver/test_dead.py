@@ -344,3 +344,29 @@ def test_the_search_leaves_out_dead_positions_and_answers_the_same(variant_id: s
         assert cut.result == whole.result != "unknown", start
         fewer += cut.nodes < whole.nodes
     assert fewer >= 10, fewer
+
+
+@pytest.mark.parametrize("native_core", [False, True], ids=["reference", "core"])
+def test_gilbert_s_hasty_search_does_not_test_every_position(native_core: bool) -> None:
+    # The hasty restarts only look for wins: they search as without the dead test (the
+    # same positions counted), where a hasty search with it would count fewer.
+    if native_core and not native.AVAILABLE:
+        pytest.skip("the native core was not built")
+    hasty = rules_for("gilbert", {}).hastily()
+    plain = rules_for("gilbert", {})
+    plain.dead_ends = False
+    cutting = rules_for("gilbert", {}).hastily()
+    cutting.dead_ends = True  # what the hasty search would be with the test
+    budget = Budget(max_nodes=EXHAUSTIVE, max_seconds=1e9)
+    differs = 0
+    for _, start in positions("gilbert", 29, 300):
+        if hasty.won(start):
+            continue
+        uncut = search(plain.hastily(), start, budget, native=native_core)
+        found = search(hasty, start, budget, native=native_core)
+        assert (found.result, found.commands, found.nodes) == (
+            uncut.result, uncut.commands, uncut.nodes), start
+        cut = search(cutting, start, budget, native=native_core)
+        assert cut.result == uncut.result or "unknown" in (cut.result, uncut.result), start
+        differs += cut.nodes != uncut.nodes
+    assert differs >= 10, differs
