@@ -251,12 +251,12 @@ def test_gate_single_card_restarts_take_a_card_down_only_for_a_card_awaiting_it(
     full = rules_for("gate", {"single_card_moves": True})
     assert full.has_hasty
     hasty = full.hastily()
-    five_c, six_h, four_h, five_s = card_of(0, 5), card_of(2, 6), card_of(2, 4), card_of(3, 5)
+    six_h, four_h, five_s = card_of(2, 6), card_of(2, 4), card_of(3, 5)
     down = ("foundation/0", "tableau/0", 1)  # the Five of clubs onto the Six of hearts
 
     def position(bar: tuple[int, ...], waste: tuple[int, ...] = ()) -> tuple[Any, ...]:
         bars = ((six_h,), bar) + ((),) * 6
-        return ((5, 0, 0, 0), bars, ((), ()), waste, len(waste))
+        return ((5, 0, 0, 0), bars, ((), ()), waste, len(waste))  # clubs up to the Five
 
     def offers(rules: Any, s: tuple[Any, ...]) -> bool:
         return (down,) in [c for _, c, _ in rules.successors(s)]
