@@ -664,6 +664,18 @@ static int low_enough(const uint8_t *found, int c) {
     return 1;
 }
 
+/* _awaited: some card could be built on c at once and is not already on a card it is
+ * built on (the waste's top, a pillar's, a bar's top alone or on a card it does not build on) */
+static int gate_awaited(const State *s, const int *off, const int *tops, int w, int tst, int c) {
+    if (w && alt_on(s->cards[tst + w - 1], c)) return 1;
+    for (int j = 0; j < 10; j++) {
+        if (tops[j] < 0 || !alt_on(tops[j], c)) continue;
+        if (j < 8 && s->len[j] > 1 && alt_on(tops[j], s->cards[off[j] + s->len[j] - 2])) continue;
+        return 1;
+    }
+    return 0;
+}
+
 static int gate_steps(const Rules *R, const State *s, Step *out) {
     int n = 0, off[12], tops[10];
     off[0] = 0;
@@ -716,6 +728,7 @@ static int gate_steps(const Rules *R, const State *s, Step *out) {
         int k = s->found[f];
         if (!k) continue;
         int c = CARD(f, k);
+        if (R->hasty && !gate_awaited(s, off, tops, w, tst, c)) continue;  /* gate.py */
         for (int j = 0; j < 8; j++)
             if (tops[j] >= 0 && alt_on(c, tops[j])) add(out, &n, FROM_FOUNDATION, 0, K_F2T, f, 0, j);
     }

@@ -62,8 +62,9 @@ class Rules:
     # Best-first (always expand the position of highest :meth:`score`) instead of
     # depth-first with the children ordered by score then priority.
     best_first: ClassVar[bool] = False
-    # Whether the variant has a hasty mode (see :meth:`hastily`).
-    has_hasty: ClassVar[bool] = False
+    # Whether the variant has a hasty mode (see :meth:`hastily`); a variant may set it per
+    # options (Gate: with single_card_moves alone).
+    has_hasty: bool = False
     # How far the search's restarts shake the order of a position's steps: each step's
     # rank gets a uniform draw in [0, shake) added before they are sorted again, so a
     # step moves about ``shake`` places at most (see search.search). Measured per

@@ -12,6 +12,7 @@ import pytest
 from service.engine import Game, Status
 from service.solver import Budget, solve_deal, solve_game
 from service.solver import native as core
+from service.solver.cards import card_of
 from service.solver.rules import DRAW
 from service.solver.search import (
     BEST_FIRST_SHARE,
@@ -240,6 +241,32 @@ def test_gate_only_draws_while_the_waste_is_empty_and_the_stock_is_not(
         if result.result == "won":
             assert replay(game, result.commands).status is Status.WON
     assert fired >= 10, fired
+
+
+def test_gate_single_card_restarts_take_a_card_down_only_for_a_card_awaiting_it() -> None:
+    # Gate with single_card_moves restarts hastily (plain Gate does not): a card comes down
+    # from its foundation only where a card not yet on one it builds on could go onto it
+    # at once. The full rules (the main search) still take it down in every case.
+    assert not rules_for("gate", {}).has_hasty
+    full = rules_for("gate", {"single_card_moves": True})
+    assert full.has_hasty
+    hasty = full.hastily()
+    six_h, four_h, five_s = card_of(2, 6), card_of(2, 4), card_of(3, 5)
+    down = ("foundation/0", "tableau/0", 1)  # the Five of clubs onto the Six of hearts
+
+    def position(bar: tuple[int, ...], waste: tuple[int, ...] = ()) -> tuple[Any, ...]:
+        bars = ((six_h,), bar) + ((),) * 6
+        return ((5, 0, 0, 0), bars, ((), ()), waste, len(waste))  # clubs up to the Five
+
+    def offers(rules: Any, s: tuple[Any, ...]) -> bool:
+        return (down,) in [c for _, c, _ in rules.successors(s)]
+
+    awaited = (position((four_h,)), position((five_s,), (four_h,)))
+    settled = position((five_s, four_h))  # the Four of hearts already lies on a black Five
+    for s in (*awaited, settled):
+        assert offers(full, s)
+    assert all(offers(hasty, s) for s in awaited)
+    assert not offers(hasty, settled)
 
 
 @pytest.mark.parametrize("native", [False, True], ids=["reference", "core"])
