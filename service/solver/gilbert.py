@@ -58,7 +58,6 @@ def _put(tab: Tab, j: int, cards: tuple[int, ...]) -> Tab:
 
 class Gilbert(Rules):
     variant_id = "gilbert"
-    pruning = True  # tests turn it off to check that it changes no answer
     has_hasty = True
     dead_in_search = True  # see dead()
 

@@ -41,8 +41,8 @@ def depth_first(rules: Rules, start: State) -> Any:
     """search.DepthFirst (unshaken) in the core: ``run(max_nodes, deadline, clock)`` and
     ``nodes``, its table kept between runs."""
     assert _core is not None
-    return _core.DepthFirst(rules.variant_id, rules.hasty, bool(getattr(rules, "pruning", True)),
-                            bool(getattr(rules, "runs_move", True)), _cut_dead(rules), start)
+    return _core.DepthFirst(rules.variant_id, rules.hasty, rules.pruning,
+                            rules.runs_move, _cut_dead(rules), start)
 
 
 def dead(rules: Rules, position: State) -> bool:
@@ -63,7 +63,7 @@ def run(rules: Rules, start: State, max_nodes: int, deadline: float, clock: Call
     assert _core is not None
     assert rng is None or isinstance(rng, _core.Random)
     return _core.search(
-        rules.variant_id, rules.hasty, bool(getattr(rules, "pruning", True)),
-        bool(getattr(rules, "runs_move", True)), _cut_dead(rules), start, max_nodes, deadline,
+        rules.variant_id, rules.hasty, rules.pruning,
+        rules.runs_move, _cut_dead(rules), start, max_nodes, deadline,
         clock, rng,
         float(rules.shake), depth_first)

@@ -75,8 +75,14 @@ class Rules:
     dead_in_search: ClassVar[bool] = False
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
-        self.options: dict[str, Any] = get_variant(self.variant_id).normalize_options(options)
+        variant = get_variant(self.variant_id)(options)
+        self.options: dict[str, Any] = variant.options
+        # Whether face-up runs move as a unit (the engine's answer, per options).
+        self.runs_move: bool = variant.runs_move
         self.hasty = False
+        # Whether the search uses the variant's proved cuts of its steps (each proved where
+        # the variant makes it; tests turn them off to check that they change no answer).
+        self.pruning = True
         # Whether the search leaves out the positions :meth:`dead` proves lost (tests turn it
         # off to check that it changes no answer).
         self.dead_ends = True

@@ -26,7 +26,6 @@ class Shamrocks(Rules):
     best_first = True
     has_hasty = True  # measured: more deals won within a budget
     dead_in_search = True
-    pruning = True  # tests turn it off to check that it changes no answer (see _steps)
 
     def dead(self, s: State) -> bool:
         """Some cards can never leave their fans (so never reach a foundation).

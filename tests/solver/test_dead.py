@@ -106,8 +106,7 @@ def exhaustive_nodes(rules: Rules, start: State) -> tuple[str, int]:
     tried: no pruning either, so that the answer does not lean on a proof)."""
     plain = rules_for(rules.variant_id, {})
     plain.dead_ends = False
-    if hasattr(plain, "pruning"):
-        plain.pruning = False
+    plain.pruning = False
     search_ = native.depth_first(plain, start) if native.AVAILABLE else DepthFirst(plain, start)
     result, _, nodes = search_.run(EXHAUSTIVE, 1e9, time.perf_counter)
     assert result != "unknown", f"{start}: more than {EXHAUSTIVE} positions"
@@ -193,7 +192,7 @@ def test_shamrocks_never_moves_a_lone_card_across_and_answers_the_same() -> None
     # search with every legal move, with fewer positions.
     rules = rules_for("shamrocks", {})
     rules.dead_ends = False
-    assert rules.pruning  # type: ignore[attr-defined]
+    assert rules.pruning
     left_out = fewer = 0
     for seed in range(1, 21):  # what is left out, on positions of random games from deals
         for game in random_positions("shamrocks", {}, seed, steps=60):

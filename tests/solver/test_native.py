@@ -88,7 +88,7 @@ def test_the_core_follows_the_rules_switches() -> None:
             game = Game.deal(variant_id, seed, options)
             rules = rules_for(variant_id, options)
             if variant_id in ("gilbert", "gate", "shamrocks"):
-                rules.pruning = False  # type: ignore[attr-defined]
+                rules.pruning = False
             plain = rules_for(variant_id, options)
             plain.dead_ends = False  # no dead-position test (Shamrocks tests every position)
             for r in (rules, rules.hastily(), plain):
