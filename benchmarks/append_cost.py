@@ -6,7 +6,8 @@ as many to a first game, to warm up), each game's appends one after the other an
 games concurrently, against a private valkey-server started like the tests'
 (``EmbeddedServer``). It prints the process's CPU time (``time.process_time``: user +
 system) per append, and the arguments of one append command as redis-py sends them
-(``EVALSHA``, the sha and numkeys included). With ``--listen``, this process also
+(``EVALSHA``, the sha and numkeys included), and the store server's own CPU per append
+(``INFO cpu``, user + system, over the same window). With ``--listen``, this process also
 listens to every game through its fan-out hub (as the service does while a socket is
 open on the game), and the clock stops once every event has reached its listener and
 every published copy has been read: the figure then includes the fan-out's part.
@@ -53,7 +54,8 @@ def _updates(seq: int) -> dict[str, str]:
     return updates
 
 
-async def _measure(url: str, args: argparse.Namespace, run: int) -> tuple[float, list[int]]:
+async def _measure(url: str, args: argparse.Namespace,
+                   run: int) -> tuple[float, float, list[int]]:
     from service.settings import Settings
     from service.store import keys
     from service.store.connection import RedisConn
@@ -107,6 +109,7 @@ async def _measure(url: str, args: argparse.Namespace, run: int) -> tuple[float,
         heard[ids[0]] = per_game
         sizes.clear()
         rest = ids[1:]
+        store_started = _store_cpu(await execute("INFO", "cpu"))
         started = time.process_time()
         await asyncio.gather(*(play(game_id) for game_id in rest))
         if args.listen:
@@ -120,9 +123,16 @@ async def _measure(url: str, args: argparse.Namespace, run: int) -> tuple[float,
                           b"0 marker")
             await asyncio.wait_for(flushed.wait(), 30)
         spent = time.process_time() - started
+        store_spent = _store_cpu(await execute("INFO", "cpu")) - store_started
     await hub.aclose()
     await redis.aclose()
-    return spent / (per_game * len(rest)), sizes
+    calls = per_game * len(rest)
+    return spent / calls, store_spent / calls, sizes
+
+
+def _store_cpu(info: dict[str, Any]) -> float:
+    """The store server's CPU seconds so far (its main thread and the rest), from INFO cpu."""
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
 def main() -> None:
@@ -154,16 +164,19 @@ def main() -> None:
           f"uvloop {'on' if uvloop else 'off'}, hiredis {'on' if has_hiredis else 'off'}; "
           f"durability {args.durability}; {args.appends} appends to {args.games} games"
           f"{', each with a listener' if args.listen else ''}")
-    results = []
+    results, store_results = [], []
     with tempfile.TemporaryDirectory() as data, EmbeddedServer(data) as server:
         for run in range(args.runs):
             coro = _measure(server.url, args, run)
-            per_call, sizes = uvloop.run(coro) if uvloop else asyncio.run(coro)
+            per_call, store_per_call, sizes = uvloop.run(coro) if uvloop else asyncio.run(coro)
             results.append(per_call)
+            store_results.append(store_per_call)
             counts = sorted(set(sizes))
-            print(f"run {run + 1}: {per_call * 1e6:.1f} µs of CPU per append; "
+            print(f"run {run + 1}: {per_call * 1e6:.1f} µs of CPU per append, the store "
+                  f"{store_per_call * 1e6:.1f} µs; "
                   f"arguments per append: {counts} (mean {statistics.mean(sizes):.1f})")
-    print(f"median of {args.runs}: {statistics.median(results) * 1e6:.1f} µs per append")
+    print(f"median of {args.runs}: {statistics.median(results) * 1e6:.1f} µs per append, the "
+          f"store {statistics.median(store_results) * 1e6:.1f} µs")
 
 
 if __name__ == "__main__":

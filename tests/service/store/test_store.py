@@ -10,6 +10,7 @@ import pytest
 
 from service.store import Conflict, Duplicate, GameExists, GameMeta, NotFound, StoreError, keys
 from service.store import meta as fields
+from service.store.games import TTL_SLACK_S
 from service.store.meta import DailyTag
 from tests.stores import Store
 
@@ -163,6 +164,42 @@ async def test_an_active_game_has_a_time_to_live_on_every_key(store: Store) -> N
     assert 0 < (await ttls(store, "g1"))[0] <= 3600
     await store.games.append("g1", 0, "c1", b"e1", ttl_s=7200, snapshot=b"s1")
     assert all(3600 < ttl <= 7200 for ttl in await ttls(store, "g1"))
+
+
+async def test_the_time_to_live_is_set_again_only_once_it_fell_a_minute_short(
+        store: Store) -> None:
+    # Each command need not set four times to live: a game is kept ttl_s (up to
+    # TTL_SLACK_S less) after its last command.
+    client = store.redis.client
+    await store.games.create("g1", meta(), ttl_s=3600)
+    await store.games.append("g1", 0, "c1", b"e1", ttl_s=3600)
+    meta_key, events_key, commands_key, snap_key = keys.game_keys("g1")
+    for key in (meta_key, events_key, commands_key):
+        await client.expire(key, 3600 - TTL_SLACK_S + 10)
+    await store.games.append("g1", 1, "c2", b"e2", ttl_s=3600)
+    left = await ttls(store, "g1")
+    assert all(ttl <= 3600 - TTL_SLACK_S + 10 for ttl in left[:3]) and left[3] == -2
+    for key in (meta_key, events_key, commands_key):
+        await client.expire(key, 3600 - TTL_SLACK_S - 10)
+    await store.games.append("g1", 2, "c3", b"e3", ttl_s=3600)
+    assert all(3600 - TTL_SLACK_S < ttl <= 3600 for ttl in (await ttls(store, "g1"))[:3])
+
+
+async def test_a_key_a_command_makes_gets_the_time_to_live_at_once(store: Store) -> None:
+    await store.games.create("g1", meta(), ttl_s=3600)
+    await store.games.append("g1", 0, "c1", b"e1", ttl_s=3600)  # makes the events, the cmds
+    assert all(3600 - TTL_SLACK_S < ttl <= 3600 for ttl in (await ttls(store, "g1"))[:3])
+    await store.games.append("g1", 1, "c2", b"e2", ttl_s=3600, snapshot=b"s2")  # the snap
+    assert all(3600 - TTL_SLACK_S < ttl <= 3600 for ttl in await ttls(store, "g1"))
+
+
+async def test_a_new_lifetime_is_set_at_once_longer_or_shorter(store: Store) -> None:
+    await store.games.create("g1", meta(), ttl_s=3600)
+    await store.games.append("g1", 0, "c1", b"e1", ttl_s=3600, snapshot=b"s1")
+    await store.games.append("g1", 1, "c2", b"e2", ttl_s=7200)
+    assert all(7200 - TTL_SLACK_S < ttl <= 7200 for ttl in await ttls(store, "g1"))
+    await store.games.append("g1", 2, "c3", b"e3", ttl_s=1800)
+    assert all(1800 - TTL_SLACK_S < ttl <= 1800 for ttl in await ttls(store, "g1"))
 
 
 async def test_a_finished_game_is_kept_without_a_time_to_live(store: Store) -> None:
