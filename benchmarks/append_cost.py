@@ -85,7 +85,7 @@ async def _measure(url: str, args: argparse.Namespace,
     async def play(game_id: str) -> None:
         for seq in range(1, per_game + 1):
             await games.append(game_id, seq - 1, f"{game_id}-c{seq}", _event(seq), _updates(seq),
-                               1_209_600, snapshot if seq % 50 == 0 else None)
+                               1_209_600, snapshot if seq % 50 == 0 else None, expected_hints=0)
 
     heard: dict[str, int] = dict.fromkeys(ids, 0)
     done, flushed = asyncio.Event(), asyncio.Event()

@@ -187,7 +187,8 @@ TTL_SLACK_S = 60
 #         {4, hints} the hints taken are not expected_hints (the event's stats say how many).
 _APPEND = Script(mf.lua("""
 local call = cmsgpack.unpack(ARGV[1])
-local seq = redis.call('HGET', KEYS[1], '$seq')
+local kept = redis.call('HMGET', KEYS[1], '$seq', '$hints')
+local seq = kept[1]
 if not seq then return {1} end
 local cid = call[2]
 local first = redis.call('HGET', KEYS[3], cid)
@@ -195,7 +196,7 @@ if first then return {2, first} end
 seq = tonumber(seq)
 if seq ~= call[1] then return {3, seq} end
 if call[5] >= 0 then
-  local hints = tonumber(redis.call('HGET', KEYS[1], '$hints')) or 0
+  local hints = tonumber(kept[2]) or 0
   if hints ~= call[5] then return {4, hints} end
 end
 local new = seq + 1
