@@ -891,10 +891,8 @@ static int dead(const Rules *R, const State *s) {
     int gil = R->variant == GILBERT, np = gil ? 7 : 18;
     uint64_t below[MAXCARDS];  /* below[o + k]: the cards under index k of the pile at o */
     int start[18];
-    uint64_t stuck = 0, low = 0, bottom = 0;  /* the first C (every card); index 0 or 1; index 0 */
+    uint64_t stuck = 0, low = 0, bottom = 0;  /* the first C; index 0 or 1; index 0 */
     uint64_t tab = 0;  /* Gilbert: the cards in the tableau */
-    uint64_t tied = 0;  /* Gilbert: face-up cards on a face-up card they may be built on */
-    uint8_t tie[52];    /* ... that card */
     int o = 0;
     for (int i = 0; i < np; i++) {
         int n = s->len[i];
@@ -906,14 +904,8 @@ static int dead(const Rules *R, const State *s) {
             m |= 1ULL << c;
             if (k <= 1) low |= 1ULL << c;
             if (k == 0) bottom |= 1ULL << c;
-            stuck |= 1ULL << c;  /* Gilbert too: every tableau card (gilbert.py) */
-            if (gil) {
-                tab |= 1ULL << c;
-                if (k > s->down[i] && alt_on(c, s->cards[o + k - 1])) {
-                    tied |= 1ULL << c;
-                    tie[c] = s->cards[o + k - 1];
-                }
-            }
+            if (!gil || k <= s->down[i]) stuck |= 1ULL << c;
+            if (gil) tab |= 1ULL << c;
         }
         o += n;
     }
@@ -962,10 +954,6 @@ static int dead(const Rules *R, const State *s) {
             kept_off |= m << (13 * su);
         }
         uint64_t keep = stuck & kept_off & ~based & ~to_empty;
-        for (uint64_t m = keep & tied; m; m &= m - 1) {  /* Gilbert (iv): on a dropped card */
-            int c = __builtin_ctzll(m);
-            if (!((stuck >> tie[c]) & 1)) keep &= ~(1ULL << c);
-        }
         if (keep == stuck) return 1;
         stuck = keep;
     }

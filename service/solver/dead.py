@@ -5,7 +5,7 @@ core (_core.c, ``dead``) computes the same."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 
 from .cards import SUIT_OF, card_of
 
@@ -16,15 +16,11 @@ Landings = Callable[[set[int], Callable[[int], bool]], set[int]]
 
 
 def stay_stuck(stuck: set[int], where: Where, bases: Callable[[int], Iterable[int]],
-               landings: Landings, kept_off: Callable[[int, Callable[[int], bool]], bool],
-               tied: Mapping[int, int] | None = None) -> bool:
+               landings: Landings, kept_off: Callable[[int, Callable[[int], bool]], bool]) -> bool:
     """Whether a non-empty set of cards stays once every card of ``stuck`` that may go to
     a foundation (not ``kept_off(card, under)``: the cards below stuck ones stay off the
     foundations) or has one of its ``bases(card)`` (the cards it could be put on) among
-    the possible ``landings``, or lies on a card ``tied[card]`` already dropped (a run
-    moved from that card would carry it: Gilbert), is dropped, again and again (a
-    greatest fixpoint)."""
-    tied = tied or {}
+    the possible ``landings`` is dropped, again and again (a greatest fixpoint)."""
     while stuck:
         highest: dict[int, int] = {}  # pile -> the index of its highest stuck card
         for c in stuck:
@@ -38,8 +34,7 @@ def stay_stuck(stuck: set[int], where: Where, bases: Callable[[int], Iterable[in
 
         possible = landings(stuck, under)
         keep = {y for y in stuck
-                if kept_off(y, under) and not any(z in possible for z in bases(y))
-                and tied.get(y, y) in stuck}
+                if kept_off(y, under) and not any(z in possible for z in bases(y))}
         if keep == stuck:
             return True
         stuck = keep

@@ -64,58 +64,51 @@ class Gilbert(Rules):
     def dead(self, s: State) -> bool:
         """Some tableau cards can never leave their piles (so never reach a foundation).
 
-        The test (a greatest fixpoint, as Shamrocks'): start with the set ``C`` of all the
-        tableau cards; then, again and again, drop from ``C`` each card ``y`` that (i) has
-        no lower card of its suit, or no higher one, lying below a card of ``C`` in a
-        tableau pile, or (ii) may be built on (one rank higher, the other colour; none for
-        a King) a card of ``Top(C)``, or (iii) is a Seven while some tableau pile holds no
-        card of ``C``, or (iv) lies face up on a face-up card ``x`` that it may be built
-        on (``tied``: a run moved from ``x`` carries ``y``) and ``x`` was dropped, until
-        none is dropped. Dead if ``C`` is then not empty. ``Top(C)`` (:func:`_tops`) is
-        the least set holding each card not below a card of ``C`` that is in the tableau,
-        or may be built on a card of ``Top(C)``, or is a Seven while some pile holds no
-        card of ``C``: found from the Kings down. By (iv), a card of ``C`` that lies face
-        up on a face-up card it may be built on lies on a card of ``C``.
+        The test (a greatest fixpoint, as Shamrocks'): start with the set ``C`` of the
+        tableau cards that lie on a face-down card (face down themselves, or the lowest
+        face-up card of their pile) or at the bottom of their pile; then, again and again,
+        drop from ``C`` each card ``y`` that (i) has no lower card of its suit, or no
+        higher one, lying below a card of ``C`` in a tableau pile, or (ii) may be built on
+        (one rank higher, the other colour; none for a King) a card of ``Top(C)``, or
+        (iii) is a Seven while some tableau pile holds no card of ``C``, until none is
+        dropped. Dead if ``C`` is then not empty. ``Top(C)`` (:func:`_tops`) is the least
+        set holding each card not below a card of ``C`` that is in the tableau, or may be
+        built on a card of ``Top(C)``, or is a Seven while some pile holds no card of
+        ``C``: found from the Kings down.
 
         Proof, against docs/rules.md (Gilbert). Take any game from here, and the time
         ``t`` of the first move that takes a card of ``C`` out of its pile (all time if
-        none does). A move takes the top cards of a pile, so before ``t`` no card below
-        a card of ``C`` moves either: each pile, up to its highest card of ``C``, stays as
-        it is (its face-down cards stay face down), and a pile holding a card of ``C`` is
-        never empty. So every card that is a tableau top at some time before ``t`` is in
-        ``Top(C)``, by induction on time: it has not moved since here, so was in the
-        tableau, a top, so not below a card of ``C``; or a move put it there, with the
-        cards below it in the moved run (each may be built on the one below it), onto a
-        tableau top (in ``Top(C)`` by induction) or, the run's first card a Seven, into an
-        empty pile, which exists only if some pile holds no card of ``C``; no card of
-        such a run was below a card of ``C``. Suppose the move at ``t`` exists, taking
-        ``y`` of ``C``, and let ``y'`` be the first card it moves (``y`` itself, or the
-        lowest of a run carrying ``y``). The cards from ``y'`` up to ``y`` are as here,
-        face up, each one that may be built on the one below it: by (iv), from ``y``
-        down, each is in ``C``, ``y'`` too. (1) Not to a foundation: a foundation takes
-        one card, and the ascending one of its suit takes ``y'`` only holding every lower
-        card of the suit, the descending one only holding every higher one, and by (i) a
-        lower and a higher one are still below cards of ``C``. (2) Not into an empty
-        pile: by (iii), ``y'`` is no Seven or every pile holds a card of ``C``. (3) So
-        onto a tableau pile whose top ``z``, one rank higher and of the other colour, is
-        a top before ``t``: in ``Top(C)``, which (ii) rules out. A contradiction: no card
-        of ``C`` ever leaves its pile, and the game cannot be won.
-
-        Starting with every tableau card (not only those on face-down cards) finds cards
-        stuck above cards that cannot move: a Ten is no landing while the cards on it
-        can never leave, nor a face-down card under them a possible top.
+        none does). Before ``t`` no card of ``C`` moves, and a card below one of them
+        moves only with it (a run moves with every card above its first), so it stays
+        below it: never a top, never on a foundation, never moved. A pile holding a card
+        of ``C`` is never empty before ``t``. So every card that is a tableau top at some
+        time before ``t`` is in ``Top(C)``, by induction on time: it was in the tableau
+        from here, not below a card of ``C``; or a move put it there, onto a tableau top
+        (in ``Top(C)`` by induction) of which it may be built on, or, a Seven, into an
+        empty pile, which exists only if some pile holds no card of ``C``; and no card
+        ever comes to a pile in any other way (a card turned up was in the tableau).
+        Suppose the move at ``t`` exists, taking ``y`` of ``C``. ``y`` is the card moved
+        or the first of a run (an ordered run is of face-up cards, and the card below
+        ``y``, if any, is face down). (1) Not to a foundation: the ascending one of its
+        suit takes ``y`` only holding every lower card of the suit, the descending one
+        only holding every higher one, and by (i) a lower and a higher one are still
+        below cards of ``C``. (2) Not into an empty pile: by (iii), ``y`` is no Seven or
+        every pile holds a card of ``C``. (3) So onto a tableau pile whose top ``z``, one
+        rank higher and of the other colour, is a top before ``t``: in ``Top(C)``, which
+        (ii) rules out. A contradiction: no card of ``C`` ever leaves its pile, and the
+        game cannot be won.
 
         A move can make a position dead (a King that goes to a foundation never comes
         back to the tableau, where it was a possible top), so the search tests every
         position it reaches (:attr:`dead_in_search`)."""
         tab, down = s[1], s[2]
         where: Where = {}
-        tied: dict[int, int] = {}
+        stuck = set()
         for i, p in enumerate(tab):
             for k, c in enumerate(p):
                 where[c] = (i, k)
-                if k > down[i] and c in ALT_DOWN[p[k - 1]]:
-                    tied[c] = p[k - 1]
+                if k <= down[i]:
+                    stuck.add(c)
 
         def kept_off(y: int, under: Callable[[int], bool]) -> bool:
             return any(under(x) for x in lower(y)) and any(under(x) for x in higher(y))
@@ -125,7 +118,7 @@ class Gilbert(Rules):
             tops = _tops(under, where, blocked)
             return tops if blocked else tops | {EMPTY}
 
-        return stay_stuck(set(where), where, _bases, landings, kept_off, tied)
+        return stay_stuck(stuck, where, _bases, landings, kept_off)
 
     def hastily(self) -> Rules:
         """Hasty mode (:meth:`Rules.hastily`) without the dead test at every position:

@@ -149,20 +149,19 @@ def test_a_dead_position_is_never_winnable(variant_id: str) -> None:
         assert result == "lost", f"position {i} called dead is won: {piles}"
         # The exhaustive search over the engine agrees, where it is small enough (the
         # engine's positions tell apart every draw).
-        if checked_by_engine < 15 and nodes < 500:
+        if checked_by_engine < 15 and nodes < 2_000:
             checked_by_engine += 1
             assert not brute_force_winnable(game_at(variant_id, {}, piles)), f"position {i}"
-    # The test fires (measured: 702 of Shamrocks' 1,685 lost positions here, 2,393 of
-    # Gilbert's 3,155, where it was 1,980 before it started with every tableau card and
-    # 161 before Top(C) and the Sevens), and both answers are well represented.
+    # The test fires (measured: 702 of Shamrocks' 1,685 lost positions here, 1,980 of
+    # Gilbert's 3,155, where it was 161 before Top(C) and the Sevens), and both answers
+    # are well represented.
     assert answers["dead"] >= 100 and answers["won"] >= 1000, answers
     assert checked_by_engine == 15
 
 
 def test_a_dead_gilbert_position_with_runs_is_never_winnable() -> None:
-    # Gilbert's test starts with every tableau card, and a card on a run stays stuck only
-    # while the run's card below it does ((iv) in Gilbert.dead): positions with many
-    # face-up cards, in runs, try both.
+    # Positions with many face-up cards, often in runs (a run moves as one, so a card on
+    # a run's card can leave with it): the test is sound there too.
     rules = rules_for("gilbert", {})
     answers = {"dead": 0, "lost": 0, "won": 0}
     for i, (piles, start) in enumerate(positions("gilbert", 19, RUNS_POSITIONS, "gilbert-runs")):
@@ -176,8 +175,8 @@ def test_a_dead_gilbert_position_with_runs_is_never_winnable() -> None:
         if dead:
             answers["dead"] += 1
             assert result == "lost", f"position {i} called dead is won: {piles}"
-    # Measured: 1,453 of the 1,945 lost positions here called dead, none of the 6,055
-    # won ones; without (iv), 13 won ones were.
+    # Measured: 575 of the 1,945 lost positions here called dead, none of the 6,055 won
+    # ones.
     assert answers["dead"] >= 100 and answers["won"] >= 1000, answers
 
 
@@ -294,34 +293,12 @@ def test_gilbert_a_card_whose_bases_can_never_be_tableau_tops_is_dead() -> None:
     assert exhaustive(rules, start) == "won"
 
 
-def test_gilbert_a_card_above_cards_that_cannot_move_is_stuck_too() -> None:
-    # JS lies face up on KS, not built on it, above TS: no foundation takes it while TS
-    # and KS are below it, and a red Queen comes to the tableau only onto a black King
-    # there (KS, below JS; KC is on its foundation, and a King never comes back). So JS
-    # never moves, nor KS below it; QS (on TD and 7H) goes to no foundation while KS and
-    # TS stay, and on no red King (both on their foundations). The test that started only
-    # with the cards on face-down ones took KS for a possible top and JS for movable.
-    up = {"C": 4, "D": 9, "H": 6, "S": 9}
-    down = {"C": 8, "D": 3, "H": 6, "S": 0}
-    piles = {"tableau/0": "5C TS | KS JS", "tableau/1": "TD 7H | QS"}
-    rules, start = with_foundations("gilbert", piles, up, down)
-    assert rules.dead(start)
-    if native.AVAILABLE:
-        assert native.dead(rules, start)
-    assert exhaustive(rules, start) == "lost"
-    # JS in the stock instead: KS goes up, and all follows.
-    piles = {"tableau/0": "5C TS | KS", "tableau/1": "TD 7H | QS", "stock": "JS |"}
-    rules, start = with_foundations("gilbert", piles, up, down)
-    assert not rules.dead(start)
-    if native.AVAILABLE:
-        assert not native.dead(rules, start)
-    assert exhaustive(rules, start) == "won"
-
-
 def test_gilbert_a_card_on_its_run_leaves_with_the_run() -> None:
     # 6D lies on 7S, built on it, above 5D and 7D (so no foundation takes it) and above
     # 7C, its other base: alone, it could never move. But a run from 7S carries it into
-    # an empty pile once 4D has gone up, and all is won: 6D is stuck only while 7S is.
+    # an empty pile once 4D has gone up, and all is won: a test that counted 6D stuck on
+    # its own (as one starting with every tableau card would, unless a card on a run's
+    # card stays stuck only while that card does) calls this winnable position dead.
     up = {"C": 5, "D": 3, "H": 9, "S": 6}
     down = {"C": 6, "D": 6, "H": 3, "S": 5}
     piles = {"tableau/4": "7D 7C 6C TH 5D 8S | 7S 6D 4D"}
