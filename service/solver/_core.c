@@ -686,7 +686,7 @@ static int gate_awaited(const State *s, const int *off, const int *tops, int w, 
  * another foundation's, another bar's top), or the card it uncovers onto a bar; then
  * c, a second foundation's top onto a bar, and the card that one uncovers onto c. */
 static void gate_down_for_use(const State *s, const int *tops, int w, int tst, int f, int j,
-                              Step *out, int *n) {
+                              int hasty, Step *out, int *n) {
     int k = s->found[f], c = CARD(f, k), t[10];
     uint8_t less[4];
     memcpy(less, s->found, 4);
@@ -701,7 +701,7 @@ static void gate_down_for_use(const State *s, const int *tops, int w, int tst, i
     if (w && alt_on(s->cards[tst + w - 1], c)) DOWN2(10, j);
     for (int r = 8; r < 10; r++)
         if (t[r] >= 0 && alt_on(t[r], c)) DOWN2(r, j);
-    for (int g = 0; g < 4; g++) {
+    for (int g = 0; g < 4 && !hasty; g++) {  /* hasty: none from a foundation */
         int m = g == f ? k - 1 : s->found[g];
         if (!m) continue;
         int cg = CARD(g, m);
@@ -715,6 +715,7 @@ static void gate_down_for_use(const State *s, const int *tops, int w, int tst, i
     for (int i = 0; i < 8; i++)
         if (i != j && t[i] >= 0 && alt_on(t[i], c)) DOWN2(i, j);
 #undef DOWN2
+    if (hasty) return;
     st.kind = K_DOWN3;
     for (int f1 = 0; f1 < 4; f1++) {
         int n1 = s->found[f1];
@@ -735,7 +736,7 @@ static void gate_down_for_use(const State *s, const int *tops, int w, int tst, i
 static int gate_steps(const Rules *R, const State *s, Step *out) {
     int n = 0, off[12], tops[10];
     /* Gate.successors: the foundations' cards come down with a use (single cards, full rules) */
-    int for_use = R->pruning && !R->hasty && !R->runs_move;
+    int for_use = R->pruning && !R->runs_move;
     off[0] = 0;
     for (int i = 0; i < 11; i++) {
         off[i + 1] = off[i] + s->len[i];
@@ -789,7 +790,7 @@ static int gate_steps(const Rules *R, const State *s, Step *out) {
         if (R->hasty && !gate_awaited(s, off, tops, w, tst, c)) continue;  /* gate.py */
         for (int j = 0; j < 8; j++)
             if (tops[j] >= 0 && alt_on(c, tops[j])) {
-                if (for_use) gate_down_for_use(s, tops, w, tst, f, j, out, &n);
+                if (for_use) gate_down_for_use(s, tops, w, tst, f, j, R->hasty, out, &n);
                 else add(out, &n, FROM_FOUNDATION, 0, K_F2T, f, 0, j);
             }
     }

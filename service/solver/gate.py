@@ -195,7 +195,7 @@ class Gate(Rules):
         safe foundation move, when there is one, comes first: that is :meth:`safe`'s own
         rule, older than this one.)"""
         found, bars, pillars, talon, w = s
-        if not self.pruning or self.hasty or self.runs_move:
+        if not self.pruning or self.runs_move:
             if self.pruning and not w and talon and self.safe(s) is None:
                 return [(P.DRAWS, (DRAW,), (found, bars, pillars, talon, 1))]
             return super().successors(s)
@@ -204,8 +204,13 @@ class Gate(Rules):
             return [(P.TO_FOUNDATION, (safe[0],), safe[1])]
         if not w and talon:
             return [(P.DRAWS, (DRAW,), (found, bars, pillars, talon, 1))]
+        moves = self.moves(s)
+        if self.hasty:  # Rules.successors' hasty mode: a card that can go up goes alone
+            for p, c, t in moves:
+                if p == P.TO_FOUNDATION:
+                    return [(p, (c,), t)]
         steps: list[Step] = []
-        for p, c, t in self.moves(s):
+        for p, c, t in moves:
             if p == P.FROM_FOUNDATION:
                 steps.extend(self._down_for_use(c, t))
             else:
@@ -264,14 +269,24 @@ class Gate(Rules):
         safe move as its only step, back to the position it came from (already in the
         transposition table), so every position reachable through it is reachable
         without it. Left in, such steps cost more positions than the rule saves
-        (benchmarks/README, branch gs2)."""
+        (benchmarks/README, branch gs2).
+
+        In hasty mode (the restarts), the same steps with a card onto ``c`` from the
+        waste, a pillar or a bar only (where :meth:`moves` lets ``c`` come down at all):
+        alone, ``c``'s only hasty step would be straight back up, since a card that can
+        go to a foundation goes; so the restarts, which find wins only, never used a
+        foundation's card before."""
         f, j = int(down[0].split("/")[1]), int(down[1].split("/")[1])
         out: list[Step] = []
         if _low_enough(s[0], s[1][j][-1]):
             return out  # its only step would be back up (safe): the position it came from
         for _, c, t in self.moves(s):
+            if self.hasty and (c[1] != T[j] or c[0].startswith("foundation/")):
+                continue  # hasty: only the waste's, a pillar's or a bar's card onto it
             if c[1] == T[j] or c[0] == F[f]:
                 out.append((P.FROM_FOUNDATION, (down, c), t))
+        if self.hasty:
+            return out
         found, bars, pillars, talon, w = s
         c = bars[j][-1]
         for f1 in range(4):

@@ -267,6 +267,12 @@ def test_gate_single_card_restarts_take_a_card_down_only_for_a_card_awaiting_it(
         assert offers(full, s)
     assert all(offers(hasty, s) for s in awaited)
     assert not offers(hasty, settled)
+    # ... and together with that card going onto it (alone, the Five's only hasty step
+    # would be back up: a card that can go to a foundation goes).
+    assert [c for _, c, _ in hasty.successors(awaited[0]) if c[0] == down] == [
+        (down, ("tableau/1", "tableau/0", 1))]
+    assert [c for _, c, _ in hasty.successors(awaited[1]) if c[0] == down] == [
+        (down, ("waste", "tableau/0", 1))]
 
 
 def test_gate_single_card_takes_a_card_down_only_with_a_move_that_uses_it() -> None:
