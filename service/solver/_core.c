@@ -66,6 +66,10 @@ enum {
     K_TAL2T,    /* talon card a-1 after b draws, to pile c */
     K_STOCK2T,  /* gate: the stock's top (talon[0], no waste) to bar c */
     K_DRAW,     /* gate: one card to the waste; caprice: the deal */
+    K_DOWN2,    /* gate: foundation a top to bar c, then from b (bar 0..7, pillar 8..9,
+                   waste 10, foundation 11 + g) to bar d (Gate._down_for_use) */
+    K_DOWN3,    /* gate: foundation a top to bar c, foundation b top to bar d, then
+                   foundation b's next card onto bar c */
 };
 
 typedef struct {
@@ -676,8 +680,63 @@ static int gate_awaited(const State *s, const int *off, const int *tops, int w, 
     return 0;
 }
 
+/* Gate._down_for_use (proved in gate.py): with single_card_moves, the top card c of
+ * foundation f comes down onto bar j only with a move that uses it, in the reference's
+ * order (Gate.moves of the position after it): a card onto c (the waste's, a pillar's,
+ * another foundation's, another bar's top), or the card it uncovers onto a bar; then
+ * c, a second foundation's top onto a bar, and the card that one uncovers onto c. */
+static void gate_down_for_use(const State *s, const int *tops, int w, int tst, int f, int j,
+                              int hasty, Step *out, int *n) {
+    int k = s->found[f], c = CARD(f, k), t[10];
+    uint8_t less[4];
+    memcpy(less, s->found, 4);
+    less[f]--;
+    if (low_enough(less, c)) return;  /* its only step would be back up (safe) */
+    for (int i = 0; i < 10; i++) t[i] = tops[i];
+    t[j] = c;
+    Step st;
+    st.prio = FROM_FOUNDATION; st.gain = 0; st.kind = K_DOWN2; st.a = (uint8_t)f;
+    st.c = (uint8_t)j;
+#define DOWN2(from, to) do { st.b = (uint8_t)(from); st.d = (uint8_t)(to); out[(*n)++] = st; } while (0)
+    if (w && alt_on(s->cards[tst + w - 1], c)) DOWN2(10, j);
+    for (int r = 8; r < 10; r++)
+        if (t[r] >= 0 && alt_on(t[r], c)) DOWN2(r, j);
+    for (int g = 0; g < 4 && !hasty; g++) {  /* hasty: none from a foundation */
+        int m = g == f ? k - 1 : s->found[g];
+        if (!m) continue;
+        int cg = CARD(g, m);
+        if (g != f) {
+            if (alt_on(cg, c)) DOWN2(11 + g, j);
+            continue;
+        }
+        for (int j2 = 0; j2 < 8; j2++)
+            if (t[j2] >= 0 && alt_on(cg, t[j2])) DOWN2(11 + g, j2);
+    }
+    for (int i = 0; i < 8; i++)
+        if (i != j && t[i] >= 0 && alt_on(t[i], c)) DOWN2(i, j);
+#undef DOWN2
+    if (hasty) return;
+    st.kind = K_DOWN3;
+    for (int f1 = 0; f1 < 4; f1++) {
+        int n1 = s->found[f1];
+        if (f1 == f || n1 < 2 || !alt_on(CARD(f1, n1 - 1), c)) continue;
+        int c1 = CARD(f1, n1);
+        less[f1]--;
+        int back = low_enough(less, c1);  /* the same for c1 */
+        less[f1]++;
+        if (back) continue;
+        for (int j1 = 0; j1 < 8; j1++)
+            if (t[j1] >= 0 && alt_on(c1, t[j1])) {
+                st.b = (uint8_t)f1; st.d = (uint8_t)j1;
+                out[(*n)++] = st;
+            }
+    }
+}
+
 static int gate_steps(const Rules *R, const State *s, Step *out) {
     int n = 0, off[12], tops[10];
+    /* Gate.successors: the foundations' cards come down with a use (single cards, full rules) */
+    int for_use = R->pruning && !R->runs_move;
     off[0] = 0;
     for (int i = 0; i < 11; i++) {
         off[i + 1] = off[i] + s->len[i];
@@ -730,7 +789,10 @@ static int gate_steps(const Rules *R, const State *s, Step *out) {
         int c = CARD(f, k);
         if (R->hasty && !gate_awaited(s, off, tops, w, tst, c)) continue;  /* gate.py */
         for (int j = 0; j < 8; j++)
-            if (tops[j] >= 0 && alt_on(c, tops[j])) add(out, &n, FROM_FOUNDATION, 0, K_F2T, f, 0, j);
+            if (tops[j] >= 0 && alt_on(c, tops[j])) {
+                if (for_use) gate_down_for_use(s, tops, w, tst, f, j, R->hasty, out, &n);
+                else add(out, &n, FROM_FOUNDATION, 0, K_F2T, f, 0, j);
+            }
     }
     for (int i = 0; i < 8; i++) {
         int len = s->len[i];
@@ -766,6 +828,24 @@ static void gate_refill(State *s, int i) {
 
 static void gate_play(State *s, const Step *st) {
     switch (st->kind) {
+    case K_DOWN2: case K_DOWN3: {
+        Step a = *st, b = *st;
+        a.kind = K_F2T;  /* foundation a onto bar c */
+        gate_play(s, &a);
+        if (st->kind == K_DOWN3) {
+            b.kind = K_F2T; b.a = st->b; b.c = st->d;
+            gate_play(s, &b);
+            b.c = st->c;
+            gate_play(s, &b);
+        } else {
+            b.c = st->d;
+            if (st->b < 10) { b.kind = K_T2T; b.a = st->b; b.b = 1; }
+            else if (st->b == 10) { b.kind = K_TAL2T; b.a = s->w; b.b = 0; }
+            else { b.kind = K_F2T; b.a = (uint8_t)(st->b - 11); }
+            gate_play(s, &b);
+        }
+        break;
+    }
     case K_TAL2F: case K_TAL2T: {
         int at = pstart(s, 10) + s->w - 1;
         uint8_t c = s->cards[at];
@@ -1007,6 +1087,32 @@ static PyObject *step_commands(const Rules *R, const Step *st) {
     case K_F2F: c = cmd(S_found[st->a], S_found[st->c], 1); break;
     case K_STOCK2T: c = cmd(S_stock, pile_name(R, st->c), 1); break;
     case K_DRAW: Py_INCREF(DRAW_CMD); c = DRAW_CMD; break;
+    case K_DOWN2: case K_DOWN3: {  /* Gate._down_for_use: two or three moves */
+        Step sub[3];
+        int m = st->kind == K_DOWN3 ? 3 : 2;
+        for (int i = 0; i < m; i++) sub[i] = *st;
+        sub[0].kind = K_F2T;
+        if (m == 3) {
+            sub[1].kind = K_F2T; sub[1].a = st->b; sub[1].c = st->d;
+            sub[2].kind = K_F2T; sub[2].a = st->b;
+        } else {
+            sub[1].c = st->d;
+            if (st->b < 10) { sub[1].kind = K_T2T; sub[1].a = st->b; sub[1].b = 1; }
+            else if (st->b == 10) { sub[1].kind = K_TAL2T; sub[1].b = 0; }
+            else { sub[1].kind = K_F2T; sub[1].a = (uint8_t)(st->b - 11); }
+        }
+        out = PyTuple_New(m);
+        if (!out) return NULL;
+        for (int i = 0; i < m; i++) {
+            PyObject *one = step_commands(R, &sub[i]);
+            if (!one) { Py_DECREF(out); return NULL; }
+            c = PyTuple_GET_ITEM(one, 0);
+            Py_INCREF(c);
+            PyTuple_SET_ITEM(out, i, c);
+            Py_DECREF(one);
+        }
+        return out;
+    }
     case K_TAL2F: case K_TAL2T: {
         int draws = st->b;
         out = PyTuple_New(draws + 1);

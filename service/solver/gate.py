@@ -195,9 +195,113 @@ class Gate(Rules):
         safe foundation move, when there is one, comes first: that is :meth:`safe`'s own
         rule, older than this one.)"""
         found, bars, pillars, talon, w = s
-        if self.pruning and not w and talon and self.safe(s) is None:
+        if not self.pruning or self.runs_move:
+            if self.pruning and not w and talon and self.safe(s) is None:
+                return [(P.DRAWS, (DRAW,), (found, bars, pillars, talon, 1))]
+            return super().successors(s)
+        safe = self.safe(s)
+        if safe is not None:
+            return [(P.TO_FOUNDATION, (safe[0],), safe[1])]
+        if not w and talon:
             return [(P.DRAWS, (DRAW,), (found, bars, pillars, talon, 1))]
-        return super().successors(s)
+        moves = self.moves(s)
+        if self.hasty:  # Rules.successors' hasty mode: a card that can go up goes alone
+            for p, c, t in moves:
+                if p == P.TO_FOUNDATION:
+                    return [(p, (c,), t)]
+        steps: list[Step] = []
+        for p, c, t in moves:
+            if p == P.FROM_FOUNDATION:
+                steps.extend(self._down_for_use(c, t))
+            else:
+                steps.append((p, (c,), t))
+        return self.order(steps)
+
+    def _down_for_use(self, down: Cmd, s: State) -> list[Step]:
+        """With ``single_card_moves``, a card ``c`` comes down from its foundation only
+        together with a move that uses it: ``s`` is the position after ``down`` (``c``
+        from ``foundation/f`` onto ``tableau/j``), and the steps are ``down`` then a card
+        onto ``c``, or ``down`` then the card it uncovered on ``foundation/f`` onto a bar;
+        or ``down``, a second foundation's top ``c1`` onto a bar, and the card ``c1``
+        uncovered onto ``c``.
+
+        Proof, against docs/rules.md (Gate, one card at a time): from a winnable position
+        ``P``, some step the search keeps reaches a position nearer a win. Take a
+        shortest winning line from ``P``. Say a move ``y`` *uses* an earlier move ``m``
+        that takes ``c`` from ``foundation/f`` onto the bar ``j`` (onto its top ``t``) if
+        ``y`` moves ``c``, puts a card onto ``c``, or takes the card uncovered on
+        ``foundation/f``. If ``y`` comes straight after ``m`` and does not use it, the two
+        may be played the other way round, to the same position: ``y`` does not take from
+        or put onto bar ``j`` (its top is ``c``: a move from it moves ``c``, onto it goes
+        onto ``c``), nor take from ``foundation/f`` (its top is the uncovered card), nor
+        put onto ``foundation/f`` (only ``c`` may go there next); bar ``j`` is not empty,
+        so no refill and no space is in question. So ``y`` is legal before ``m``, moves
+        the same card, and ``m`` is still legal after it (``c`` still on top of
+        ``foundation/f``, ``t`` still on top of bar ``j``).
+        Now let the line begin with ``x1 .. xa``, each a card down from a foundation, then
+        ``x(a+1)``, not one (a winning line ends with a card going up). If ``a`` is 0, the
+        first move is kept as it is. Otherwise let ``xp`` be the first of ``x2 .. x(a+1)``
+        that uses an earlier move of these; if none does, ``x(a+1)`` uses none of
+        ``x1 .. xa`` and, swapped forward one place at a time, begins a line as long: a
+        kept step. Otherwise ``x1 .. x(p-1)`` use none of each other, so they may be played
+        in any order, and those that ``xp`` does not use may be swapped past ``xp``: a
+        line as long begins with the one or two moves that ``xp`` uses, then ``xp``. In a
+        shortest line ``xp`` does not move a card ``c`` that such an ``m`` brought down:
+        ``c`` going back up would leave the position after ``m`` and ``xp`` equal to the
+        one before them (a line two shorter), and ``c`` going on to another bar could have
+        gone there from its foundation (one shorter; also onto a card just brought down,
+        which is then already there). So ``xp`` uses ``m`` by putting a card onto ``c``, or
+        by taking the card ``c`` uncovered; it uses at most two such moves, one through the
+        pile it takes from, one through the pile it puts onto, so either the line begins
+        with ``m`` and ``xp`` (the first two kinds of step kept here), or with two cards
+        brought down, ``c`` from ``foundation/f`` and ``c1`` from ``foundation/f1``, and
+        ``xp`` taking the card ``c1`` uncovered onto ``c``; either of the two first, the
+        third kind of step kept here. Each kept step begins a shortest line and reaches a
+        position nearer a win, and it depends on the position alone, not on the path to it
+        (a transposition table keeps it right). With the draw alone and the safe move
+        (which reach a position as near a win with a shorter stock, and :meth:`safe`'s own
+        proof), following such steps from a winnable position cannot go round, so it
+        reaches a win, and the search loses none.
+
+        A card that :meth:`safe` would send straight back up (no card still in play could
+        be built on it, and bringing it down makes no other card safe) does not come down
+        in any of these steps, as before this rule: the position it would reach has that
+        safe move as its only step, back to the position it came from (already in the
+        transposition table), so every position reachable through it is reachable
+        without it. Left in, such steps cost more positions than the rule saves
+        (benchmarks/README, branch gs2).
+
+        In hasty mode (the restarts), the same steps with a card onto ``c`` from the
+        waste, a pillar or a bar only (where :meth:`moves` lets ``c`` come down at all):
+        alone, ``c``'s only hasty step would be straight back up, since a card that can
+        go to a foundation goes; so the restarts, which find wins only, never used a
+        foundation's card before."""
+        f, j = int(down[0].split("/")[1]), int(down[1].split("/")[1])
+        out: list[Step] = []
+        if _low_enough(s[0], s[1][j][-1]):
+            return out  # its only step would be back up (safe): the position it came from
+        for _, c, t in self.moves(s):
+            if self.hasty and (c[1] != T[j] or c[0].startswith("foundation/")):
+                continue  # hasty: only the waste's, a pillar's or a bar's card onto it
+            if c[1] == T[j] or c[0] == F[f]:
+                out.append((P.FROM_FOUNDATION, (down, c), t))
+        if self.hasty:
+            return out
+        found, bars, pillars, talon, w = s
+        c = bars[j][-1]
+        for f1 in range(4):
+            n1 = found[f1]
+            if f1 == f or n1 < 2 or card_of(f1, n1 - 1) not in ALT_DOWN[c]:
+                continue
+            if _low_enough(bump(found, f1, -1), card_of(f1, n1)):
+                continue  # the same: that card's only step would be back up
+            for _, c1, t1 in self.moves(s):
+                if c1[0] == F[f1]:
+                    found1, bars1, pillars1, talon1, w1 = t1
+                    out.append((P.FROM_FOUNDATION, (down, c1, (F[f1], T[j], 1)),
+                                (bump(found1, f1, -1), _put(bars1, j, (card_of(f1, n1 - 1),)),
+                                 pillars1, talon1, w1)))
+        return out
 
     def safe(self, s: State) -> tuple[Cmd, State] | None:
         # Not from a pillar, nor from a bar that a pillar would refill: either changes

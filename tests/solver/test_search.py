@@ -258,8 +258,8 @@ def test_gate_single_card_restarts_take_a_card_down_only_for_a_card_awaiting_it(
         bars = ((six_h,), bar) + ((),) * 6
         return ((5, 0, 0, 0), bars, ((), ()), waste, len(waste))  # clubs up to the Five
 
-    def offers(rules: Any, s: tuple[Any, ...]) -> bool:
-        return (down,) in [c for _, c, _ in rules.successors(s)]
+    def offers(rules: Any, s: tuple[Any, ...]) -> bool:  # alone, or with a move using it
+        return any(c[0] == down for _, c, _ in rules.successors(s))
 
     awaited = (position((four_h,)), position((five_s,), (four_h,)))
     settled = position((five_s, four_h))  # the Four of hearts already lies on a black Five
@@ -267,6 +267,69 @@ def test_gate_single_card_restarts_take_a_card_down_only_for_a_card_awaiting_it(
         assert offers(full, s)
     assert all(offers(hasty, s) for s in awaited)
     assert not offers(hasty, settled)
+    # ... and together with that card going onto it (alone, the Five's only hasty step
+    # would be back up: a card that can go to a foundation goes).
+    assert [c for _, c, _ in hasty.successors(awaited[0]) if c[0] == down] == [
+        (down, ("tableau/1", "tableau/0", 1))]
+    assert [c for _, c, _ in hasty.successors(awaited[1]) if c[0] == down] == [
+        (down, ("waste", "tableau/0", 1))]
+
+
+def test_gate_single_card_takes_a_card_down_only_with_a_move_that_uses_it() -> None:
+    # With single_card_moves the full rules (the main search) take a card down from its
+    # foundation only together with a move that uses it (Gate._down_for_use, proved there):
+    # a card onto it, the card it uncovers onto a bar, or a second card down whose uncovered
+    # card goes onto it.
+    options = {"single_card_moves": True}
+    rules = rules_for("gate", options)
+    full = type(rules)(options)
+    full.pruning = False
+    clubs = [card_of(0, r) for r in range(1, 14)]
+    six_h, four_h, nine_c, nine_d = card_of(2, 6), card_of(2, 4), card_of(0, 9), card_of(1, 9)
+    down = ("foundation/0", "tableau/0", 1)  # the Five of clubs onto the Six of hearts
+
+    def commands(r: Any, s: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        return [c for _, c, _ in r.successors(s)]
+
+    # A lone Four of hearts on tableau/1 (the Five of clubs up, nothing else):
+    # the Five comes down only with the Four onto it.
+    lone = ((5, 0, 0, 0), ((six_h,), (four_h,)) + ((),) * 6, ((), ()), (), 0)
+    assert (down,) in commands(full, lone)
+    assert [c for c in commands(rules, lone) if c[0] == down] == [
+        (down, ("tableau/1", "tableau/0", 1))]
+    # Nothing could use the Five of clubs on the Six of hearts: it stays up.
+    alone = ((5, 0, 0, 0), ((six_h,), (clubs[8],)) + ((),) * 6, ((), ()), (), 0)
+    assert (down,) in commands(full, alone)
+    assert not [c for c in commands(rules, alone) if c[0] == down]
+    # Hearts and spades up to the Eights: one Eight comes down for the other's Seven,
+    # which only the second Eight down uncovers (in either order: one is searched).
+    both = ((0, 0, 8, 8), ((nine_c,), (nine_d,)) + ((),) * 6, ((), ()), (), 0)
+    eight_s, eight_h = ("foundation/3", "tableau/1", 1), ("foundation/2", "tableau/0", 1)
+    assert commands(rules, both) == [
+        (eight_h, eight_s, ("foundation/3", "tableau/0", 1)),
+        (eight_s, eight_h, ("foundation/2", "tableau/1", 1))]
+    assert {(eight_h,), (eight_s,)} <= set(commands(full, both))
+    # Plain Gate (runs move) keeps every move down.
+    assert (down,) in commands(rules_for("gate", {}), lone)
+    # On small positions, the search answers as the search without the cuts, and where
+    # a card could come down at the start, as the exhaustive search over the engine.
+    rng = random.Random(5)
+    fired = 0
+    for i in range(300):  # at most 6 cards, as above
+        game = small_position("gate", options, rng, rng.randint(3, 6))
+        if game.status is not Status.PLAYING:
+            continue
+        start = rules.from_piles(game.piles)
+        result = solve_game(game, ROOMY)
+        assert result.result in ("won", "lost"), f"position {i}"
+        assert search(full, start, ROOMY).result == result.result, f"position {i}"
+        if any(c[0][0].startswith("foundation/") for c in commands(full, start)):
+            fired += 1
+            assert (result.result == "won") == brute_force_winnable(game), \
+                f"position {i}: {game.piles}"
+        if result.result == "won":
+            assert replay(game, result.commands).status is Status.WON
+    assert fired >= 20, fired
 
 
 @pytest.mark.parametrize("native", [False, True], ids=["reference", "core"])
