@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -224,22 +225,15 @@ def test_gate_only_draws_while_the_waste_is_empty_and_the_stock_is_not(
     assert len(full.successors(start)) > 1
     # On small positions, the search with the rule answers as the search without it, and
     # where the rule applies at the start, as the exhaustive search over the engine.
-    rng = random.Random(7)
-    fired = 0
-    for i in range(150):  # at most 6 cards: a stock and spaces make big exhaustive searches
-        game = small_position("gate", options, rng, rng.randint(2, 6))
-        if game.status is not Status.PLAYING:
-            continue
-        start = rules.from_piles(game.piles)
-        result = solve_game(game, ROOMY)
-        assert search(full, start, ROOMY).result == result.result, f"position {i}"
-        if not game.piles["waste"].up and game.piles["stock"].down and rules.safe(start) is None:
-            assert [c for _, c, _ in rules.successors(start)] == [(DRAW,)], f"position {i}"
-            fired += 1
-            assert (result.result == "won") == brute_force_winnable(game), \
-                f"position {i}: {game.piles}"
-        if result.result == "won":
-            assert replay(game, result.commands).status is Status.WON
+    def applies(game: Game, start: tuple[Any, ...]) -> bool:
+        if (game.piles["waste"].up or not game.piles["stock"].down
+                or rules.safe(start) is not None):
+            return False
+        assert [c for _, c, _ in rules.successors(start)] == [(DRAW,)]
+        return True
+
+    # At most 6 cards: a stock and spaces make big exhaustive searches.
+    fired = check_small_gate_positions(options, full, random.Random(7), 150, 2, applies)
     assert fired >= 10, fired
 
 
@@ -313,23 +307,37 @@ def test_gate_single_card_takes_a_card_down_only_with_a_move_that_uses_it() -> N
     assert (down,) in commands(rules_for("gate", {}), lone)
     # On small positions, the search answers as the search without the cuts, and where
     # a card could come down at the start, as the exhaustive search over the engine.
-    rng = random.Random(5)
+    def applies(game: Game, start: tuple[Any, ...]) -> bool:
+        return any(c[0][0].startswith("foundation/") for c in commands(full, start))
+
+    fired = check_small_gate_positions(options, full, random.Random(5), 300, 3, applies)
+    assert fired >= 20, fired
+
+
+def check_small_gate_positions(options: dict[str, Any], full: Any, rng: random.Random,
+                               count: int, fewest: int,
+                               applies: Callable[[Game, tuple[Any, ...]], bool]) -> int:
+    """On ``count`` small Gate positions (``fewest`` to 6 cards), the search with the
+    rules' cuts answers as ``full`` (the cuts off), and where a cut ``applies`` at the
+    start, as the exhaustive search over the engine; won lines replay. How many it
+    applied to."""
+    rules = rules_for("gate", options)
     fired = 0
-    for i in range(300):  # at most 6 cards, as above
-        game = small_position("gate", options, rng, rng.randint(3, 6))
+    for i in range(count):
+        game = small_position("gate", options, rng, rng.randint(fewest, 6))
         if game.status is not Status.PLAYING:
             continue
         start = rules.from_piles(game.piles)
         result = solve_game(game, ROOMY)
         assert result.result in ("won", "lost"), f"position {i}"
         assert search(full, start, ROOMY).result == result.result, f"position {i}"
-        if any(c[0][0].startswith("foundation/") for c in commands(full, start)):
+        if applies(game, start):
             fired += 1
             assert (result.result == "won") == brute_force_winnable(game), \
                 f"position {i}: {game.piles}"
         if result.result == "won":
             assert replay(game, result.commands).status is Status.WON
-    assert fired >= 20, fired
+    return fired
 
 
 @pytest.mark.parametrize("native", [False, True], ids=["reference", "core"])
