@@ -826,24 +826,29 @@ static void gate_refill(State *s, int i) {
     move_top(s, l >= r ? 8 : 9, 1, i);
 }
 
+/* The moves of a K_DOWN2 or K_DOWN3 step, in order, into sub; their count. */
+static int gate_down_parts(const Step *st, Step *sub) {
+    int m = st->kind == K_DOWN3 ? 3 : 2;
+    for (int i = 0; i < m; i++) sub[i] = *st;
+    sub[0].kind = K_F2T;  /* foundation a onto bar c */
+    if (m == 3) {  /* foundation b onto bar d, then its next card onto bar c */
+        sub[1].kind = K_F2T; sub[1].a = st->b; sub[1].c = st->d;
+        sub[2].kind = K_F2T; sub[2].a = st->b;
+    } else {  /* then from b (bar, pillar, waste, foundation) onto bar d */
+        sub[1].c = st->d;
+        if (st->b < 10) { sub[1].kind = K_T2T; sub[1].a = st->b; sub[1].b = 1; }
+        else if (st->b == 10) { sub[1].kind = K_TAL2T; sub[1].b = 0; }
+        else { sub[1].kind = K_F2T; sub[1].a = (uint8_t)(st->b - 11); }
+    }
+    return m;
+}
+
 static void gate_play(State *s, const Step *st) {
     switch (st->kind) {
     case K_DOWN2: case K_DOWN3: {
-        Step a = *st, b = *st;
-        a.kind = K_F2T;  /* foundation a onto bar c */
-        gate_play(s, &a);
-        if (st->kind == K_DOWN3) {
-            b.kind = K_F2T; b.a = st->b; b.c = st->d;
-            gate_play(s, &b);
-            b.c = st->c;
-            gate_play(s, &b);
-        } else {
-            b.c = st->d;
-            if (st->b < 10) { b.kind = K_T2T; b.a = st->b; b.b = 1; }
-            else if (st->b == 10) { b.kind = K_TAL2T; b.a = s->w; b.b = 0; }
-            else { b.kind = K_F2T; b.a = (uint8_t)(st->b - 11); }
-            gate_play(s, &b);
-        }
+        Step sub[3];
+        int m = gate_down_parts(st, sub);
+        for (int i = 0; i < m; i++) gate_play(s, &sub[i]);
         break;
     }
     case K_TAL2F: case K_TAL2T: {
@@ -1089,18 +1094,7 @@ static PyObject *step_commands(const Rules *R, const Step *st) {
     case K_DRAW: Py_INCREF(DRAW_CMD); c = DRAW_CMD; break;
     case K_DOWN2: case K_DOWN3: {  /* Gate._down_for_use: two or three moves */
         Step sub[3];
-        int m = st->kind == K_DOWN3 ? 3 : 2;
-        for (int i = 0; i < m; i++) sub[i] = *st;
-        sub[0].kind = K_F2T;
-        if (m == 3) {
-            sub[1].kind = K_F2T; sub[1].a = st->b; sub[1].c = st->d;
-            sub[2].kind = K_F2T; sub[2].a = st->b;
-        } else {
-            sub[1].c = st->d;
-            if (st->b < 10) { sub[1].kind = K_T2T; sub[1].a = st->b; sub[1].b = 1; }
-            else if (st->b == 10) { sub[1].kind = K_TAL2T; sub[1].b = 0; }
-            else { sub[1].kind = K_F2T; sub[1].a = (uint8_t)(st->b - 11); }
-        }
+        int m = gate_down_parts(st, sub);
         out = PyTuple_New(m);
         if (!out) return NULL;
         for (int i = 0; i < m; i++) {

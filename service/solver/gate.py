@@ -195,27 +195,15 @@ class Gate(Rules):
         safe foundation move, when there is one, comes first: that is :meth:`safe`'s own
         rule, older than this one.)"""
         found, bars, pillars, talon, w = s
-        if not self.pruning or self.runs_move:
-            if self.pruning and not w and talon and self.safe(s) is None:
-                return [(P.DRAWS, (DRAW,), (found, bars, pillars, talon, 1))]
-            return super().successors(s)
-        safe = self.safe(s)
-        if safe is not None:
-            return [(P.TO_FOUNDATION, (safe[0],), safe[1])]
-        if not w and talon:
+        if self.pruning and not w and talon and self.safe(s) is None:
             return [(P.DRAWS, (DRAW,), (found, bars, pillars, talon, 1))]
-        moves = self.moves(s)
-        if self.hasty:  # Rules.successors' hasty mode: a card that can go up goes alone
-            for p, c, t in moves:
-                if p == P.TO_FOUNDATION:
-                    return [(p, (c,), t)]
-        steps: list[Step] = []
-        for p, c, t in moves:
-            if p == P.FROM_FOUNDATION:
-                steps.extend(self._down_for_use(c, t))
-            else:
-                steps.append((p, (c,), t))
-        return self.order(steps)
+        steps = super().successors(s)
+        if not self.pruning or self.runs_move:
+            return steps
+        # Each card down in its place: the order is by priority alone, theirs the same.
+        return [kept for step in steps
+                for kept in (self._down_for_use(step[1][0], step[2])
+                             if step[0] == P.FROM_FOUNDATION else (step,))]
 
     def _down_for_use(self, down: Cmd, s: State) -> list[Step]:
         """With ``single_card_moves``, a card ``c`` comes down from its foundation only
@@ -280,7 +268,8 @@ class Gate(Rules):
         out: list[Step] = []
         if _low_enough(s[0], s[1][j][-1]):
             return out  # its only step would be back up (safe): the position it came from
-        for _, c, t in self.moves(s):
+        after = self.moves(s)
+        for _, c, t in after:
             if self.hasty and (c[1] != T[j] or c[0].startswith("foundation/")):
                 continue  # hasty: only the waste's, a pillar's or a bar's card onto it
             if c[1] == T[j] or c[0] == F[f]:
@@ -295,7 +284,7 @@ class Gate(Rules):
                 continue
             if _low_enough(bump(found, f1, -1), card_of(f1, n1)):
                 continue  # the same: that card's only step would be back up
-            for _, c1, t1 in self.moves(s):
+            for _, c1, t1 in after:
                 if c1[0] == F[f1]:
                     found1, bars1, pillars1, talon1, w1 = t1
                     out.append((P.FROM_FOUNDATION, (down, c1, (F[f1], T[j], 1)),
