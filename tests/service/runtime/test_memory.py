@@ -80,6 +80,48 @@ async def test_memory_is_given_back_when_the_sockets_go_on_closing_for_long() ->
         assert trimmer.trims == trims
 
 
+def _handles(loop: asyncio.AbstractEventLoop) -> Callable[[], object]:
+    return lambda: loop.call_soon(lambda: None)
+
+
+def _timers(loop: asyncio.AbstractEventLoop) -> Callable[[], object]:
+    return lambda: loop.call_later(3600, lambda: None)
+
+
+def _future_iterators(loop: asyncio.AbstractEventLoop) -> Callable[[], object]:
+    future = loop.create_future()
+    return future.__await__
+
+
+@pytest.mark.parametrize("kind", [_handles, _timers, _future_iterators])
+def test_the_objects_kept_for_reuse_after_a_burst_are_new_ones(
+        kind: Callable[[asyncio.AbstractEventLoop], Callable[[], object]]) -> None:
+    # uvloop keeps the memory of its last 250 freed handles of each kind for the next ones,
+    # asyncio its last 255 future iterators: after a burst they are the burst's, scattered
+    # among its freed memory, where they would keep Python's arenas from the system. Once
+    # renewed, the next ones made are not the burst's.
+    uvloop = pytest.importorskip("uvloop")
+
+    async def burst_then_renewal() -> tuple[set[int], set[int]]:
+        loop = asyncio.get_running_loop()
+        make = kind(loop)
+        burst = [make() for _ in range(250)]
+        for made in burst:
+            if hasattr(made, "cancel"):  # a handle (not a future's iterator)
+                made.cancel()
+        for _ in range(2):
+            await asyncio.sleep(0)  # the loop lets go of the cancelled handles
+        burst_ids = {id(made) for made in burst}
+        del burst, made
+        await memory.renew_free_lists()
+        after = [make() for _ in range(250)]
+        return burst_ids, {id(made) for made in after}
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        burst_ids, after_ids = runner.run(burst_then_renewal())
+    assert not burst_ids & after_ids
+
+
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc_trim is glibc's")
 def test_glibc_malloc_trim_is_found() -> None:
     trim = memory._malloc_trim()
