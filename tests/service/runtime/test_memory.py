@@ -1,5 +1,8 @@
 """service/runtime/memory.py: memory is given back once a burst of sockets has closed, and not
-while sockets only come (the figures are in benchmarks/README.md, "Memory")."""
+while sockets only come (the figures are in benchmarks/README.md, "Memory"). What renewing
+the free lists gives back depends on how uvloop and asyncio keep freed objects, which is
+theirs to change: it is measured by benchmarks/footprint.py, not asserted here; the tests
+below run it with every give-back."""
 
 from __future__ import annotations
 
@@ -80,46 +83,27 @@ async def test_memory_is_given_back_when_the_sockets_go_on_closing_for_long() ->
         assert trimmer.trims == trims
 
 
-def _handles(loop: asyncio.AbstractEventLoop) -> Callable[[], object]:
-    return lambda: loop.call_soon(lambda: None)
+@pytest.mark.parametrize("loop_factory", ["asyncio", "uvloop"])
+def test_renewing_the_free_lists_leaves_the_loop_working(loop_factory: str) -> None:
+    # The renewal runs on the service's loop (uvloop) and on asyncio's own, and the callbacks
+    # and timers scheduled around it run as before.
+    factory = (pytest.importorskip("uvloop").new_event_loop if loop_factory == "uvloop"
+               else asyncio.new_event_loop)
 
-
-def _timers(loop: asyncio.AbstractEventLoop) -> Callable[[], object]:
-    return lambda: loop.call_later(3600, lambda: None)
-
-
-def _future_iterators(loop: asyncio.AbstractEventLoop) -> Callable[[], object]:
-    future = loop.create_future()
-    return future.__await__
-
-
-@pytest.mark.parametrize("kind", [_handles, _timers, _future_iterators])
-def test_the_objects_kept_for_reuse_after_a_burst_are_new_ones(
-        kind: Callable[[asyncio.AbstractEventLoop], Callable[[], object]]) -> None:
-    # uvloop keeps the memory of its last 250 freed handles of each kind for the next ones,
-    # asyncio its last 255 future iterators: after a burst they are the burst's, scattered
-    # among its freed memory, where they would keep Python's arenas from the system. Once
-    # renewed, the next ones made are not the burst's.
-    uvloop = pytest.importorskip("uvloop")
-
-    async def burst_then_renewal() -> tuple[set[int], set[int]]:
+    async def around_a_renewal() -> list[str]:
         loop = asyncio.get_running_loop()
-        make = kind(loop)
-        burst = [make() for _ in range(250)]
-        for made in burst:
-            if hasattr(made, "cancel"):  # a handle (not a future's iterator)
-                made.cancel()
-        for _ in range(2):
-            await asyncio.sleep(0)  # the loop lets go of the cancelled handles
-        burst_ids = {id(made) for made in burst}
-        del burst, made
+        ran: list[str] = []
+        loop.call_soon(ran.append, "before")
+        timer = loop.create_future()
+        loop.call_later(0.01, timer.set_result, None)
         await memory.renew_free_lists()
-        after = [make() for _ in range(250)]
-        return burst_ids, {id(made) for made in after}
+        loop.call_soon(ran.append, "after")
+        await timer
+        await asyncio.sleep(0)
+        return ran
 
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        burst_ids, after_ids = runner.run(burst_then_renewal())
-    assert not burst_ids & after_ids
+    with asyncio.Runner(loop_factory=factory) as runner:
+        assert runner.run(around_a_renewal()) == ["before", "after"]
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc_trim is glibc's")
