@@ -173,3 +173,49 @@ def brute_force_winnable(game: Game, limit: int = 300_000) -> bool:
                 assert len(seen) < limit, "position too big for the exhaustive search"
                 todo.append(nxt)
     return False
+
+
+def gilbert_runs_position(rng: random.Random, ranks: int, talon: bool = True) -> Game:
+    """A Gilbert position with the cards of ``ranks`` neighbouring ranks out of the
+    foundations (all four suits: each card's twin is in play too) and up to two lower
+    cards of each suit, the others in order on them: on up to two face-down cards taken
+    at random, most in face-up runs built down in alternating colours over three to five
+    piles (so runs lie on their bases and twin swaps are there to play), a few in the
+    stock or waste if ``talon``."""
+    piles: dict[str, Pile] = {}
+    low = rng.randint(1, 14 - ranks)  # the lowest rank out of every suit
+    out = [RANKS[r - 1] + s for r in range(low + ranks - 1, low - 1, -1) for s in SUITS]
+    for i, s in enumerate(SUITS):
+        a = max(0, low - 1 - rng.randint(0, 2))  # and up to two lower ones of the suit
+        out += [RANKS[r - 1] + s for r in range(a + 1, low)]
+        piles[f"foundation/{i}"] = Pile((), tuple(RANKS[r - 1] + s for r in range(1, a + 1)))
+        piles[f"foundation/{4 + i}"] = Pile(
+            (), tuple(RANKS[r - 1] + s for r in range(13, low + ranks - 1, -1)))
+    rng.shuffle(out)
+    places = rng.sample([f"tableau/{i}" for i in range(7)], rng.randint(3, 5))
+    # Face down at the bottom of most piles: cards taken at random (so low cards lie
+    # buried), then the rest dealt higher first, mostly onto a base.
+    downs = {p: [out.pop() for _ in range(rng.randint(0, 2))] for p in places}
+    out.sort(key=lambda c: -RANKS.index(c[:-1]))
+    groups: dict[str, list[str]] = {p: [] for p in places}
+    stock: list[str] = []
+    for c in out:
+        rank, red = RANKS.index(c[:-1]), c[-1] in "DH"
+        bases = [p for p in places if groups[p] and RANKS.index(groups[p][-1][:-1]) == rank + 1
+                 and (groups[p][-1][-1] in "DH") != red]
+        if bases and rng.random() < 0.7:
+            groups[rng.choice(bases)].append(c)
+        elif talon and rng.random() < 0.15:
+            stock.append(c)
+        else:
+            groups[rng.choice(places)].append(c)
+    for pid in places:
+        if groups[pid] or downs[pid]:
+            if not groups[pid]:
+                groups[pid].append(downs[pid].pop())
+            piles[pid] = Pile(tuple(downs[pid]), tuple(groups[pid]))
+    if stock:
+        w = rng.randint(0, len(stock))
+        piles["waste"] = Pile((), tuple(stock[:w]))
+        piles["stock"] = Pile(tuple(stock[w:]), ())
+    return game_at("gilbert", {}, piles)
