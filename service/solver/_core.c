@@ -70,9 +70,6 @@ enum {
                    waste 10, foundation 11 + g) to bar d (Gate._down_for_use) */
     K_DOWN3,    /* gate: foundation a top to bar c, foundation b top to bar d, then
                    foundation b's next card onto bar c */
-    K_SWAP,     /* gilbert: the twin swap K_T2T (a, b, c), then, if e[4], the twin swap K_T2T
-                   (e[3], e[4], e[5]), then the move of kind d (e[0], e[1], e[2])
-                   (Gilbert._swaps) */
 };
 
 typedef struct {
@@ -80,7 +77,6 @@ typedef struct {
     int8_t gain;
     uint8_t kind;
     uint8_t a, b, c, d;
-    uint8_t e[6];  /* K_SWAP only */
 } Step;
 
 typedef struct {
@@ -407,20 +403,14 @@ static int steps_reserve(Steps *st, size_t extra) {
     st->v = nv; st->cap = ncap;
     return 1;
 }
-/* More one-move steps than any position lists (the most: Gilbert, under 450 = 8 foundations
- * x 9 places + 7 piles x (13 run lengths x 2 bases + 2 foundations + 6 spaces) + 9 waste
+/* More steps than any position lists (the most: Gilbert, under 450 = 8 foundations x 9
+ * places + 7 piles x (13 run lengths x 2 bases + 2 foundations + 6 spaces) + 9 waste
  * cards x 10 places; Caprice under 400, Gate under 250, Shamrocks under 200). */
-#define MAXSINGLE 512
-/* More steps than any position lists: Gilbert's twin swaps (gilbert_swaps) each become at
- * most about 220 steps (the moves touching the swap's pile i: under 110 from it, under 10
- * onto its top; a second swap, at most 7, then under 16 moves between the two piles i),
- * and a position has at most 7 swaps (one onto each pile's top). */
-#define MAXSTEPS 4096
+#define MAXSTEPS 1024
 
 static inline void add(Step *out, int *n, int prio, int gain, int kind, int a, int b, int c) {
     Step s; s.prio = (int16_t)prio; s.gain = (int8_t)gain; s.kind = (uint8_t)kind;
     s.a = (uint8_t)a; s.b = (uint8_t)b; s.c = (uint8_t)c; s.d = 0;
-    memset(s.e, 0, sizeof s.e);
     out[(*n)++] = s;
 }
 
@@ -457,13 +447,6 @@ static int needs_no_base(const uint8_t *found, int c) {
     return 1;
 }
 
-/* The two suits of the other colour than c's (suits 0 clubs, 1 diamonds, 2 hearts, 3 spades). */
-static inline int other_suit0(int c) { return SRED(SUIT(c)) ? 0 : 1; }
-static inline int other_suit1(int c) { return SRED(SUIT(c)) ? 3 : 2; }
-static inline unsigned pile_bit(const int8_t *at, int card) {
-    return at[card] < 0 ? 0u : 1u << at[card];
-}
-
 static int alt_run(const State *s, int st, int n, int lowest) {
     /* how many cards from the top of cards[st + lowest .. st + n) run down in alternating colours */
     int k = 1;
@@ -475,36 +458,29 @@ static int alt_run(const State *s, int st, int n, int lowest) {
     return k;
 }
 
-/* Gilbert._single_steps: the one-move steps (no safe move), sorted. With fi >= 0, only
- * the ones gilbert_swaps looks at (the same order as the sorted list filtered: the sort
- * is stable): after a twin swap from pile fi, those taking from or putting onto it and the
- * twin swaps (fi2 < 0); after a second swap from pile fi2, those touching both. */
-static int gilbert_single(const State *s, Step *out, int prune, int hasty, int fi, int fi2) {
+static int gilbert_steps(const Rules *R, const State *s, Step *out) {
     int n = 0, off[8], tops[7], fs[2];
-    int8_t at[52];  /* the pile a card is the top of, or -1 */
-    unsigned empties = 0, all = 0x7f;
-    memset(at, -1, sizeof at);
     off[0] = 0;
     for (int i = 0; i < 7; i++) {
         off[i + 1] = off[i] + s->len[i];
         tops[i] = s->len[i] ? s->cards[off[i] + s->len[i] - 1] : -1;
-        if (tops[i] >= 0) at[tops[i]] = (int8_t)i; else empties |= 1u << i;
     }
-    /* The piles whose top c may be built on (ascending bits: the order of the piles). */
-#define FITS(c) (RANK(c) == 13 ? 0u : pile_bit(at, CARD(other_suit0(c), RANK(c) + 1)) \
-                                       | pile_bit(at, CARD(other_suit1(c), RANK(c) + 1)))
-#define EACH(mask, j) for (unsigned m_ = (mask), j; m_ && ((j = __builtin_ctz(m_)), 1); m_ &= m_ - 1)
-    /* With fi >= 0 (gilbert_swaps), only the steps that take from or put onto pile fi, and
-     * the twin swaps (K_T2T of SETTLED onto a card); with fi2 >= 0 too, only those between
-     * piles fi and fi2 (no foundation's, no waste's). */
-    unsigned onto_fi = fi < 0 ? all : 1u << fi;
-    for (int f = 0; f < 8 && fi2 < 0; f++) {
+    /* safe: a tableau top no card still in play could be built on */
+    for (int i = 0; i < 7; i++) {
+        if (tops[i] < 0) continue;
+        int c = tops[i];
+        if (accepts(s, c, fs) && needs_no_base(s->found, c)) {
+            add(out, &n, TO_FOUNDATION, 0, K_T2F, i, 1, fs[0]);
+            return n;
+        }
+    }
+    int hasty = R->hasty, prune = R->pruning;
+    for (int f = 0; f < 8; f++) {
         int k = s->found[f];
         if (!k) continue;
         int c = ftop(f, k), nf = accepts(s, c, fs);
-        if (fi < 0)
-            for (int g = 0; g < nf; g++)
-                if (fs[g] != f) add(out, &n, FROM_FOUNDATION, 0, K_F2F, f, 0, fs[g]);
+        for (int g = 0; g < nf; g++)
+            if (fs[g] != f) add(out, &n, FROM_FOUNDATION, 0, K_F2F, f, 0, fs[g]);
         if (hasty) continue;
         if (prune) {
             uint8_t less[8];
@@ -512,19 +488,15 @@ static int gilbert_single(const State *s, Step *out, int prune, int hasty, int f
             less[f]--;
             if (needs_no_base(less, c)) continue;
         }
-        EACH(FITS(c) & onto_fi, j) add(out, &n, FROM_FOUNDATION, -2, K_F2T, f, 0, j);
+        for (int j = 0; j < 7; j++)
+            if (tops[j] >= 0 && alt_on(c, tops[j])) add(out, &n, FROM_FOUNDATION, -2, K_F2T, f, 0, j);
         if (RANK(c) == 7)
-            EACH(empties & onto_fi, j) add(out, &n, FROM_FOUNDATION, -2, K_F2T, f, 0, j);
+            for (int j = 0; j < 7; j++)
+                if (tops[j] < 0) add(out, &n, FROM_FOUNDATION, -2, K_F2T, f, 0, j);
     }
     for (int i = 0; i < 7; i++) {
         int len = s->len[i];
         if (!len) continue;
-        unsigned to = all;  /* the piles steps from pile i may go to */
-        int swaps = 0;      /* and, with fi >= 0, the twin swaps onto any pile */
-        if (fi2 >= 0) {
-            if (i != fi && i != fi2) continue;
-            to = 1u << (i == fi ? fi2 : fi);
-        } else if (fi >= 0 && i != fi) to = 1u << fi, swaps = 1;
         int d = s->down[i], st = off[i];
         int run = alt_run(s, st, len, d);
         for (int k = 1; k <= run; k++) {
@@ -532,20 +504,22 @@ static int gilbert_single(const State *s, Step *out, int prune, int hasty, int f
             int bare = len - k == d;
             int turn = bare && d ? 1 : 0;
             int prio = bare ? REVEALS : (alt_on(c, s->cards[st + len - k - 1]) ? SETTLED : TABLEAU);
-            if (k == 1 && (fi < 0 || (i == fi && fi2 < 0))) {
+            if (k == 1) {
                 int nf = accepts(s, c, fs);
                 for (int g = 0; g < nf; g++) add(out, &n, TO_FOUNDATION, 2 + turn, K_T2F, i, 1, fs[g]);
             }
             if (hasty && !bare && !accepts(s, s->cards[st + len - k - 1], fs)) continue;
-            unsigned mask = swaps && prio == SETTLED ? all : to;
-            EACH(FITS(c) & mask & ~(1u << i), j) add(out, &n, prio, turn, K_T2T, i, k, j);
+            for (int j = 0; j < 7; j++)
+                if (j != i && tops[j] >= 0 && alt_on(c, tops[j]))
+                    add(out, &n, prio, turn, K_T2T, i, k, j);
             if (RANK(c) == 7)
-                EACH(empties & to, j) add(out, &n, prio, turn, K_T2T, i, k, j);
+                for (int j = 0; j < 7; j++)
+                    if (tops[j] < 0) add(out, &n, prio, turn, K_T2T, i, k, j);
         }
     }
     /* waste cards that draws bring to the top (_reachable), in its order */
     int size = s->len[7], w = s->w;
-    if (size && fi2 < 0) {
+    if (size) {
         int pos[64], drw[64], np = 0;
         uint8_t have[64];
         memset(have, 0, sizeof have);
@@ -568,110 +542,21 @@ static int gilbert_single(const State *s, Step *out, int prune, int hasty, int f
             int pp = pos[q], dr = drw[q];
             int c = s->cards[tst + pp - 1];
             int prio = FROM_WASTE + dr;
-            if (fi < 0) {
-                int nf = accepts(s, c, fs);
-                for (int g = 0; g < nf; g++) add(out, &n, TO_FOUNDATION + dr, 2, K_TAL2F, pp, dr, fs[g]);
-            }
-            EACH(FITS(c) & onto_fi, j) add(out, &n, prio, 0, K_TAL2T, pp, dr, j);
+            int nf = accepts(s, c, fs);
+            for (int g = 0; g < nf; g++) add(out, &n, TO_FOUNDATION + dr, 2, K_TAL2F, pp, dr, fs[g]);
+            for (int j = 0; j < 7; j++)
+                if (tops[j] >= 0 && alt_on(c, tops[j])) add(out, &n, prio, 0, K_TAL2T, pp, dr, j);
             if (RANK(c) == 7)
-                EACH(empties & onto_fi, j) add(out, &n, prio, 0, K_TAL2T, pp, dr, j);
+                for (int j = 0; j < 7; j++)
+                    if (tops[j] < 0) add(out, &n, prio, 0, K_TAL2T, pp, dr, j);
         }
     }
-#undef FITS
-#undef EACH
     sort_gain_prio(out, n);
     return n;
 }
 
-static void gilbert_play(State *s, const Step *st);
-
-/* gilbert.py _swap_from: the pile a twin swap takes from, or -1. */
-static int gilbert_swap_from(const State *s, const Step *st) {
-    return st->kind == K_T2T && st->prio == SETTLED && s->len[st->c] ? st->a : -1;
-}
-/* gilbert.py _touches: a one-move step takes from, or puts onto, pile i. */
-static int gilbert_touches(const Step *st, int i) {
-    return ((st->kind == K_T2T || st->kind == K_T2F) && st->a == i)
-        || ((st->kind == K_T2T || st->kind == K_F2T || st->kind == K_TAL2T) && st->c == i);
-}
-
-/* Gilbert._swaps: the twin swap m (from pile i) then a move that uses it, or m, a second
- * twin swap not using it, then a move that uses both; appended to out. */
-static void gilbert_swaps(const State *s, const Step *m, int i, Step *out, int *n) {
-    State s1 = *s, s2;
-    Step in1[MAXSINGLE], in2[MAXSINGLE];
-    gilbert_play(&s1, m);
-    int n1 = gilbert_single(&s1, in1, 0, 0, i, -1);
-    Step st = *m;
-    st.kind = K_SWAP;
-    for (int q = 0; q < n1; q++) {
-        const Step *u = &in1[q];
-        if (gilbert_touches(u, i)) {
-            st.d = u->kind; st.e[0] = u->a; st.e[1] = u->b; st.e[2] = u->c;
-            st.e[3] = st.e[4] = st.e[5] = 0;
-            out[(*n)++] = st;
-            continue;
-        }
-        int i2 = gilbert_swap_from(&s1, u);
-        if (i2 < 0) continue;
-        s2 = s1;
-        gilbert_play(&s2, u);
-        int n2 = gilbert_single(&s2, in2, 0, 0, i, i2);
-        for (int r = 0; r < n2; r++) {
-            const Step *v = &in2[r];
-            if (!gilbert_touches(v, i) || !gilbert_touches(v, i2)) continue;
-            st.d = v->kind; st.e[0] = v->a; st.e[1] = v->b; st.e[2] = v->c;
-            st.e[3] = u->a; st.e[4] = u->b; st.e[5] = u->c;
-            out[(*n)++] = st;
-        }
-    }
-}
-
-/* The moves of a K_SWAP step, in order, into sub; their count. */
-static int gilbert_swap_parts(const Step *st, Step *sub) {
-    int m = 0;
-    sub[m] = *st; sub[m].kind = K_T2T; m++;
-    if (st->e[4]) {
-        sub[m] = *st; sub[m].kind = K_T2T;
-        sub[m].a = st->e[3]; sub[m].b = st->e[4]; sub[m].c = st->e[5]; m++;
-    }
-    sub[m] = *st; sub[m].kind = st->d; sub[m].a = st->e[0]; sub[m].b = st->e[1];
-    sub[m].c = st->e[2]; m++;
-    return m;
-}
-
-static int gilbert_steps(const Rules *R, const State *s, Step *out) {
-    int n = 0, fs[2];
-    /* safe: a tableau top no card still in play could be built on */
-    for (int i = 0, o = 0; i < 7; o += s->len[i], i++) {
-        if (!s->len[i]) continue;
-        int c = s->cards[o + s->len[i] - 1];
-        if (accepts(s, c, fs) && needs_no_base(s->found, c)) {
-            add(out, &n, TO_FOUNDATION, 0, K_T2F, i, 1, fs[0]);
-            return n;
-        }
-    }
-    n = gilbert_single(s, out, R->pruning, R->hasty, -1, -1);
-    if (!R->pruning || R->hasty) return n;
-    Step one[MAXSINGLE];  /* each twin swap in its place, as the steps that begin with it */
-    memcpy(one, out, n * sizeof(Step));
-    int m = 0;
-    for (int q = 0; q < n; q++) {
-        int i = gilbert_swap_from(s, &one[q]);
-        if (i < 0) out[m++] = one[q];
-        else gilbert_swaps(s, &one[q], i, out, &m);
-    }
-    return m;
-}
-
 static void gilbert_play(State *s, const Step *st) {
     switch (st->kind) {
-    case K_SWAP: {
-        Step sub[3];
-        int m = gilbert_swap_parts(st, sub);
-        for (int i = 0; i < m; i++) gilbert_play(s, &sub[i]);
-        break;
-    }
     case K_TAL2F: case K_TAL2T: {
         int x = st->a, at = pstart(s, 7) + x - 1;
         uint8_t c = s->cards[at];
@@ -1219,22 +1104,6 @@ static PyObject *step_commands(const Rules *R, const Step *st) {
             Py_INCREF(c);
             PyTuple_SET_ITEM(out, i, c);
             Py_DECREF(one);
-        }
-        return out;
-    }
-    case K_SWAP: {  /* Gilbert._swaps: two or three steps, each one or more commands */
-        Step sub[3];
-        int m = gilbert_swap_parts(st, sub);
-        out = PyTuple_New(0);
-        if (!out) return NULL;
-        for (int i = 0; i < m; i++) {
-            PyObject *one = step_commands(R, &sub[i]);
-            if (!one) { Py_DECREF(out); return NULL; }
-            PyObject *both = PySequence_Concat(out, one);
-            Py_DECREF(one);
-            Py_DECREF(out);
-            if (!both) return NULL;
-            out = both;
         }
         return out;
     }

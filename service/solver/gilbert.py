@@ -27,8 +27,8 @@ from .dead import Where, higher, lower, stay_stuck
 from .foundations import accepts, bump
 from .rules import DRAW, Cmd, F, P, Rules, State, Step, T, codes
 
-# The kinds of the search's steps (see Gilbert._board_steps; SWAP: Gilbert._swaps).
-WASTE, FOUNDATION, TABLEAU_MOVE, SAFE, SWAP = range(5)
+# The kinds of the search's steps (see Gilbert._board_steps).
+WASTE, FOUNDATION, TABLEAU_MOVE, SAFE = range(4)
 
 
 def _top(f: int, n: int) -> int:
@@ -235,10 +235,6 @@ class Gilbert(Rules):
         kind, x, y, z = step[2:]
         if kind == SAFE:
             return y  # type: ignore[no-any-return]
-        if kind == SWAP:
-            for part in (*x, y):
-                s = self.play(s, part)
-            return s
         if kind == WASTE:
             c = talon[x - 1]
             rest = talon[:x - 1] + talon[x:]
@@ -268,8 +264,6 @@ class Gilbert(Rules):
         if kind == SAFE:
             cmd: Cmd = x
             return (cmd,)
-        if kind == SWAP:
-            return tuple(c for part in (*x, y) for c in self.commands(part))
         to = F[z] if z < 8 else T[z - 8]
         if kind == WASTE:
             draws: int = y
@@ -317,101 +311,14 @@ class Gilbert(Rules):
         safe = self.safe(s)
         if safe is not None:
             return [(P.TO_FOUNDATION, 0, SAFE, safe[0], safe[1], 0)]
-        steps = self._single_steps(s, self.pruning, self.hasty)
-        if not self.pruning or self.hasty:
-            return steps
-        # Each twin swap in its place, as the steps that begin with it (see _swaps).
-        return [kept for step in steps
-                for kept in (self._swaps(s, step) if _swap_from(s, step) >= 0 else (step,))]
-
-    def _single_steps(self, s: State, prune: bool, hasty: bool) -> list[Any]:
-        """The search's one-move steps from ``s`` (no safe move), best first."""
         talon, w = s[3], s[4]
         targets, empties = _targets(s[1])
         steps: list[Any] = []
-        self._board_steps(s, steps, targets, empties, prune, hasty)
+        self._board_steps(s, steps, targets, empties, self.pruning, self.hasty)
         for p, draws in _reachable(len(talon), w).items():
             self._waste_steps(s, p, draws, steps, targets, empties)
         steps.sort(key=_order)  # higher score reached first, then lower priority
         return steps
-
-    def _swaps(self, s: State, m: Any) -> list[Any]:
-        """A twin swap ``m`` only together with a move that uses it: the steps kept for
-        ``m`` are ``m`` then a move that *uses* it, or ``m``, a second twin swap ``m2``
-        that does not use ``m``, then a move that uses both.
-
-        Words. A run (a card with the cards above it) that lies on its *base* ``X``
-        (the card under it is one rank higher, of the other colour) may go only onto
-        ``X``'s *twin* ``X'`` (the other card of ``X``'s rank and colour) or, a Seven,
-        into an empty pile (docs/rules.md, Gilbert). The move onto ``X'`` is a *twin
-        swap* ``m`` (from ``tableau/i`` onto ``tableau/j``): it changes nothing but
-        which twin holds the run, and leaves ``X`` the top of pile ``i``. A later move
-        *uses* ``m`` if it takes a card from pile ``i`` (``X`` to a foundation, ``X``
-        moved with the cards above or below it in a run) or puts one onto pile ``i``
-        (onto ``X``: from the waste, a foundation or another pile).
-
-        Proof, against docs/rules.md (Gilbert). Count a line in the search's steps (a
-        step from the waste plays the draws before it). (1) If a step ``y`` comes
-        straight after ``m`` and does not use it, the two may be played as ``y'`` then
-        ``m'``, to the same position, ``m'`` again a twin swap of ``X`` from pile ``i``:
-        ``y`` does not touch pile ``i``, and ``m`` empties and fills no pile and leaves
-        the foundations, waste and stock as they were. If ``y`` touches neither pile
-        ``i`` nor pile ``j``, ``y' = y`` and ``m' = m``. If ``y`` takes from pile ``j``
-        some top cards of the run, not all of it, ``y'`` takes them from pile ``i``
-        before ``m`` (the same cards, the same place: not pile ``i``, where only the
-        run's first card fits on ``X``) and ``m'`` moves the rest of the run. If ``y``
-        puts cards onto pile ``j`` (onto the run's top), ``y'`` puts them onto the run
-        on pile ``i`` and ``m'`` moves the longer run (an ordered run still). If ``y``
-        takes ``X'`` with the run on it (and maybe cards below), ``y'`` takes the same
-        cards less the run, and ``m'`` moves the run onto ``X'`` where ``y'`` put it.
-        If ``y`` takes exactly the run: back onto ``X`` it uses ``m``; anywhere else
-        (a foundation, an empty pile; no other card is a base of its first card) it
-        could have gone straight from ``X``, a line one step shorter. So in a shortest
-        line this last case does not occur, and (1) holds for every ``y``. Which of
-        ``y`` and ``y'`` is a twin swap is the same, and ``y'`` touches pile ``i``
-        only where ``y`` touched pile ``j``.
-        (2) Take a shortest winning line from a position, ``z1 .. za`` twin swaps and
-        ``z(a+1)`` not one (a winning line ends with a card going to a foundation). If
-        ``a`` is 0 its first step is kept as it is. Otherwise let ``zp`` be the first of
-        ``z2 .. z(a+1)`` that uses one of the swaps before it. None does: then
-        ``z(a+1)`` uses none of them, and by (1), passed back over ``za`` .. ``z1`` one
-        at a time, begins a line as long (passing ``zr`` it can come to touch ``zr``'s
-        pile ``i``, which is no earlier swap's pile ``i``: ``zr`` would have used that
-        swap); it is no twin swap, a kept step. Otherwise ``z1 .. z(p-1)`` use none of
-        each other; by (1) those that ``zp`` does not use pass forward over ``zp`` and
-        the ones between, and a line as long begins with the one or two swaps that
-        ``zp`` uses, then ``zp`` (a step takes from one pile and puts onto another, so
-        it uses at most two swaps), in either order of the two: a step kept here. A
-        move that uses ``m`` always comes (``X`` must leave pile ``i`` before the game
-        is won), so no line is lost by dropping ``m`` alone. Each kept step begins a
-        shortest line, reaching a position nearer a win, and depends on the position
-        alone (a transposition table keeps it right); with the safe moves and the
-        foundation card not brought back (their own proofs: :meth:`safe`,
-        :meth:`_board_steps`), following such steps from a winnable position cannot go
-        round, so it reaches a win, and the search loses none.
-
-        The moves after ``m`` are every move of the position it reaches (none cut:
-        with a card brought back that :meth:`safe` would send up, the position it
-        reaches is searched, its one step leading to the one after ``m``), in their
-        order; the kept steps take ``m``'s place in the order of the position's
-        steps. Measured: before this rule 36-43% of the main search's new positions
-        (deals 1, 8, 20, the first 100,000) were reached by a twin swap
-        (benchmarks/README.md, branch ``gil3``)."""
-        i = _swap_from(s, m)
-        s1 = self.play(s, m)
-        out: list[Any] = []
-        for u in self._single_steps(s1, False, False):
-            if _touches(u, i):
-                out.append((m[0], m[1], SWAP, (m,), u, 0))
-                continue
-            i2 = _swap_from(s1, u)
-            if i2 < 0:
-                continue
-            s2 = self.play(s1, u)
-            for v in self._single_steps(s2, False, False):
-                if _touches(v, i) and _touches(v, i2):
-                    out.append((m[0], m[1], SWAP, (m, u), v, 0))
-        return out
 
     def successors(self, s: State) -> list[Step]:
         return [(st[0], self.commands(st), self.play(s, st)) for st in self.steps(s)]
@@ -447,19 +354,6 @@ def _tops(under: Callable[[int], bool], where: Where, blocked: bool) -> set[int]
                                  or any(b in tops for b in _bases(z))):
                 tops.add(z)
     return tops
-
-
-def _swap_from(s: State, step: Any) -> int:
-    """The pile a twin swap takes from (see Gilbert._swaps), or -1 if ``step`` is none:
-    a run lying on its base (a move of priority SETTLED) onto a card."""
-    if step[2] != TABLEAU_MOVE or step[5] < 8 or step[0] != P.SETTLED or not s[1][step[5] - 8]:
-        return -1
-    return int(step[3])
-
-
-def _touches(step: Any, i: int) -> bool:
-    """Whether a one-move step takes a card from, or puts one onto, ``tableau/i``."""
-    return bool((step[2] == TABLEAU_MOVE and step[3] == i) or step[5] == 8 + i)
 
 
 def _order(step: tuple[Any, ...]) -> tuple[int, int]:

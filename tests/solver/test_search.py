@@ -14,7 +14,7 @@ from service.engine import Game, Status
 from service.solver import Budget, solve_deal, solve_game
 from service.solver import native as core
 from service.solver.cards import card_of
-from service.solver.rules import DRAW, command_dict
+from service.solver.rules import DRAW
 from service.solver.search import (
     BEST_FIRST_SHARE,
     CHECK_CLOCK_EVERY,
@@ -28,7 +28,6 @@ from .helpers import (
     CONFIGS,
     brute_force_winnable,
     config_id,
-    gilbert_runs_position,
     random_positions,
     replay,
     small_position,
@@ -211,62 +210,6 @@ def test_gilbert_does_not_bring_back_a_card_its_safe_move_would_send_straight_up
         if result.result == "won":
             assert replay(game, result.commands).status is Status.WON
     assert fired >= 3, fired
-
-
-def test_gilbert_plays_a_twin_swap_only_with_a_move_that_uses_it() -> None:
-    # The main search plays a run moved off its base onto the base's twin only together
-    # with a move that uses the base it uncovered, or with a second such swap and a move
-    # using both (Gilbert._swaps, proved there).
-    rules = rules_for("gilbert", {})
-    full = rules_for("gilbert", {})
-    full.pruning = False
-    clubs, diamonds, hearts, spades = range(4)
-    # tableau/0: 10D 9C 8H; tableau/1: 9S; tableau/2: JC 10H; tableau/3: JS; tableau/4: 8D.
-    tab = ((card_of(diamonds, 10), card_of(clubs, 9), card_of(hearts, 8)), (card_of(spades, 9),),
-           (card_of(clubs, 11), card_of(hearts, 10)), (card_of(spades, 11),),
-           (card_of(diamonds, 8),)) + ((),) * 2
-    start = ((0,) * 8, tab, (0,) * 7, (), 0)
-    swap, swap2 = ("tableau/0", "tableau/1", 1), ("tableau/2", "tableau/3", 1)
-
-    def commands(r: Any) -> list[tuple[Any, ...]]:
-        return [cmds for _, cmds, _ in r.successors(start)]
-
-    assert {(swap,), (swap2,)} <= set(commands(full))
-    kept = commands(rules)
-    assert (swap,) not in kept and (swap2,) not in kept
-    with_swap = [cmds for cmds in kept if cmds[0] == swap]
-    # The Nine of clubs uncovered: the Eight of diamonds onto it, or the Eight of hearts back
-    # (a position already searched); the Jack of clubs uncovered too, then the Ten of
-    # diamonds and the Nine onto it.
-    assert (swap, ("tableau/4", "tableau/0", 1)) in with_swap
-    assert (swap, swap2, ("tableau/0", "tableau/2", 2)) in with_swap
-    assert all(len(cmds) in (2, 3) and "tableau/0" in cmds[-1][:2] for cmds in with_swap)
-    assert len(with_swap) < len(commands(full))
-    # On small positions with runs, the main search alone (exhaustive) answers as without
-    # the variant's cuts, and where the rule changes what it searches (the smallest, with
-    # no stock), as the exhaustive search over the engine; won lines replay.
-    rng = random.Random(7)
-    fired = checked = 0
-    for i in range(120):
-        ranks, talon = 2 + (i % 3 == 0), i % 2 == 0
-        game = gilbert_runs_position(rng, ranks, talon)
-        if game.status is not Status.PLAYING:
-            continue
-        position = rules.from_piles(game.piles)
-        result, line, nodes = DepthFirst(rules, position).run(2_000_000, 1e18, time.monotonic)
-        result_full, _, nodes_full = DepthFirst(full, position).run(2_000_000, 1e18,
-                                                                    time.monotonic)
-        assert result == result_full != "unknown", f"position {i}: {game.piles}"
-        if result == "won":
-            won_line = [command_dict(cmd) for step in line for cmd in step]
-            assert replay(game, won_line).status is Status.WON, f"position {i}"
-        if nodes != nodes_full:
-            fired += 1
-            if ranks == 2 and not talon:
-                checked += 1
-                assert (result == "won") == brute_force_winnable(game, 60_000), \
-                    f"position {i}: {game.piles}"
-    assert fired >= 20 and checked >= 5, (fired, checked)
 
 
 @pytest.mark.parametrize("options", [{}, {"single_card_moves": True}], ids=["runs", "single"])
