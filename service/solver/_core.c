@@ -699,7 +699,7 @@ static int shamrocks_steps(const Rules *R, const State *s, Step *out) {
         for (int q = 0; q < n; q++)
             if (out[q].kind == K_T2F) { out[0] = out[q]; return 1; }
     }
-    if (R->hasty || R->pruning) n = sh_combined(R, s, out, n);
+    if (R->pruning && !R->hasty) n = sh_combined(R, s, out, n);  /* the main search */
     sort_gain_prio(out, n);
     return n;
 }

@@ -270,8 +270,8 @@ def test_shamrocks_moves_a_card_across_only_with_a_move_that_uses_it() -> None:
     # Shamrocks._combined (proved there): a fan's top card goes onto another fan only
     # together with a move straight after that takes from or puts onto one of the two
     # fans (not moving that card again), or with a second card across and the card the
-    # first uncovered onto one of the second's fans. The restarts (hasty) take the same
-    # steps. On small positions the search answers as the exhaustive search with every
+    # first uncovered onto one of the second's fans. The restarts (hasty) keep single
+    # moves. On small positions the search answers as the exhaustive search with every
     # legal move.
     rules = rules_for("shamrocks", {})
     hasty = rules.hastily()
@@ -284,8 +284,7 @@ def test_shamrocks_moves_a_card_across_only_with_a_move_that_uses_it() -> None:
                 hasty_steps = hasty.steps(start)
                 assert len(hasty_steps) == 1 and len(hasty.commands(hasty_steps[0])) == 1
             else:
-                assert [hasty.commands(st) for st in hasty.steps(start)] == [
-                    rules.commands(st) for st in rules.steps(start)]
+                assert all(len(hasty.commands(st)) == 1 for st in hasty.steps(start))
             firsts = set()
             for step in rules.steps(start):
                 cmds = rules.commands(step)
