@@ -70,7 +70,7 @@ enum {
                    waste 10, foundation 11 + g) to bar d (Gate._down_for_use) */
     K_DOWN3,    /* gate: foundation a top to bar c, foundation b top to bar d, then
                    foundation b's next card onto bar c */
-    K_ACROSS2,  /* gate: bar a top to bar c, then from b (bar 0..7, pillar 8..9, waste 10,
+    K_ACROSS2,  /* gate, full rules: bar a top to bar c, then from b (bar 0..7, pillar 8..9, waste 10,
                    foundation 11 + g) to bar d, or to foundation d - 20 (Gate._across_for_use) */
 };
 
@@ -760,10 +760,10 @@ static int gate_across_alone(const State *s, const int *off, int i, int j) {
 
 /* Gate._across_for_use (proved in gate.py): the top card c of bar i, on the card b it is
  * built on, moves onto bar j only with a move that uses it, in the reference's order
- * (Gate.moves of the position after it): from the waste, a pillar, a foundation (not
- * hasty) or a bar onto b or c, or b up or onto a bar. */
+ * (Gate.moves of the position after it): from the waste, a pillar, a foundation or a
+ * bar onto b or c, or b up or onto a bar (full rules only: the restarts keep the move). */
 static void gate_across_for_use(const State *s, const int *tops, int w, int tst, int i, int j,
-                                int hasty, Step *out, int *n) {
+                                Step *out, int *n) {
     int t[10], b = s->cards[pstart(s, i) + s->len[i] - 2];
     for (int k = 0; k < 10; k++) t[k] = tops[k];
     t[j] = t[i];
@@ -782,7 +782,7 @@ static void gate_across_for_use(const State *s, const int *tops, int w, int tst,
         if (alt_on(t[r], t[lo])) ACROSS2(r, lo);
         if (alt_on(t[r], t[hi])) ACROSS2(r, hi);
     }
-    for (int g = 0; g < 4 && !hasty; g++) {  /* hasty: none from a foundation */
+    for (int g = 0; g < 4; g++) {
         int m = s->found[g];
         if (!m) continue;
         int cg = CARD(g, m);
@@ -876,11 +876,11 @@ static int gate_steps(const Rules *R, const State *s, Step *out) {
             if (k == 1 && s->found[SUIT(c)] == RANK(c) - 1)
                 add(out, &n, TO_FOUNDATION, 0, K_T2F, i, 1, SUIT(c));
             int prio = !rest ? REVEALS : alt_on(c, s->cards[st + rest - 1]) ? SETTLED : TABLEAU;
-            int across = prio == SETTLED && for_use;  /* Gate._across_for_use */
+            int across = prio == SETTLED && for_use && !R->hasty;  /* Gate._across_for_use */
             for (int j = 0; j < 8; j++)
                 if (j != i && tops[j] >= 0 && alt_on(c, tops[j])) {
-                    if (across && (R->hasty || !gate_across_alone(s, off, i, j)))
-                        gate_across_for_use(s, tops, w, tst, i, j, R->hasty, out, &n);
+                    if (across && !gate_across_alone(s, off, i, j))
+                        gate_across_for_use(s, tops, w, tst, i, j, out, &n);
                     else add(out, &n, prio, 0, K_T2T, i, k, j);
                 }
         }

@@ -205,8 +205,8 @@ class Gate(Rules):
         return [kept for step in steps
                 for kept in (self._down_for_use(step[1][0], step[2])
                              if step[0] == P.FROM_FOUNDATION
-                             else self._across_for_use(s, step) if step[0] == P.SETTLED
-                             else (step,))]
+                             else self._across_for_use(s, step)
+                             if step[0] == P.SETTLED and not self.hasty else (step,))]
 
     def _down_for_use(self, down: Cmd, s: State) -> list[Step]:
         """With ``single_card_moves``, a card ``c`` comes down from its foundation only
@@ -339,17 +339,17 @@ class Gate(Rules):
         the safe move (their own proofs), following such steps from a winnable position
         cannot go round, so it reaches a win, and the search loses none.
 
-        In hasty mode (the restarts), not proved: the move across never alone, and the
-        move that uses it from the waste, a pillar or a bar only (measured: benchmarks/
-        README, branch gs3)."""
+        The restarts (hasty) keep the move as it was: paired there, it won 2 more of the
+        table's unknown deals but lost 5 of its hard won ones (benchmarks/README, branch
+        gs3)."""
         across = step[1][0]
         i, j = across[0], across[1]
-        if not self.hasty and self._across_alone(s, int(i.split("/")[1]), int(j.split("/")[1])):
+        if self._across_alone(s, int(i.split("/")[1]), int(j.split("/")[1])):
             return [step]
         out: list[Step] = []
         for _, c, t in self.moves(step[2]):
-            if c[0] == j or (self.hasty and c[0].startswith("foundation/")):
-                continue  # c moved on again; hasty: no card from a foundation
+            if c[0] == j:
+                continue  # c moved on again
             if c[0] == i or c[1] in (i, j):
                 out.append((P.SETTLED, (across, c), t))
         return out
