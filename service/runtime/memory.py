@@ -24,6 +24,16 @@ each game is read from the log again when next used), runs a full collection (a 
 the loop, like any full collection, but once per burst), then ``malloc_trim(0)`` in a
 thread, which returns every free page of the heap to the system. Nothing happens while
 sockets only come. Without glibc (``malloc_trim`` missing) only the collection runs.
+
+Between the collection and the trim, :func:`renew_free_lists`: some types keep the memory
+of their last freed objects for the next ones (uvloop's callback and timer handles, 250
+each; asyncio's future iterators, 255), and at the end of a burst those are the burst's
+last, one or a few in each of dozens of Python's 1 MiB arenas that are otherwise empty,
+so that no arena can be returned (counted in a worker after 10,000 sockets had closed:
+benchmarks/README.md, "Memory given back after a burst"). Making as many again, new, and
+letting go of the new ones first fills the lists with them, and the burst's go back to
+the allocator, and their arenas with them. Python's own lists (tuples, floats, ...) are
+emptied by the full collection itself.
 """
 
 from __future__ import annotations
@@ -42,6 +52,7 @@ log = logging.getLogger(__name__)
 CHECK_EVERY_S = 5.0
 TRIM_AFTER_CLOSED = 1000
 SETTLE_CHECKS = 3
+FREE_LIST_LENGTH = 256  # uvloop keeps 250 handles of each kind, asyncio 255 future iterators
 
 
 def _malloc_trim() -> Callable[[], object] | None:
@@ -105,10 +116,49 @@ class Trimmer:
         self._previous = now
 
     async def give_back(self) -> None:
-        """What the burst left cached forgotten, a full collection, then the heap's free
-        pages returned to the system."""
+        """What the burst left cached forgotten, a full collection, the free lists renewed,
+        then the heap's free pages returned to the system."""
         self.forget()
         gc.collect()
+        await renew_free_lists()
         if self._trim is not None:
             await asyncio.to_thread(self._trim)
         self.trims += 1
+
+
+async def renew_free_lists(length: int = FREE_LIST_LENGTH) -> None:
+    """The running loop's handles and asyncio's future iterators kept for reuse (see the
+    module's text) replaced by new ones: each list drained (``old``: the objects it kept),
+    as many again made (``new``), then the new let go of first, so that they fill the
+    list, and the old ones are freed."""
+    loop = asyncio.get_running_loop()
+
+    def nothing() -> None:
+        pass
+
+    def handle() -> asyncio.Handle:
+        return loop.call_soon(nothing)
+
+    def timer() -> asyncio.Handle:
+        return loop.call_later(3600, nothing)
+
+    for make in (handle, timer):
+        old = [make() for _ in range(length)]
+        new = [make() for _ in range(length)]
+        _cancel(old)
+        _cancel(new)
+        for _ in range(2):
+            await asyncio.sleep(0)  # the loop lets go of the cancelled handles
+        del new
+        del old
+    future = loop.create_future()
+    old_iterators = [future.__await__() for _ in range(length)]
+    new_iterators = [future.__await__() for _ in range(length)]
+    del new_iterators
+    del old_iterators
+    future.cancel()
+
+
+def _cancel(handles: list[asyncio.Handle]) -> None:
+    for handle in handles:  # (a loop of its own: no name outlives it to hold the last one)
+        handle.cancel()

@@ -70,8 +70,13 @@ enum {
                    waste 10, foundation 11 + g) to bar d (Gate._down_for_use) */
     K_DOWN3,    /* gate: foundation a top to bar c, foundation b top to bar d, then
                    foundation b's next card onto bar c */
-    K_ACROSS2,  /* gate, full rules: bar a top to bar c, then from b (bar 0..7, pillar 8..9, waste 10,
-                   foundation 11 + g) to bar d, or to foundation d - 20 (Gate._across_for_use) */
+    K_ACROSS2,  /* gate, full rules: bar a top to bar c, then from b (bar 0..7, pillar 8..9,
+                   waste 10, foundation 11 + g) to bar d, or to foundation d - 20
+                   (Gate._across_for_use) */
+    K_SH2,      /* shamrocks: fan a's top onto fan b, then from c to d (a fan, or 18 + f
+                   for foundation f) (Shamrocks._combined) */
+    K_SH3,      /* shamrocks: fan a's top onto fan b, fan c's top onto fan d & 31, then
+                   fan a's top onto fan c (onto fan d & 31 if d & 32) */
 };
 
 typedef struct {
@@ -408,8 +413,9 @@ static int steps_reserve(Steps *st, size_t extra) {
 /* More steps than any position lists (the most: Gilbert, under 450 = 8 foundations x 9
  * places + 7 piles x (13 run lengths x 2 bases + 2 foundations + 6 spaces) + 9 waste
  * cards x 10 places; Caprice under 400, Gate under 550 with its moves across paired,
- * Shamrocks under 200). */
-#define MAXSTEPS 1024
+ * Shamrocks under 200 moves, and its combined steps at most SH_COMBINED_MAX,
+ * shamrocks.py's COMBINED_MAX). */
+#define MAXSTEPS 4096
 
 static inline void add(Step *out, int *n, int prio, int gain, int kind, int a, int b, int c) {
     Step s; s.prio = (int16_t)prio; s.gain = (int8_t)gain; s.kind = (uint8_t)kind;
@@ -592,7 +598,7 @@ static void gilbert_play(State *s, const Step *st) {
 /* --- Shamrocks --- */
 enum { SH_UP = 1, SH_BACK = 2, SH_ACROSS = 3 };
 
-static int shamrocks_steps(const Rules *R, const State *s, Step *out) {
+static int sh_moves(const State *s, int pruning, Step *out) {  /* Shamrocks._steps */
     int n = 0, off[19], tops[18];
     off[0] = 0;
     for (int i = 0; i < 18; i++) {
@@ -617,18 +623,98 @@ static int shamrocks_steps(const Rules *R, const State *s, Step *out) {
         if (!s->len[i]) continue;
         int c = tops[i];
         if (s->found[SUIT(c)] == RANK(c) - 1) add(out, &n, TO_FOUNDATION, 1, K_T2F, i, 1, SUIT(c));
-        if (R->pruning && s->len[i] == 1) continue;  /* Shamrocks._steps: no lone card across */
+        if (pruning && s->len[i] == 1) continue;  /* Shamrocks._steps: no lone card across */
         int prio = s->len[i] == 1 ? REVEALS
                    : adj_any(c, s->cards[off[i] + s->len[i] - 2]) ? SETTLED : TABLEAU;
         for (uint32_t m = by_rank[RANK(c)] & ~(1u << i); m; m &= m - 1)
             add(out, &n, prio, 0, K_T2T, i, 1, __builtin_ctz(m));
     }
+    return n;
+}
+
+static int dead(const Rules *R, const State *s);
+static void simple_play(State *s, const Step *st);
+
+/* One move of a combined step: from x to y (a fan, or 18 + f for foundation f). */
+static Step sh_part(int x, int y) {
+    Step p = {0};
+    if (x >= 18) { p.kind = K_F2T; p.a = (uint8_t)(x - 18); p.c = (uint8_t)y; }
+    else if (y >= 18) { p.kind = K_T2F; p.a = (uint8_t)x; p.b = 1; p.c = (uint8_t)(y - 18); }
+    else { p.kind = K_T2T; p.a = (uint8_t)x; p.b = 1; p.c = (uint8_t)y; }
+    return p;
+}
+static int sh_from(const Step *m) { return m->kind == K_F2T ? 18 + m->a : m->a; }
+static int sh_to(const Step *m) { return m->kind == K_T2F ? 18 + m->c : m->c; }
+
+#define SH_COMBINED_MAX 2000
+/* Shamrocks._combined (proved there): each move across only with a move that uses it. */
+static int sh_combined(const Rules *R, const State *s, Step *out, int n) {
+    Step moves[MAXSTEPS], after[MAXSTEPS];
+    memcpy(moves, out, n * sizeof(Step));
+    int k = 0;
+    for (int q = 0; q < n; q++) {
+        const Step *st = &moves[q];
+        if (st->kind != K_T2T) { out[k++] = *st; continue; }
+        int a = st->a, b = st->c;
+        State s1 = *s;
+        simple_play(&s1, st);
+        if (R->cut_dead && dead(R, &s1)) continue;
+        int na = sh_moves(&s1, 1, after);
+        for (int r = 0; r < na; r++) {
+            const Step *y = &after[r];
+            int x = y->a, z = y->c, use;
+            if (y->kind == K_T2F) use = x == a;
+            else if (y->kind == K_F2T) use = z == a || z == b;
+            else use = x != b && (x == a || z == a || z == b);
+            if (!use) continue;
+            if (k >= SH_COMBINED_MAX) goto fallback;
+            Step c = {st->prio, (int8_t)(st->gain + y->gain), K_SH2, (uint8_t)a, (uint8_t)b,
+                      (uint8_t)sh_from(y), (uint8_t)sh_to(y)};
+            out[k++] = c;
+        }
+        if (s1.len[a] < 2) continue;  /* the uncovered card lies alone: it does not go across */
+        int u = ptop(&s1, a);
+        for (int r = 0; r < na; r++) {
+            const Step *y = &after[r];
+            int a2 = y->a, b2 = y->c;
+            if (y->kind != K_T2T || a2 == a || a2 == b || b2 == a || b2 == b) continue;
+            int o2 = pstart(&s1, a2), l2 = s1.len[a2];
+            for (int t = 0; t < 2; t++) {
+                int j = t == 0 ? (a2 < b2 ? a2 : b2) : (a2 < b2 ? b2 : a2);
+                int top = s1.cards[o2 + l2 - (j == a2 ? 2 : 1)];
+                if ((j == a2 || s1.len[b2] == 1) && adj_any(top, u)) {
+                    if (k >= SH_COMBINED_MAX) goto fallback;
+                    Step c = {st->prio, 0, K_SH3, (uint8_t)a, (uint8_t)b, (uint8_t)a2,
+                              (uint8_t)(b2 | (j == b2 ? 32 : 0))};
+                    out[k++] = c;
+                }
+            }
+        }
+    }
+    return k;
+fallback:  /* more than SH_COMBINED_MAX: the moves themselves (as shamrocks.py) */
+    memcpy(out, moves, n * sizeof(Step));
+    return n;
+}
+
+static int shamrocks_steps(const Rules *R, const State *s, Step *out) {
+    int n = sh_moves(s, R->pruning, out);
     if (R->hasty) {
         for (int q = 0; q < n; q++)
             if (out[q].kind == K_T2F) { out[0] = out[q]; return 1; }
     }
+    if (R->hasty || R->pruning) n = sh_combined(R, s, out, n);
     sort_gain_prio(out, n);
     return n;
+}
+
+/* The moves of a K_SH2 or K_SH3 step, in order, into sub; their count. */
+static int sh_parts(const Step *st, Step *sub) {
+    sub[0] = sh_part(st->a, st->b);
+    if (st->kind == K_SH2) { sub[1] = sh_part(st->c, st->d); return 2; }
+    sub[1] = sh_part(st->c, st->d & 31);
+    sub[2] = sh_part(st->a, st->d & 32 ? st->d & 31 : st->c);
+    return 3;
 }
 
 static void simple_play(State *s, const Step *st) {  /* shamrocks, caprice moves */
@@ -646,6 +732,12 @@ static void simple_play(State *s, const Step *st) {  /* shamrocks, caprice moves
     case K_T2T:
         move_top(s, st->a, st->b, st->c);
         break;
+    case K_SH2: case K_SH3: {  /* Shamrocks._combined: two or three moves */
+        Step sub[3];
+        int m = sh_parts(st, sub);
+        for (int i = 0; i < m; i++) simple_play(s, &sub[i]);
+        break;
+    }
     case K_DRAW: {  /* caprice's deal: the stock's top onto tableau/0, the next onto 1, ... */
         int ss = pstart(s, 12), sl = s->len[12];
         uint8_t dealt[12];
@@ -1177,9 +1269,9 @@ static PyObject *step_commands(const Rules *R, const Step *st) {
     case K_F2F: c = cmd(S_found[st->a], S_found[st->c], 1); break;
     case K_STOCK2T: c = cmd(S_stock, pile_name(R, st->c), 1); break;
     case K_DRAW: Py_INCREF(DRAW_CMD); c = DRAW_CMD; break;
-    case K_DOWN2: case K_DOWN3: case K_ACROSS2: {  /* Gate._down_for_use, _across_for_use */
+    case K_DOWN2: case K_DOWN3: case K_ACROSS2: case K_SH2: case K_SH3: {  /* two or three moves */
         Step sub[3];
-        int m = gate_down_parts(st, sub);
+        int m = st->kind == K_SH2 || st->kind == K_SH3 ? sh_parts(st, sub) : gate_down_parts(st, sub);
         out = PyTuple_New(m);
         if (!out) return NULL;
         for (int i = 0; i < m; i++) {
