@@ -70,6 +70,9 @@ enum {
                    waste 10, foundation 11 + g) to bar d (Gate._down_for_use) */
     K_DOWN3,    /* gate: foundation a top to bar c, foundation b top to bar d, then
                    foundation b's next card onto bar c */
+    K_ACROSS2,  /* gate, full rules: bar a top to bar c, then from b (bar 0..7, pillar 8..9,
+                   waste 10, foundation 11 + g) to bar d, or to foundation d - 20
+                   (Gate._across_for_use) */
     K_SH2,      /* shamrocks: fan a's top onto fan b, then from c to d (a fan, or 18 + f
                    for foundation f) (Shamrocks._combined) */
     K_SH3,      /* shamrocks: fan a's top onto fan b, fan c's top onto fan d & 31, then
@@ -409,8 +412,9 @@ static int steps_reserve(Steps *st, size_t extra) {
 }
 /* More steps than any position lists (the most: Gilbert, under 450 = 8 foundations x 9
  * places + 7 piles x (13 run lengths x 2 bases + 2 foundations + 6 spaces) + 9 waste
- * cards x 10 places; Caprice under 400, Gate under 250, Shamrocks under 200 moves, and
- * its combined steps at most SH_COMBINED_MAX, shamrocks.py's COMBINED_MAX). */
+ * cards x 10 places; Caprice under 400, Gate under 550 with its moves across paired,
+ * Shamrocks under 200 moves, and its combined steps at most SH_COMBINED_MAX,
+ * shamrocks.py's COMBINED_MAX). */
 #define MAXSTEPS 4096
 
 static inline void add(Step *out, int *n, int prio, int gain, int kind, int a, int b, int c) {
@@ -824,6 +828,74 @@ static void gate_down_for_use(const State *s, const int *tops, int w, int tst, i
     }
 }
 
+/* Gate._across_alone: a second deferrable move could be used with c (on b, bar i) going
+ * across onto bar j: a card b may go onto that is a foundation's top, or a top or second
+ * card of another bar; or a card that may go onto b or c second on a foundation or a bar. */
+static int gate_across_alone(const State *s, const int *off, int i, int j) {
+    int b = s->cards[off[i] + s->len[i] - 2], c = s->cards[off[i] + s->len[i] - 1];
+    for (int g = 0; g < 4; g++) {
+        int m = s->found[g];
+        if (m && alt_on(b, CARD(g, m))) return 1;
+        if (m > 1 && (alt_on(CARD(g, m - 1), b) || alt_on(CARD(g, m - 1), c))) return 1;
+    }
+    for (int k = 0; k < 8; k++) {
+        int len = s->len[k];
+        if (k == i || k == j || !len) continue;
+        if (alt_on(b, s->cards[off[k] + len - 1])) return 1;
+        if (len > 1) {
+            int x = s->cards[off[k] + len - 2];
+            if (alt_on(b, x) || alt_on(x, b) || alt_on(x, c)) return 1;
+        }
+    }
+    return 0;
+}
+
+/* Gate._across_for_use (proved in gate.py): the top card c of bar i, on the card b it is
+ * built on, moves onto bar j only with a move that uses it, in the reference's order
+ * (Gate.moves of the position after it): from the waste, a pillar, a foundation or a
+ * bar onto b or c, or b up or onto a bar (full rules only: the restarts keep the move). */
+static void gate_across_for_use(const State *s, const int *tops, int w, int tst, int i, int j,
+                                Step *out, int *n) {
+    int t[10], b = s->cards[pstart(s, i) + s->len[i] - 2];
+    for (int k = 0; k < 10; k++) t[k] = tops[k];
+    t[j] = t[i];
+    t[i] = b;
+    Step st;
+    st.prio = SETTLED; st.gain = 0; st.kind = K_ACROSS2; st.a = (uint8_t)i; st.c = (uint8_t)j;
+#define ACROSS2(from, to) do { st.b = (uint8_t)(from); st.d = (uint8_t)(to); out[(*n)++] = st; } while (0)
+    int lo = i < j ? i : j, hi = i < j ? j : i;
+    if (w) {
+        int c = s->cards[tst + w - 1];
+        if (alt_on(c, t[lo])) ACROSS2(10, lo);
+        if (alt_on(c, t[hi])) ACROSS2(10, hi);
+    }
+    for (int r = 8; r < 10; r++) {
+        if (t[r] < 0) continue;
+        if (alt_on(t[r], t[lo])) ACROSS2(r, lo);
+        if (alt_on(t[r], t[hi])) ACROSS2(r, hi);
+    }
+    for (int g = 0; g < 4; g++) {
+        int m = s->found[g];
+        if (!m) continue;
+        int cg = CARD(g, m);
+        if (alt_on(cg, t[lo])) ACROSS2(11 + g, lo);
+        if (alt_on(cg, t[hi])) ACROSS2(11 + g, hi);
+    }
+    for (int k = 0; k < 8; k++) {
+        if (t[k] < 0 || k == j) continue;
+        int c = t[k];
+        if (k == i) {
+            if (s->found[SUIT(b)] == RANK(b) - 1) ACROSS2(i, 20 + SUIT(b));
+            for (int q = 0; q < 8; q++)
+                if (q != i && t[q] >= 0 && alt_on(b, t[q])) ACROSS2(i, q);
+            continue;
+        }
+        if (alt_on(c, t[lo])) ACROSS2(k, lo);
+        if (alt_on(c, t[hi])) ACROSS2(k, hi);
+    }
+#undef ACROSS2
+}
+
 static int gate_steps(const Rules *R, const State *s, Step *out) {
     int n = 0, off[12], tops[10];
     /* Gate.successors: the foundations' cards come down with a use (single cards, full rules) */
@@ -896,8 +968,13 @@ static int gate_steps(const Rules *R, const State *s, Step *out) {
             if (k == 1 && s->found[SUIT(c)] == RANK(c) - 1)
                 add(out, &n, TO_FOUNDATION, 0, K_T2F, i, 1, SUIT(c));
             int prio = !rest ? REVEALS : alt_on(c, s->cards[st + rest - 1]) ? SETTLED : TABLEAU;
+            int across = prio == SETTLED && for_use && !R->hasty;  /* Gate._across_for_use */
             for (int j = 0; j < 8; j++)
-                if (j != i && tops[j] >= 0 && alt_on(c, tops[j])) add(out, &n, prio, 0, K_T2T, i, k, j);
+                if (j != i && tops[j] >= 0 && alt_on(c, tops[j])) {
+                    if (across && !gate_across_alone(s, off, i, j))
+                        gate_across_for_use(s, tops, w, tst, i, j, out, &n);
+                    else add(out, &n, prio, 0, K_T2T, i, k, j);
+                }
         }
     }
     if (w < tl) add(out, &n, DRAWS, 0, K_DRAW, 0, 0, 0);
@@ -919,6 +996,15 @@ static void gate_refill(State *s, int i) {
 
 /* The moves of a K_DOWN2 or K_DOWN3 step, in order, into sub; their count. */
 static int gate_down_parts(const Step *st, Step *sub) {
+    if (st->kind == K_ACROSS2) {  /* bar a onto bar c, then from b to d */
+        sub[0] = *st; sub[0].kind = K_T2T; sub[0].b = 1;
+        sub[1] = *st;
+        if (st->d >= 20) { sub[1].kind = K_T2F; sub[1].a = st->b; sub[1].c = (uint8_t)(st->d - 20); }
+        else if (st->b == 10) { sub[1].kind = K_TAL2T; sub[1].b = 0; sub[1].c = st->d; }
+        else if (st->b > 10) { sub[1].kind = K_F2T; sub[1].a = (uint8_t)(st->b - 11); sub[1].c = st->d; }
+        else { sub[1].kind = K_T2T; sub[1].a = st->b; sub[1].b = 1; sub[1].c = st->d; }
+        return 2;
+    }
     int m = st->kind == K_DOWN3 ? 3 : 2;
     for (int i = 0; i < m; i++) sub[i] = *st;
     sub[0].kind = K_F2T;  /* foundation a onto bar c */
@@ -936,7 +1022,7 @@ static int gate_down_parts(const Step *st, Step *sub) {
 
 static void gate_play(State *s, const Step *st) {
     switch (st->kind) {
-    case K_DOWN2: case K_DOWN3: {
+    case K_DOWN2: case K_DOWN3: case K_ACROSS2: {
         Step sub[3];
         int m = gate_down_parts(st, sub);
         for (int i = 0; i < m; i++) gate_play(s, &sub[i]);
@@ -1183,7 +1269,7 @@ static PyObject *step_commands(const Rules *R, const Step *st) {
     case K_F2F: c = cmd(S_found[st->a], S_found[st->c], 1); break;
     case K_STOCK2T: c = cmd(S_stock, pile_name(R, st->c), 1); break;
     case K_DRAW: Py_INCREF(DRAW_CMD); c = DRAW_CMD; break;
-    case K_DOWN2: case K_DOWN3: case K_SH2: case K_SH3: {  /* two or three moves */
+    case K_DOWN2: case K_DOWN3: case K_ACROSS2: case K_SH2: case K_SH3: {  /* two or three moves */
         Step sub[3];
         int m = st->kind == K_SH2 || st->kind == K_SH3 ? sh_parts(st, sub) : gate_down_parts(st, sub);
         out = PyTuple_New(m);

@@ -198,12 +198,15 @@ class Gate(Rules):
         if self.pruning and not w and talon and self.safe(s) is None:
             return [(P.DRAWS, (DRAW,), (found, bars, pillars, talon, 1))]
         steps = super().successors(s)
-        if not self.pruning or self.runs_move:
+        if self.runs_move or not self.pruning:
             return steps
-        # Each card down in its place: the order is by priority alone, theirs the same.
+        # Each card down (or across) in its place: the order is by priority alone, theirs
+        # the same.
         return [kept for step in steps
                 for kept in (self._down_for_use(step[1][0], step[2])
-                             if step[0] == P.FROM_FOUNDATION else (step,))]
+                             if step[0] == P.FROM_FOUNDATION
+                             else self._across_for_use(s, step)
+                             if step[0] == P.SETTLED and not self.hasty else (step,))]
 
     def _down_for_use(self, down: Cmd, s: State) -> list[Step]:
         """With ``single_card_moves``, a card ``c`` comes down from its foundation only
@@ -291,6 +294,92 @@ class Gate(Rules):
                                 (bump(found1, f1, -1), _put(bars1, j, (card_of(f1, n1 - 1),)),
                                  pillars1, talon1, w1)))
         return out
+
+    def _across_for_use(self, s: State, step: Step) -> list[Step]:
+        """With ``single_card_moves``, a bar's top card ``c`` lying on the card it is
+        built on, ``b``, moved across onto ``b``'s twin ``b'`` (the card of the same rank
+        and colour: the only other card ``c`` may go onto, one deck) changes nothing but
+        which twin holds ``c``. So it comes only together with a move that uses it:
+        ``b`` going up or onto a bar, or a card (from the waste, a pillar, another bar or
+        a foundation) onto ``b`` or onto ``c``; alone only where a second such move could
+        be needed with it (:meth:`_across_alone`). ``step`` is the move (``c`` from
+        ``tableau/i`` onto ``tableau/j``) from ``s``.
+
+        Proof, against docs/rules.md (Gate, one card at a time), extending
+        :meth:`_down_for_use`'s: call a card down from a foundation and a move across
+        *deferrable*, and say a later move ``y`` *uses* a deferrable move ``m`` if ``y``
+        takes from or puts onto a pile ``m`` took from or put onto. If ``y`` comes straight
+        after ``m`` and does not use it, the two may be played the other way round, to
+        the same position: ``m`` changes only its two piles and empties none (``b`` stays
+        under ``c``; a card down lands on a bar's card), so ``y`` is legal before it (a
+        refill takes from a pillar, a space is filled from the waste or the stock: neither
+        is ``m``'s) and ``m`` after it (its card still on top, its target too). Take a
+        shortest winning line from a winnable position: ``x1 .. xa`` deferrable, then
+        ``x(a+1)`` not (a win ends with a card going up). If ``a`` is 0 the first move is
+        kept. Otherwise let ``xp`` be the first of ``x2 .. x(a+1)`` that uses one of the
+        moves before it; if none does, ``x(a+1)`` swapped forward begins a line as long
+        and is kept. Otherwise ``x1 .. x(p-1)`` use none of each other (their piles are
+        apart), so they may be played in any order, and those ``xp`` does not use swapped
+        past it: a line as long begins with the one or two moves ``xp`` uses (one through
+        the pile it takes from, one through the pile it puts onto), then ``xp``. In a
+        shortest line ``xp`` does not move the card such a move ``m`` put down: back where
+        it came from is a line two shorter, and anywhere else it could have gone
+        straight from where it was (``c`` across: only ``b`` and ``b'`` take it, and a
+        foundation, which it could reach from ``b``). So ``xp`` takes the card ``m``
+        uncovered (``b``, or a foundation's next card), or puts a card onto the card ``m``
+        moved or onto ``b``. If ``xp`` uses one move, that is a kept step: ``m`` across
+        then ``xp`` here (or ``m`` alone, where :meth:`_across_alone` keeps it), or a card
+        down then ``xp`` (:meth:`_down_for_use`). If it uses two
+        and one is a move across, that move may come first, and is kept alone where
+        :meth:`_across_alone` says such a second move could exist (it looks for every card
+        that the second one could put down or uncover and ``xp`` could use with the
+        first); if both are cards down, :meth:`_down_for_use`'s third kind of step. Each
+        kept step begins a shortest line, so it reaches a position nearer a win, and it
+        depends on the position alone, not on the path to it. With the draw alone and
+        the safe move (their own proofs), following such steps from a winnable position
+        cannot go round, so it reaches a win, and the search loses none.
+
+        The restarts (hasty) keep the move as it was: paired there, it won 2 more of the
+        table's unknown deals but lost 5 of its hard won ones (benchmarks/README, branch
+        gs3)."""
+        across = step[1][0]
+        i, j = across[0], across[1]
+        if self._across_alone(s, int(i.split("/")[1]), int(j.split("/")[1])):
+            return [step]
+        out: list[Step] = []
+        for _, c, t in self.moves(step[2]):
+            if c[0] == j:
+                continue  # c moved on again
+            if c[0] == i or c[1] in (i, j):
+                out.append((P.SETTLED, (across, c), t))
+        return out
+
+    @staticmethod
+    def _across_alone(s: State, i: int, j: int) -> bool:
+        """Whether a second deferrable move (:meth:`_across_for_use`) could be used
+        together with ``c`` (on ``b``, ``tableau/i``) going across onto ``tableau/j``: a
+        card that ``b`` may go onto (one rank higher, the other colour) that a card down
+        or a move across off other piles could put down or uncover (a foundation's top,
+        a bar's top or the card under it), or a card that may go onto ``b`` or onto
+        ``c`` that one could uncover (the card under a foundation's top or under a
+        bar's top)."""
+        found, bars = s[0], s[1]
+        b, c = bars[i][-2], bars[i][-1]
+        kids = ALT_DOWN[b] + ALT_DOWN[c]
+        for g in range(4):
+            n = found[g]
+            if n and b in ALT_DOWN[card_of(g, n)]:
+                return True
+            if n > 1 and card_of(g, n - 1) in kids:
+                return True
+        for k, p in enumerate(bars):
+            if k == i or k == j or not p:
+                continue
+            if b in ALT_DOWN[p[-1]]:
+                return True
+            if len(p) > 1 and (b in ALT_DOWN[p[-2]] or p[-2] in kids):
+                return True
+        return False
 
     def safe(self, s: State) -> tuple[Cmd, State] | None:
         # Not from a pillar, nor from a bar that a pillar would refill: either changes

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from service.engine import Game, Status
+from service.engine import Game, Pile, Status
+from service.engine.cards import RANKS, SUITS
 from service.solver import Budget, solve_deal, solve_game
 from service.solver import native as core
 from service.solver.cards import card_of
@@ -28,6 +29,7 @@ from .helpers import (
     CONFIGS,
     brute_force_winnable,
     config_id,
+    game_at,
     random_positions,
     replay,
     small_position,
@@ -312,6 +314,118 @@ def test_gate_single_card_takes_a_card_down_only_with_a_move_that_uses_it() -> N
 
     fired = check_small_gate_positions(options, full, random.Random(5), 300, 3, applies)
     assert fired >= 20, fired
+
+
+def test_gate_single_card_moves_a_card_across_only_with_a_move_that_uses_it() -> None:
+    # With single_card_moves the full rules (the main search) move a bar's top card off
+    # the card it is built on, across onto that card's twin, only together with a move
+    # that uses it, alone only where a second move kept back could be used with it
+    # (Gate._across_for_use, _across_alone, proved there); the restarts keep it alone.
+    options = {"single_card_moves": True}
+    rules = rules_for("gate", options)
+    full = type(rules)(options)
+    full.pruning = False
+    hasty = rules.hastily()
+    def card(name: str) -> int:
+        return card_of(SUITS.index(name[1]), RANKS.index(name[0]) + 1)
+
+    def bars(*cards: str) -> tuple[tuple[int, ...], ...]:
+        piles = tuple(tuple(card(c) for c in bar.split()) for bar in cards)
+        return piles + ((),) * (8 - len(cards))
+
+    across = ("tableau/0", "tableau/1", 1)  # the Queen of hearts from the King of spades
+
+    def commands(r: Any, s: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        return [c for _, c, _ in r.successors(s)]
+
+    # Clubs to the Jack, diamonds to the Queen, hearts to the Ten, spades to the Nine, the
+    # Jack of spades in the waste, no card can go up: the Queen of hearts goes across onto
+    # the King of clubs only with the Jack of spades or of clubs onto it, or the Queen of
+    # diamonds onto the King of spades it left.
+    s = ((11, 12, 10, 9), bars("KS QH", "KC", "TS JH KH", "KD QC QS"), ((), ()), (card("JS"),),
+         1)
+    assert (across,) in commands(full, s)
+    paired = [(across, ("waste", "tableau/1", 1)), (across, ("foundation/0", "tableau/1", 1)),
+              (across, ("foundation/1", "tableau/0", 1))]
+    assert [c for c in commands(rules, s) if c[0] == across] == paired
+    assert [c for c in commands(hasty, s) if c[0] == across] == [(across,)]
+    # With clubs to the Queen, the Jack of clubs under it could go onto the Queen of hearts
+    # once the Queen of clubs has come down (onto the King of hearts): a line may need both
+    # kept back, so the move across is kept alone.
+    second = ((12, 12, 10, 9), bars("KS QH", "KC", "TS JH KH", "KD QS"), ((), ()),
+              (card("JS"),), 1)
+    assert (across,) in commands(rules, second)
+    # Plain Gate (runs move) keeps the move as it is.
+    assert (across,) in commands(rules_for("gate", {}), s)
+    # On small positions built with a card that can go across, the search answers as the
+    # search without the cuts and as the exhaustive search over the engine; the rule is
+    # counted where the search met a move across (mostly not at the start: a safe move).
+    met = {"cut": 0, "alone": 0}
+    kept = rules._across_for_use
+
+    def counted(s: tuple[Any, ...], step: Any) -> Any:
+        out = kept(s, step)
+        met["alone" if out == [step] else "cut"] += 1
+        return out
+
+    rules._across_for_use = counted  # type: ignore[method-assign]
+    rng = random.Random(11)
+    outcomes = {"won": 0, "lost": 0, "exhaustive": 0}
+    for i in range(30):
+        game = across_position(options, rng)
+        if game.status is not Status.PLAYING:
+            continue
+        start = rules.from_piles(game.piles)
+        result = search(rules, start, ROOMY, native=False)
+        assert result.result in ("won", "lost"), f"position {i}"
+        outcomes[result.result] += 1
+        assert search(full, start, ROOMY, native=False).result == result.result, f"position {i}"
+        assert solve_game(game, ROOMY).result == result.result, f"position {i}"  # the core too
+        if result.result == "won":
+            assert replay(game, result.commands).status is Status.WON
+        try:  # the exhaustive search where it is small enough (spaces make it big)
+            winnable = brute_force_winnable(game, 20_000)
+        except AssertionError:
+            continue
+        outcomes["exhaustive"] += 1
+        assert (result.result == "won") == winnable, f"position {i}: {game.piles}"
+    assert met["cut"] >= 50 and met["alone"] >= 10, met
+    assert outcomes["won"] >= 5 and outcomes["lost"] >= 5 and outcomes["exhaustive"] >= 15, outcomes
+
+
+def across_position(options: dict[str, Any], rng: random.Random) -> Game:
+    """A small Gate position (8 or 9 cards out, the highest of their suits) where the top
+    card of ``tableau/0``, a red Queen, lies on the King of spades, and the King of clubs
+    tops ``tableau/1``; each suit's next card is in the stock or under another card (so
+    no card goes up at once, which would leave the move across unsearched)."""
+    red = rng.choice("DH")
+    other = "H" if red == "D" else "D"
+    counts = {"C": 2, "S": 2, red: 3, other: rng.randint(1, 2)}
+    piles = {f"foundation/{i}": Pile((), tuple(RANKS[r - 1] + s
+                                               for r in range(1, 14 - counts[s])))
+             for i, s in enumerate(SUITS)}
+    nexts = [RANKS[13 - k] + s for s, k in counts.items()]
+    rest = ["K" + other] if counts[other] == 2 else []
+    rest.append("K" + red)
+    rng.shuffle(nexts)
+    groups: dict[str, list[str]] = {"tableau/0": [], "tableau/1": []}
+    stock = []
+    for c in nexts:  # mostly in the stock; else held under other cards, often for good
+        if rng.random() < 0.9:
+            stock.append(c)
+        else:
+            groups[rng.choice(["tableau/0", "tableau/1"])].append(c)
+    for c in rest:
+        groups.setdefault(rng.choice(["tableau/0", "tableau/1", "tableau/2"]),
+                          []).append(c)
+    groups["tableau/0"] += ["KS", "Q" + red]
+    groups["tableau/1"].append("KC")
+    for pid, cards in groups.items():
+        if cards:
+            piles[pid] = Pile((), tuple(cards))
+    if stock:
+        piles["stock"] = Pile(tuple(stock), ())
+    return game_at("gate", options, piles)
 
 
 def check_small_gate_positions(options: dict[str, Any], full: Any, rng: random.Random,
