@@ -126,12 +126,13 @@ class Trimmer:
         self.trims += 1
 
 
-async def renew_free_lists(length: int = FREE_LIST_LENGTH) -> None:
+async def renew_free_lists() -> None:
     """The running loop's handles and asyncio's future iterators kept for reuse (see the
     module's text) replaced by new ones: each list drained (``old``: the objects it kept),
     as many again made (``new``), then the new let go of first, so that they fill the
     list, and the old ones are freed."""
     loop = asyncio.get_running_loop()
+    length = FREE_LIST_LENGTH
 
     def nothing() -> None:
         pass

@@ -994,37 +994,40 @@ static void gate_refill(State *s, int i) {
     move_top(s, l >= r ? 8 : 9, 1, i);
 }
 
-/* The moves of a K_DOWN2 or K_DOWN3 step, in order, into sub; their count. */
-static int gate_down_parts(const Step *st, Step *sub) {
+/* One move of a combined Gate step: from `from` (a bar or pillar 0..9, the waste 10,
+ * foundation 11 + g) onto bar `to`, or onto foundation to - 20. */
+static Step gate_part(int from, int to) {
+    Step p = {0};
+    p.c = (uint8_t)(to >= 20 ? to - 20 : to);
+    if (to >= 20) { p.kind = K_T2F; p.a = (uint8_t)from; p.b = 1; }
+    else if (from < 10) { p.kind = K_T2T; p.a = (uint8_t)from; p.b = 1; }
+    else if (from == 10) p.kind = K_TAL2T;
+    else { p.kind = K_F2T; p.a = (uint8_t)(from - 11); }
+    return p;
+}
+
+/* The moves of a K_DOWN2, K_DOWN3 or K_ACROSS2 step, in order, into sub; their count. */
+static int gate_parts(const Step *st, Step *sub) {
     if (st->kind == K_ACROSS2) {  /* bar a onto bar c, then from b to d */
-        sub[0] = *st; sub[0].kind = K_T2T; sub[0].b = 1;
-        sub[1] = *st;
-        if (st->d >= 20) { sub[1].kind = K_T2F; sub[1].a = st->b; sub[1].c = (uint8_t)(st->d - 20); }
-        else if (st->b == 10) { sub[1].kind = K_TAL2T; sub[1].b = 0; sub[1].c = st->d; }
-        else if (st->b > 10) { sub[1].kind = K_F2T; sub[1].a = (uint8_t)(st->b - 11); sub[1].c = st->d; }
-        else { sub[1].kind = K_T2T; sub[1].a = st->b; sub[1].b = 1; sub[1].c = st->d; }
+        sub[0] = gate_part(st->a, st->c);
+        sub[1] = gate_part(st->b, st->d);
         return 2;
     }
-    int m = st->kind == K_DOWN3 ? 3 : 2;
-    for (int i = 0; i < m; i++) sub[i] = *st;
-    sub[0].kind = K_F2T;  /* foundation a onto bar c */
-    if (m == 3) {  /* foundation b onto bar d, then its next card onto bar c */
-        sub[1].kind = K_F2T; sub[1].a = st->b; sub[1].c = st->d;
-        sub[2].kind = K_F2T; sub[2].a = st->b;
-    } else {  /* then from b (bar, pillar, waste, foundation) onto bar d */
-        sub[1].c = st->d;
-        if (st->b < 10) { sub[1].kind = K_T2T; sub[1].a = st->b; sub[1].b = 1; }
-        else if (st->b == 10) { sub[1].kind = K_TAL2T; sub[1].b = 0; }
-        else { sub[1].kind = K_F2T; sub[1].a = (uint8_t)(st->b - 11); }
+    sub[0] = gate_part(11 + st->a, st->c);  /* foundation a onto bar c */
+    if (st->kind == K_DOWN2) {  /* then from b (bar, pillar, waste, foundation) onto bar d */
+        sub[1] = gate_part(st->b, st->d);
+        return 2;
     }
-    return m;
+    sub[1] = gate_part(11 + st->b, st->d);  /* foundation b onto bar d, */
+    sub[2] = gate_part(11 + st->b, st->c);  /* then its next card onto bar c */
+    return 3;
 }
 
 static void gate_play(State *s, const Step *st) {
     switch (st->kind) {
     case K_DOWN2: case K_DOWN3: case K_ACROSS2: {
         Step sub[3];
-        int m = gate_down_parts(st, sub);
+        int m = gate_parts(st, sub);
         for (int i = 0; i < m; i++) gate_play(s, &sub[i]);
         break;
     }
@@ -1271,7 +1274,7 @@ static PyObject *step_commands(const Rules *R, const Step *st) {
     case K_DRAW: Py_INCREF(DRAW_CMD); c = DRAW_CMD; break;
     case K_DOWN2: case K_DOWN3: case K_ACROSS2: case K_SH2: case K_SH3: {  /* two or three moves */
         Step sub[3];
-        int m = st->kind == K_SH2 || st->kind == K_SH3 ? sh_parts(st, sub) : gate_down_parts(st, sub);
+        int m = st->kind == K_SH2 || st->kind == K_SH3 ? sh_parts(st, sub) : gate_parts(st, sub);
         out = PyTuple_New(m);
         if (!out) return NULL;
         for (int i = 0; i < m; i++) {

@@ -200,13 +200,18 @@ class Gate(Rules):
         steps = super().successors(s)
         if self.runs_move or not self.pruning:
             return steps
-        # Each card down (or across) in its place: the order is by priority alone, theirs
-        # the same.
-        return [kept for step in steps
-                for kept in (self._down_for_use(step[1][0], step[2])
-                             if step[0] == P.FROM_FOUNDATION
-                             else self._across_for_use(s, step)
-                             if step[0] == P.SETTLED and not self.hasty else (step,))]
+        # Each step in its place: the order is by priority alone, a step's pairs the same.
+        return [kept for step in steps for kept in self._with_use(s, step)]
+
+    def _with_use(self, s: State, step: Step) -> list[Step]:
+        """With ``single_card_moves``, ``step`` (from ``s``) as the search plays it: a card
+        down from a foundation (:meth:`_down_for_use`) or, with the full rules, across
+        (:meth:`_across_for_use`) together with the moves that use it; any other alone."""
+        if step[0] == P.FROM_FOUNDATION:
+            return self._down_for_use(step[1][0], step[2])
+        if step[0] == P.SETTLED and not self.hasty:
+            return self._across_for_use(s, step)
+        return [step]
 
     def _down_for_use(self, down: Cmd, s: State) -> list[Step]:
         """With ``single_card_moves``, a card ``c`` comes down from its foundation only
@@ -267,7 +272,7 @@ class Gate(Rules):
         alone, ``c``'s only hasty step would be straight back up, since a card that can
         go to a foundation goes; so the restarts, which find wins only, never used a
         foundation's card before."""
-        f, j = int(down[0].split("/")[1]), int(down[1].split("/")[1])
+        f, j = F.index(down[0]), T.index(down[1])
         out: list[Step] = []
         if _low_enough(s[0], s[1][j][-1]):
             return out  # its only step would be back up (safe): the position it came from
@@ -344,7 +349,7 @@ class Gate(Rules):
         gs3)."""
         across = step[1][0]
         i, j = across[0], across[1]
-        if self._across_alone(s, int(i.split("/")[1]), int(j.split("/")[1])):
+        if self._across_alone(s, T.index(i), T.index(j)):
             return [step]
         out: list[Step] = []
         for _, c, t in self.moves(step[2]):

@@ -276,7 +276,7 @@ class Shamrocks(Rules):
 def _commands(part: tuple[int, int, int]) -> tuple[Cmd, ...]:
     kind, x, y = part
     if kind == BACK:
-            return ((F[x], T[y], 1),)
+        return ((F[x], T[y], 1),)
     return ((T[x], F[y] if kind == UP else T[y], 1),)
 
 

@@ -14,7 +14,7 @@ from service.engine import Game, Pile, Status
 from service.engine.cards import RANKS, SUITS
 from service.solver import Budget, solve_deal, solve_game
 from service.solver import native as core
-from service.solver.cards import card_of
+from service.solver.cards import CODE, card_of
 from service.solver.rules import DRAW
 from service.solver.search import (
     BEST_FIRST_SHARE,
@@ -326,11 +326,9 @@ def test_gate_single_card_moves_a_card_across_only_with_a_move_that_uses_it() ->
     full = type(rules)(options)
     full.pruning = False
     hasty = rules.hastily()
-    def card(name: str) -> int:
-        return card_of(SUITS.index(name[1]), RANKS.index(name[0]) + 1)
 
     def bars(*cards: str) -> tuple[tuple[int, ...], ...]:
-        piles = tuple(tuple(card(c) for c in bar.split()) for bar in cards)
+        piles = tuple(tuple(CODE[c] for c in bar.split()) for bar in cards)
         return piles + ((),) * (8 - len(cards))
 
     across = ("tableau/0", "tableau/1", 1)  # the Queen of hearts from the King of spades
@@ -342,7 +340,7 @@ def test_gate_single_card_moves_a_card_across_only_with_a_move_that_uses_it() ->
     # Jack of spades in the waste, no card can go up: the Queen of hearts goes across onto
     # the King of clubs only with the Jack of spades or of clubs onto it, or the Queen of
     # diamonds onto the King of spades it left.
-    s = ((11, 12, 10, 9), bars("KS QH", "KC", "TS JH KH", "KD QC QS"), ((), ()), (card("JS"),),
+    s = ((11, 12, 10, 9), bars("KS QH", "KC", "TS JH KH", "KD QC QS"), ((), ()), (CODE["JS"],),
          1)
     assert (across,) in commands(full, s)
     paired = [(across, ("waste", "tableau/1", 1)), (across, ("foundation/0", "tableau/1", 1)),
@@ -353,7 +351,7 @@ def test_gate_single_card_moves_a_card_across_only_with_a_move_that_uses_it() ->
     # once the Queen of clubs has come down (onto the King of hearts): a line may need both
     # kept back, so the move across is kept alone.
     second = ((12, 12, 10, 9), bars("KS QH", "KC", "TS JH KH", "KD QS"), ((), ()),
-              (card("JS"),), 1)
+              (CODE["JS"],), 1)
     assert (across,) in commands(rules, second)
     # Plain Gate (runs move) keeps the move as it is.
     assert (across,) in commands(rules_for("gate", {}), s)
