@@ -19,8 +19,13 @@ Clients:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
+import os
+import signal
+import sys
+import traceback
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -50,6 +55,82 @@ def _no_leak_outlives_its_module() -> Iterator[None]:
     leaks = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
     if leaks:
         pytest.fail("left unclosed by a test of this module: " + "; ".join(leaks), pytrace=False)
+
+
+# -- hangs --------------------------------------------------------------------
+
+# A guard against a hung test, not a speed requirement: the slowest test takes well under
+# a minute. TEST_HANG_S changes it (0 turns the guard off, e.g. under a debugger).
+HANG_S = float(os.environ.get("TEST_HANG_S", "300"))
+# After the hung test is failed, its fixtures' teardown gets this long before the run ends.
+TEARDOWN_GRACE_S = float(os.environ.get("TEST_HANG_GRACE_S", "60"))
+
+
+class Hung(Exception):
+    """A test (with its fixtures) ran longer than HANG_S."""
+
+
+def _awaiting(awaitable: Any) -> list[str]:
+    """Where a coroutine waits: each frame down its chain of awaits."""
+    lines = []
+    while awaitable is not None:
+        frame = getattr(awaitable, "cr_frame", None) or getattr(awaitable, "gi_frame", None)
+        if frame is None:
+            lines.append(f"  waiting for {awaitable!r}")
+            break
+        lines.extend(traceback.format_stack(frame, limit=1))
+        awaitable = getattr(awaitable, "cr_await", None) or getattr(awaitable, "gi_yieldfrom", None)
+    return lines
+
+
+def _hang_report(what: str) -> str:
+    """Every thread's stack and every pending asyncio task's: a hung asyncio test shows
+    only its loop's ``select`` in the thread's stack; its tasks show what waits."""
+    lines = [f"=== {what}: the stacks of every thread, then of every pending asyncio task ==="]
+    for thread_id, frame in sys._current_frames().items():
+        lines.append(f"--- thread {thread_id}")
+        lines.extend(traceback.format_stack(frame))
+    for obj in gc.get_objects():
+        if isinstance(obj, asyncio.Task) and not obj.done():
+            lines.append(f"--- {obj!r}")
+            lines.extend(_awaiting(obj.get_coro()))
+    return "\n".join(line.rstrip("\n") for line in lines)
+
+
+@pytest.fixture(autouse=True)
+def _a_hung_test_fails(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fails a test that runs (fixtures included) longer than HANG_S, with the stacks of
+    what it waits for, and lets the run go on; if its teardown hangs too, ends the run.
+    One hang once held a CI run until it was killed, with nothing to show where."""
+    if HANG_S <= 0 or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+    test = request.node.nodeid
+
+    def never_ends(signum: int, frame: Any) -> None:
+        os._exit(3)  # the run could not even stop: nothing more can be said
+
+    def teardown_hung(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGALRM, never_ends)
+        signal.setitimer(signal.ITIMER_REAL, TEARDOWN_GRACE_S)
+        pytest.exit(_hang_report(f"{test}: its teardown still runs {TEARDOWN_GRACE_S:g} s "
+                                 "after it was failed; the run ends"), returncode=3)
+
+    def hung(signum: int, frame: Any) -> None:
+        # Printed into the test's captured output, shown with its failure.
+        print(_hang_report(f"{test}: still running after {HANG_S:g} s"), file=sys.stderr)
+        signal.signal(signal.SIGALRM, teardown_hung)
+        signal.setitimer(signal.ITIMER_REAL, TEARDOWN_GRACE_S)
+        raise Hung(f"{test} ran longer than {HANG_S:g} s (TEST_HANG_S): the stacks of "
+                   f"its threads and tasks are in its captured stderr")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.setitimer(signal.ITIMER_REAL, HANG_S)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 # -- servers ------------------------------------------------------------------
