@@ -23,6 +23,8 @@ import asyncio
 import contextlib
 import gc
 import os
+import random
+import secrets
 import signal
 import sys
 import traceback
@@ -131,6 +133,19 @@ def _a_hung_test_fails(request: pytest.FixtureRequest) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+# -- deals --------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _deals_seeded_by_the_test(monkeypatch: pytest.MonkeyPatch,
+                              request: pytest.FixtureRequest) -> None:
+    """The seeds a service in this process chooses for a game made without one (and keeps
+    secret) come from a generator seeded by the test's name: the same deals on every run, so
+    no test passes or fails by the deal it happens to draw (a Shamrocks deal can be lost
+    before its first command, and a test once failed on a fresh clone for that)."""
+    monkeypatch.setattr(secrets, "randbelow", random.Random(request.node.nodeid).randrange)
 
 
 # -- servers ------------------------------------------------------------------

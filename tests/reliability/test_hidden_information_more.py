@@ -21,8 +21,6 @@ rarely reaches:
 from __future__ import annotations
 
 import json
-import random
-import secrets
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -122,14 +120,6 @@ async def live(redis_url: str, tmp_path: Path) -> AsyncIterator[tuple[Api, Conte
         yield api, ctx, token, other
 
 
-@pytest.fixture
-def seeded_deals(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
-    """The seeds the service chooses (and keeps secret) drawn from a generator seeded by the
-    test's name: the same deals on every run, so a test cannot pass or fail by the deal it
-    happens to draw (a Shamrocks deal can be lost before its first command)."""
-    monkeypatch.setattr(secrets, "randbelow", random.Random(request.node.nodeid).randrange)
-
-
 def flipping_moves(game: Game) -> list[dict[str, Any]]:
     """The legal commands that turn a face-down card up (or deal one from the stock)."""
     out = []
@@ -149,7 +139,6 @@ def flipping_moves(game: Game) -> list[dict[str, Any]]:
 )
 async def test_a_flip_undone_and_played_again_reveals_only_what_was_seen(
     live: tuple[Api, Context, str, str], redis_url: str, variant: str, options: dict[str, Any],
-    seeded_deals: None,
 ) -> None:
     api, _, token, other = live
     # A secret seed.
@@ -186,7 +175,7 @@ async def test_a_flip_undone_and_played_again_reveals_only_what_was_seen(
 
 @pytest.mark.parametrize("variant", ["gilbert", "gate", "caprice"])
 async def test_no_refusal_of_a_move_names_a_face_down_card(
-    live: tuple[Api, Context, str, str], redis_url: str, variant: str, seeded_deals: None
+    live: tuple[Api, Context, str, str], redis_url: str, variant: str
 ) -> None:
     """Every pile, every count up to past its face-down cards, onto every pile (and the
     word "foundation"), and moves from the stock: refused (or applied), never telling."""
