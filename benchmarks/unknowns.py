@@ -31,6 +31,7 @@ from winnability import CONFIGS, read_rows  # noqa: E402
 
 from service.engine import Game  # noqa: E402
 from service.solver import Budget  # noqa: E402
+from service.solver import native as core  # noqa: E402
 from service.solver.search import search  # noqa: E402
 from service.solver.variants import rules_for  # noqa: E402
 
@@ -60,6 +61,22 @@ def probe(config: str, seed: int, nodes: int, seconds: float) -> dict[str, Any]:
             "cpu_s": time.process_time() - began, **furthest}
 
 
+def main_only(config: str, seed: int, nodes: int, seconds: float) -> dict[str, Any]:
+    """The main search alone (:func:`search`'s, in the native core) on ``seed`` of
+    ``config``, until it ends or has counted ``nodes`` positions or ``seconds`` of CPU."""
+    variant, options = CONFIGS[config]
+    rules = rules_for(variant, options)
+    start = rules.from_piles(Game.deal(variant, seed, options).piles)
+    began = time.process_time()
+    if core.dead(rules, start):
+        result, counted = "lost", 1  # dead at the deal, as search() answers
+    else:
+        result, _, counted = core.depth_first(rules, start).run(
+            nodes, began + seconds, time.process_time)
+    return {"seed": seed, "result": result, "nodes": counted,
+            "cpu_s": time.process_time() - began}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -68,12 +85,24 @@ def main() -> None:
     parser.add_argument("--deals", type=int, default=6, help="unknown deals per configuration")
     parser.add_argument("--nodes", type=int, default=1_000_000, help="node budget per deal")
     parser.add_argument("--seconds", type=float, default=3600.0, help="CPU time budget per deal")
+    parser.add_argument("--main-only", action="store_true",
+                        help="the main search alone, native (see above)")
+    parser.add_argument("--seeds", nargs="*", type=int, help="these deals, not the unknown ones")
     args = parser.parse_args()
+    if args.main_only and not core.AVAILABLE:
+        parser.error(core.MISSING)
     for config in args.configs:
         unknown = [r["seed"] for r in read_rows(config) if r["result"] == "unknown"]
-        print(f"{config}: {len(unknown)} unknown deals in the data file; the first "
-              f"{min(args.deals, len(unknown))} with {args.nodes:,} positions", flush=True)
-        for seed in unknown[:args.deals]:
+        seeds = args.seeds or unknown[:args.deals]
+        print(f"{config}: {len(unknown)} unknown deals in the data file; {len(seeds)} with "
+              f"{args.nodes:,} positions" + (", the main search alone" if args.main_only else ""),
+              flush=True)
+        for seed in seeds:
+            if args.main_only:
+                row = main_only(config, seed, args.nodes, args.seconds)
+                print(f"  seed {seed:4}: {row['result']:7} {row['nodes']:>11,} positions "
+                      f"{row['cpu_s']:6.1f} s CPU", flush=True)
+                continue
             row = probe(config, seed, args.nodes, args.seconds)
             down = "" if row["down"] is None else f", fewest face down {row['down']}"
             print(f"  seed {seed:4}: {row['result']:7} {row['nodes']:>10,} positions "
