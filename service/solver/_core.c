@@ -1249,6 +1249,18 @@ static int score_of(const Rules *R, const State *s) {
         for (int i = 0; i < 7; i++) d += s->down[i];
         return 2 * sum_found(s) - d;
     }
+    if (R->variant == SHAMROCKS) {  /* Shamrocks.score: less the cards above a suit's next */
+        int sc = 4 * sum_found(s), o = 0;
+        for (int i = 0; i < 18; i++) {
+            int n = s->len[i];
+            for (int k = 0; k < n; k++) {
+                int c = s->cards[o + k];
+                if (RANK(c) == s->found[SUIT(c)] + 1) sc -= n - 1 - k;
+            }
+            o += n;
+        }
+        return sc;
+    }
     return sum_found(s);
 }
 

@@ -62,6 +62,9 @@ class Rules:
     # Best-first (always expand the position of highest :meth:`score`) instead of
     # depth-first with the children ordered by score then priority.
     best_first: ClassVar[bool] = False
+    # Best-first variants with a hasty mode: after the hasty best-first search, a second
+    # one with the full rules (search.FULL_BEST_FIRST_SHARE), before the restarts.
+    full_best_first: ClassVar[bool] = False
     # Whether the variant has a hasty mode (see :meth:`hastily`); a variant may set it per
     # options (Gate: with single_card_moves alone).
     has_hasty: bool = False

@@ -44,6 +44,13 @@ BEST_FIRST_SHARE = 0.5
 # positions: 7 won either way, with the restarts starting after 200,000 positions
 # instead of 2,500,000 each win came 2,300,000 positions sooner).
 BEST_FIRST_MAX_NODES = 200_000
+# Variants with ``full_best_first`` then search best-first with the full rules (proved
+# cuts only, so a loss it finds is proved) with this share of the budget, at most this
+# many positions, before the restarts (measured on Shamrocks' 33 unknown deals of the
+# table, branch sham4 in benchmarks/README: 468, 591, 742 and 817 won within 160,000
+# positions each).
+FULL_BEST_FIRST_SHARE = 0.25
+FULL_BEST_FIRST_MAX_NODES = 200_000
 RESTART_SEED = 0  # the restarts' random order is seeded: same budget, same answer
 
 
@@ -59,13 +66,15 @@ def search(rules: Rules, start: State, budget: Budget, *,
     restarts: short depth-first searches, the first in the variant's order, the next
     ones each in an order shaken at random (seeded; how far: the variant's ``shake``),
     each allowed a little more than the one before, after a best-first search for the
-    variants that search best-first. Variants with a hasty mode restart hastily. A
-    restart that wins answers; one that searches its whole reachable game with the full
-    rules (not hasty) has proved the loss. Between restarts, the main search, with the
-    full rules in the variant's order, goes on where it stopped (:class:`DepthFirst`,
-    :data:`MAIN_SHARE` of each restart's positions): its one table lasts the whole
-    budget, so it can prove a loss whenever the game's reachable positions fit in its
-    share; when the restarts are done (a hasty game searched whole) it has the rest."""
+    variants that search best-first (hasty if they can, then with the full rules for those
+    that ask: ``full_best_first``, whose loss is proved). Variants with a hasty mode
+    restart hastily. A restart that wins answers; one that searches its whole reachable
+    game with the full rules (not hasty) has proved the loss. Between restarts, the main
+    search, with the full rules in the variant's order, goes on where it stopped
+    (:class:`DepthFirst`, :data:`MAIN_SHARE` of each restart's positions): its one table
+    lasts the whole budget, so it can prove a loss whenever the game's reachable
+    positions fit in its share; when the restarts are done (a hasty game searched whole)
+    it has the rest."""
     native = core.AVAILABLE if native is None else native
     if native and not core.AVAILABLE:
         raise RuntimeError(core.MISSING)
@@ -80,14 +89,19 @@ def search(rules: Rules, start: State, budget: Budget, *,
     rng = core.generator(RESTART_SEED) if native else random.Random(RESTART_SEED)
     nodes, limit, shaken, searched = 0, float(FIRST_LIMIT), False, False
     if rules.best_first:
-        first = _search(quick, start, Budget(max(1, min(int(budget.max_nodes * BEST_FIRST_SHARE),
-                                                        BEST_FIRST_MAX_NODES)),
-                                             budget.max_seconds * BEST_FIRST_SHARE, clock),
+        first = _search(quick, start, _part(budget, BEST_FIRST_SHARE, BEST_FIRST_MAX_NODES),
                         native=native)
         nodes += first.nodes
         if first.result == "won" or (first.result == "lost" and not quick.hasty):
             return _spent(first, nodes, began, clock)
         searched = first.result == "lost"
+        if rules.full_best_first and quick.hasty:
+            full = _search(rules, start,
+                           _part(budget, FULL_BEST_FIRST_SHARE, FULL_BEST_FIRST_MAX_NODES),
+                           native=native)
+            nodes += full.nodes
+            if full.result != "unknown":  # the full rules: a loss is proved
+                return _spent(full, nodes, began, clock)
     # The main search: full rules, the variant's order, one table for the whole budget.
     main: Resumable | None = None
     main_nodes = 0
@@ -129,6 +143,12 @@ class Resumable(Protocol):
 
     def run(self, max_nodes: int, deadline: float,
             clock: Callable[[], float]) -> tuple[str, list[tuple[Cmd, ...]], int]: ...
+
+
+def _part(budget: Budget, share: float, most: int) -> Budget:
+    """``share`` of ``budget``, at most ``most`` positions (at least one)."""
+    return Budget(max(1, min(int(budget.max_nodes * share), most)), budget.max_seconds * share,
+                  budget.clock)
 
 
 def _spent(result: SolveResult, nodes: int, began: float,

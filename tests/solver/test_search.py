@@ -20,6 +20,7 @@ from service.solver.search import (
     BEST_FIRST_SHARE,
     CHECK_CLOCK_EVERY,
     FIRST_LIMIT,
+    FULL_BEST_FIRST_SHARE,
     DepthFirst,
     search,
 )
@@ -126,7 +127,7 @@ def test_a_spent_budget_answers_unknown() -> None:
 
 
 # Deals that a shaken restart wins within 10,000 positions (not the first search).
-SHAKEN_WINS = {"gilbert": (6, 23), "shamrocks": (3, 17), "gate": (38,),
+SHAKEN_WINS = {"gilbert": (6, 23), "shamrocks": (36, 42), "gate": (38,),
                "gate-single_card_moves": (6, 9), "caprice": (5, 6)}
 
 
@@ -136,8 +137,9 @@ def test_the_same_node_budget_gives_the_same_answer(config: tuple[str, dict[str,
     # the machine or the run, decides the answer (a daily deal's par must not vary).
     variant_id, options = config
     budget = Budget(max_nodes=10_000, max_seconds=600.0)
-    first_search = budget.max_nodes * BEST_FIRST_SHARE if variant_id == "shamrocks" \
-        else FIRST_LIMIT
+    # Shamrocks: its two best-first searches, then the first restart.
+    first_search = budget.max_nodes * (BEST_FIRST_SHARE + FULL_BEST_FIRST_SHARE) + FIRST_LIMIT \
+        if variant_id == "shamrocks" else FIRST_LIMIT
     for seed in SHAKEN_WINS[config_id(config)]:
         first = solve_deal(variant_id, options, seed, budget)
         assert first.result == "won" and first.nodes > first_search, f"seed {seed}: {first}"
@@ -494,3 +496,36 @@ def test_the_main_search_proves_a_loss_while_the_restarts_run() -> None:
             result = search(rules, start, budget, native=native)
             assert result.result == "lost", (seed, reachable[2], result)
             assert result.nodes <= budget.max_nodes
+
+
+def test_shamrocks_best_first_scores_four_a_card_up_less_the_cards_above_a_suits_next() -> None:
+    # Clubs up to the Two, nothing else: the suits' next cards are 3C, AD, AH, AS.
+    rules = rules_for("shamrocks", {})
+    fans = (("3C", "9D", "KS"), ("AD", "AH"), ("AS",), ("5C", "3D"))
+    piles = {"foundation/0": Pile((), ("AC", "2C"))}
+    piles.update({f"tableau/{i}": Pile((), cards) for i, cards in enumerate(fans)})
+    start = rules.from_piles({**_empty("shamrocks"), **piles})
+    # 3C under two cards, AD under one; AH and AS on top; 3D is not its suit's next.
+    assert rules.score(start) == 4 * 2 - 2 - 1  # the core's: tests/solver/test_native.py
+
+
+def test_shamrocks_searches_best_first_with_the_full_rules_before_the_restarts() -> None:
+    # Deal 468: the hasty best-first search runs out of steps at once (its hasty game is
+    # searched whole), and the main search does not win within the budget; the full
+    # rules' best-first search wins within its share.
+    rules = rules_for("shamrocks", {})
+    start = rules.from_piles(Game.deal("shamrocks", 468, {}).piles)
+    budget = Budget(max_nodes=10_000, max_seconds=1e9)
+    for native in (False, True) if core.AVAILABLE else (False,):
+        won = search(rules, start, budget, native=native)
+        assert won.result == "won" and won.nodes < 2_500, won
+        assert replay(Game.deal("shamrocks", 468, {}), won.commands).status is Status.WON
+    without = rules_for("shamrocks", {})
+    without.full_best_first = False  # type: ignore[misc]
+    assert search(without, start, budget).result == "unknown"
+
+
+def _empty(variant_id: str) -> dict[str, Pile]:
+    from service.engine import get_variant
+
+    return get_variant(variant_id)({}).empty_piles()
