@@ -1151,7 +1151,72 @@ static inline uint64_t next_to(uint64_t ranks) { /* the ranks one away from thes
     return (ranks << 1 | ranks >> 1) & SUIT13;
 }
 
+/* Gate.dead (single cards), proved in gate.py: C starts as every card of the bars, the
+ * pillars and the waste; a card is dropped when no lower card of its suit is under a stuck
+ * card, or it has a base in Top(C), or (a pillar's or the waste's card) some bar holds no
+ * stuck card. Top(C) from the Kings down: a card not under a stuck one that is in a bar,
+ * or (some bar holding no stuck card) in a pillar, the waste or the stock, or has a base
+ * among them (a foundation's card below its top: and the next card of its suit). */
+static int gate_dead(const State *s) {
+    uint64_t below[MAXCARDS];  /* below[o + k]: the cards under index k of the pile at o */
+    int start[11], top[11];    /* piles 0..7 bars, 8..9 pillars, 10 the waste */
+    uint64_t stuck = 0, bars = 0, filler = 0;
+    int o = 0;
+    for (int i = 0; i < 11; i++) {
+        int n = i < 10 ? s->len[i] : s->w;
+        uint64_t m = 0;
+        start[i] = o;
+        top[i] = n;
+        for (int k = 0; k < n; k++) {
+            int c = s->cards[o + k];
+            below[o + k] = m;
+            m |= 1ULL << c;
+        }
+        stuck |= m;
+        if (i < 8) bars |= m;
+        else filler |= m;
+        o += s->len[i];
+    }
+    for (int k = s->w; k < s->len[10]; k++) filler |= 1ULL << s->cards[start[10] + k];
+    uint64_t hidden = 0;  /* the foundations' cards below their tops */
+    for (int f = 0; f < 4; f++)
+        if (s->found[f] > 1) hidden |= ((1ULL << (s->found[f] - 1)) - 1) << (13 * f);
+    while (stuck) {
+        uint64_t under = 0;  /* the cards below a stuck card */
+        int blocked = 1;     /* every bar holds a stuck card */
+        for (int i = 0; i < 11; i++) {
+            int k = top[i] - 1;
+            while (k >= 0 && !((stuck >> s->cards[start[i] + k]) & 1)) k--;
+            if (k > 0) under |= below[start[i] + k];
+            if (k < 0 && i < 8) blocked = 0;
+        }
+        uint64_t loose = ALL52 & ~under, possible = 0;
+        uint64_t placed = bars | (blocked ? 0 : filler);
+        for (int r = 13; r >= 1; r--) {
+            uint64_t rank = cards_of(1ULL << (r - 1)) & loose;
+            uint64_t black = (possible | possible >> 39) & SUIT13;
+            uint64_t red = (possible >> 13 | possible >> 26) & SUIT13;
+            uint64_t onto = (red >> 1) | (red >> 1) << 39 | (black >> 1) << 13 | (black >> 1) << 26;
+            /* a foundation's card below its top: only once the next card came down */
+            possible |= rank & (placed | (onto & ~(hidden & ~(possible >> 1))));
+        }
+        uint64_t black = (possible | possible >> 39) & SUIT13;
+        uint64_t red = (possible >> 13 | possible >> 26) & SUIT13;
+        uint64_t based = (red >> 1) | (red >> 1) << 39 | (black >> 1) << 13 | (black >> 1) << 26;
+        uint64_t kept_off = 0;  /* a lower card of the suit under a stuck one */
+        for (int su = 0; su < 4; su++) {
+            uint64_t u = (under >> (13 * su)) & SUIT13;
+            if (u) kept_off |= ((SUIT13 << (__builtin_ctzll(u) + 1)) & SUIT13) << (13 * su);
+        }
+        uint64_t keep = stuck & kept_off & ~based & (blocked ? ALL52 : bars);
+        if (keep == stuck) return 1;
+        stuck = keep;
+    }
+    return 0;
+}
+
 static int dead(const Rules *R, const State *s) {
+    if (R->variant == GATE) return R->runs_move ? 0 : gate_dead(s);
     if (R->variant != SHAMROCKS && R->variant != GILBERT) return 0;
     int gil = R->variant == GILBERT, np = gil ? 7 : 18;
     uint64_t below[MAXCARDS];  /* below[o + k]: the cards under index k of the pile at o */
@@ -1932,10 +1997,11 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
 static PyObject *py_dead(PyObject *self, PyObject *args) {
     (void)self;
     const char *variant;
+    int runs_move;
     PyObject *pos;
-    if (!PyArg_ParseTuple(args, "sO", &variant, &pos)) return NULL;
+    if (!PyArg_ParseTuple(args, "spO", &variant, &runs_move, &pos)) return NULL;
     Rules R;
-    if (rules_of(variant, 0, 1, 1, 0, &R) < 0) return NULL;
+    if (rules_of(variant, 0, 1, runs_move, 0, &R) < 0) return NULL;
     State s;
     if (parse_state(&R, pos, &s) < 0) return NULL;
     return PyBool_FromLong(dead(&R, &s));
@@ -1944,7 +2010,8 @@ static PyObject *py_dead(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"search", py_search, METH_VARARGS, search_doc},
     {"dead", py_dead, METH_VARARGS,
-     "dead(variant, position) -> bool: Rules.dead (shamrocks.py, gilbert.py), natively."},
+     "dead(variant, runs_move, position) -> bool: Rules.dead (shamrocks.py, gilbert.py, gate.py),\n"
+     "natively."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -10,13 +10,14 @@ are not (the left one refills on a tie).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from service.engine import Pile
 
 from .build import ALT_DOWN, alt_run
 from .cards import RANK_OF, RED_OF, SUIT_OF, card_of
+from .dead import Where, lower, stay_stuck
 from .foundations import bump
 from .rules import DRAW, Cmd, F, P, R, Rules, State, Step, T, codes
 
@@ -56,6 +57,37 @@ def _awaited(c: int, bars: Bars, pillars: tuple[tuple[int, ...], ...],
     return any(p and p[-1] in below for p in pillars)
 
 
+def _bases(c: int) -> tuple[int, ...]:
+    """The cards ``c`` may be built on in the bars: one rank higher, the other colour."""
+    r = RANK_OF[c]
+    if r == 13:
+        return ()
+    return tuple(card_of(s, r + 1) for s in range(4) if RED_OF[card_of(s, 1)] != RED_OF[c])
+
+
+# Gate.dead's mark for "an emptied bar or a space", among the cards a card may land on.
+SPACE = -1
+
+
+def _tops(under: Callable[[int], bool], in_bars: set[int], filler: set[int],
+          found: tuple[int, ...]) -> set[int]:
+    """Gate.dead's ``Top(C)``: from the Kings down, each card not ``under`` a stuck card
+    that is in a bar (``in_bars``), or in ``filler`` (the pillars', the waste's and the
+    stock's cards, where some bar holds no stuck card), or may be built on one already
+    found and, if it lies on a foundation below its top, has the next card of its suit
+    found."""
+    tops: set[int] = set()
+    for r in range(13, 0, -1):
+        for suit in range(4):
+            z = card_of(suit, r)
+            if under(z):
+                continue
+            if z in in_bars or z in filler or (
+                    any(b in tops for b in _bases(z)) and (r >= found[suit] or z + 1 in tops)):
+                tops.add(z)
+    return tops
+
+
 class Gate(Rules):
     variant_id = "gate"
 
@@ -64,6 +96,84 @@ class Gate(Rules):
         # Measured with single_card_moves (benchmarks/README, branch gs): 11 of the table's
         # 76 unknown deals won at 2,000,000 positions (0 without); plain Gate left as it was.
         self.has_hasty = not self.runs_move
+
+    def dead(self, s: State) -> bool:
+        """With ``single_card_moves``: some cards of the bars, the pillars or the waste can
+        never move (so never reach a foundation).
+
+        The test (a greatest fixpoint, dead.py's :func:`stay_stuck`, as Gilbert's): start
+        with the set ``C`` of every card in the bars, the pillars and the waste; then,
+        again and again, drop from ``C`` each card ``y`` that (i) has no lower card of its
+        suit lying below a card of ``C`` in its pile (a bar, a pillar, the waste), or (ii)
+        may be built on (one rank higher, the other colour; none for a King) a card of
+        ``Top(C)``, or (iii) lies in a pillar or the waste while some bar holds no card of
+        ``C``, until none is dropped. Dead if ``C`` is then not empty. ``Top(C)``
+        (:func:`_tops`) is the least set holding each card not below a card of ``C`` that
+        is in a bar, or lies in a pillar, the waste or the stock while some bar holds no
+        card of ``C``, or may be built on a card of ``Top(C)`` and, if it lies on a
+        foundation below its top, has the next card of its suit in ``Top(C)``: found from
+        the Kings down.
+
+        Proof, against docs/rules.md (Gate, one card at a time). Take any game from here,
+        and the time ``t`` of the first move that takes a card of ``C`` off its pile (all
+        time if none does). Before ``t`` no card of ``C`` moves, and a card below one of
+        them cannot move (only a bar's, a pillar's or the waste's top card moves; a
+        card only ever goes on top of a bar or of the waste, and a draw puts its card on
+        top of the waste), so it stays below it: never a top, never moved. A bar holding a
+        card of ``C`` is never empty before ``t``, so it is never refilled and never a
+        space. So every card that is a bar's top at some time before ``t`` is in
+        ``Top(C)``, by induction on time: it was in a bar from here, not below a card of
+        ``C``; or a move put it there, onto a bar's top (in ``Top(C)`` by induction) that
+        it may be built on, or into an emptied bar or a space (from a pillar, the waste or
+        the stock: the only cards that go there), which exists only if some bar holds no
+        card of ``C``. A foundation's card goes onto a bar only as the foundation's top,
+        so, if it lay below the top here, only after the next card of its suit left the
+        foundation, which it does only onto a bar: that card was a bar's top earlier, in
+        ``Top(C)`` by induction. Suppose the move at ``t`` exists, taking ``y`` of ``C``. (1) Not to
+        a foundation: it takes ``y`` only holding every lower card of its suit, and by (i)
+        one of them is still below a card of ``C``. (2) Not into an emptied bar or a space:
+        a bar's card never goes there, and by (iii) a pillar's or the waste's card could
+        only if some bar held no card of ``C``. (3) Not onto a bar's top ``z``: ``z`` would
+        be a top before ``t``, so in ``Top(C)``, and ``y`` may be built on it, against
+        (ii). So no card of ``C`` ever moves, and none reaches its foundation: the
+        position is lost. The fixpoint drops only cards that (i), (ii) or (iii) let go,
+        so what is left holds to all three.
+
+        Plain Gate (runs move) has no test: a run may carry a card below a card of ``C``
+        along. A position reached may be dead where the one before was not, but the
+        search tests only its start (:attr:`dead_in_search` stays False): measured, testing
+        every position it reaches left out 14-23% of the main search's positions and cost
+        it 17-33% more CPU time (benchmarks/README, branch gs4), and the restarts lost won
+        deals with it. The test is sound at every position (tests/solver/test_dead.py
+        checks the search with it on)."""
+        if self.runs_move:
+            return False
+        found, bars, pillars, talon, w = s
+        where: Where = {}
+        for i, p in enumerate(bars):
+            for k, c in enumerate(p):
+                where[c] = (i, k)
+        in_bars = set(where)
+        for r, p in enumerate(pillars):
+            for k, c in enumerate(p):
+                where[c] = (len(bars) + r, k)
+        for k in range(w):
+            where[talon[k]] = (len(bars) + 2, k)
+        filler = {c for p in pillars for c in p} | set(talon)
+
+        def bases(y: int) -> tuple[int, ...]:
+            return _bases(y) if y in in_bars else (*_bases(y), SPACE)
+
+        def kept_off(y: int, under: Callable[[int], bool]) -> bool:
+            return any(under(x) for x in lower(y))
+
+        def landings(stuck: set[int], under: Callable[[int], bool]) -> set[int]:
+            blocked = len({where[c][0] for c in stuck if c in in_bars}) == len(bars)
+            if blocked:
+                return _tops(under, in_bars, set(), found)
+            return _tops(under, in_bars, filler, found) | {SPACE}
+
+        return stay_stuck(set(where), where, bases, landings, kept_off)
 
     def order(self, steps: list[Step]) -> list[Step]:
         steps.sort(key=lambda step: step[0])  # by priority alone: measured better than by score

@@ -48,7 +48,7 @@ def depth_first(rules: Rules, start: State) -> Any:
 def dead(rules: Rules, position: State) -> bool:
     """:meth:`Rules.dead` in the core (the same answer, tests/solver/test_dead.py)."""
     assert _core is not None
-    return bool(_core.dead(rules.variant_id, position))
+    return bool(_core.dead(rules.variant_id, rules.runs_move, position))
 
 
 def _cut_dead(rules: Rules) -> bool:

@@ -369,6 +369,9 @@ def test_gate_single_card_moves_a_card_across_only_with_a_move_that_uses_it() ->
         return out
 
     rules._across_for_use = counted  # type: ignore[method-assign]
+    # Without the dead test (Gate.dead), which proves some of these starts lost at once,
+    # before any move across is met; the core, with it, answers the same.
+    rules.dead_ends = False
     rng = random.Random(11)
     outcomes = {"won": 0, "lost": 0, "exhaustive": 0}
     for i in range(30):
