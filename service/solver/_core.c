@@ -1150,6 +1150,24 @@ static inline uint64_t cards_of(uint64_t ranks) { /* every card of these ranks *
 static inline uint64_t next_to(uint64_t ranks) { /* the ranks one away from these */
     return (ranks << 1 | ranks >> 1) & SUIT13;
 }
+/* The cards that may be built on a card of m: one rank lower, the other colour (clubs and
+ * spades, suits 0 and 3, are black). */
+static inline uint64_t built_on(uint64_t m) {
+    uint64_t black = (m | m >> 39) & SUIT13, red = (m >> 13 | m >> 26) & SUIT13;
+    return (red >> 1) | (red >> 1) << 39 | (black >> 1) << 13 | (black >> 1) << 26;
+}
+/* The cards with a lower card of their suit in `under` (and, if `between`, a higher one). */
+static inline uint64_t kept_off_by(uint64_t under, int between) {
+    uint64_t out = 0;
+    for (int su = 0; su < 4; su++) {
+        uint64_t u = (under >> (13 * su)) & SUIT13;
+        if (!u) continue;
+        uint64_t m = (SUIT13 << (__builtin_ctzll(u) + 1)) & SUIT13;
+        if (between) m &= (1ULL << (63 - __builtin_clzll(u))) - 1;
+        out |= m << (13 * su);
+    }
+    return out;
+}
 
 /* Gate.dead (single cards), proved in gate.py: C starts as every card of the bars, the
  * pillars and the waste; a card is dropped when no lower card of its suit is under a stuck
@@ -1194,21 +1212,11 @@ static int gate_dead(const State *s) {
         uint64_t placed = bars | (blocked ? 0 : filler);
         for (int r = 13; r >= 1; r--) {
             uint64_t rank = cards_of(1ULL << (r - 1)) & loose;
-            uint64_t black = (possible | possible >> 39) & SUIT13;
-            uint64_t red = (possible >> 13 | possible >> 26) & SUIT13;
-            uint64_t onto = (red >> 1) | (red >> 1) << 39 | (black >> 1) << 13 | (black >> 1) << 26;
             /* a foundation's card below its top: only once the next card came down */
-            possible |= rank & (placed | (onto & ~(hidden & ~(possible >> 1))));
+            possible |= rank & (placed | (built_on(possible) & ~(hidden & ~(possible >> 1))));
         }
-        uint64_t black = (possible | possible >> 39) & SUIT13;
-        uint64_t red = (possible >> 13 | possible >> 26) & SUIT13;
-        uint64_t based = (red >> 1) | (red >> 1) << 39 | (black >> 1) << 13 | (black >> 1) << 26;
-        uint64_t kept_off = 0;  /* a lower card of the suit under a stuck one */
-        for (int su = 0; su < 4; su++) {
-            uint64_t u = (under >> (13 * su)) & SUIT13;
-            if (u) kept_off |= ((SUIT13 << (__builtin_ctzll(u) + 1)) & SUIT13) << (13 * su);
-        }
-        uint64_t keep = stuck & kept_off & ~based & (blocked ? ALL52 : bars);
+        uint64_t keep = stuck & kept_off_by(under, 0) & ~built_on(possible)
+                        & (blocked ? ALL52 : bars);
         if (keep == stuck) return 1;
         stuck = keep;
     }
@@ -1261,29 +1269,18 @@ static int dead(const Rules *R, const State *s) {
             for (int r = 13; r >= 1; r--) {
                 uint64_t rank = cards_of(1ULL << (r - 1)) & loose;
                 uint64_t add = rank & (tab | (r == 7 && !blocked ? ALL52 : 0));
-                uint64_t black = (possible | possible >> 39) & SUIT13;
-                uint64_t red = (possible >> 13 | possible >> 26) & SUIT13;
-                add |= rank & ((red >> 1) | (red >> 1) << 39 | (black >> 1) << 13 | (black >> 1) << 26);
+                add |= rank & built_on(possible);
                 possible |= add;
             }
-            uint64_t black = (possible | possible >> 39) & SUIT13;
-            uint64_t red = (possible >> 13 | possible >> 26) & SUIT13;
-            based = (red >> 1) | (red >> 1) << 39 | (black >> 1) << 13 | (black >> 1) << 26;
+            based = built_on(possible);
             if (!blocked) to_empty = cards_of(1ULL << 6);
         } else {  /* (a), then (b): one rank away from a bottom; bases one rank away */
             possible = low & ~under;
             possible |= ALL52 & ~(under | stuck) & cards_of(next_to(ranks_of(bottom & ~under)));
             based = cards_of(next_to(ranks_of(possible)));
         }
-        uint64_t kept_off = 0;  /* a lower (Gilbert: and a higher) card of the suit under */
-        for (int su = 0; su < 4; su++) {
-            uint64_t u = (under >> (13 * su)) & SUIT13;
-            if (!u) continue;
-            uint64_t m = (SUIT13 << (__builtin_ctzll(u) + 1)) & SUIT13;
-            if (gil) m &= (1ULL << (63 - __builtin_clzll(u))) - 1;
-            kept_off |= m << (13 * su);
-        }
-        uint64_t keep = stuck & kept_off & ~based & ~to_empty;
+        /* a lower (Gilbert: and a higher) card of the suit under a stuck one */
+        uint64_t keep = stuck & kept_off_by(under, gil) & ~based & ~to_empty;
         if (keep == stuck) return 1;
         stuck = keep;
     }
