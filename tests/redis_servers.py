@@ -295,3 +295,9 @@ class LocalCluster:
 
     def __iter__(self) -> Iterator[ServerProcess]:
         return iter(self.nodes)
+
+
+def aof_files(server: ServerProcess) -> list[Path]:
+    """The append-only files ``server`` has written so far (``appendonlydir/*``)."""
+    folder = server.directory / str(server.config.get("appenddirname", "appendonlydir"))
+    return sorted(folder.glob("*")) if folder.is_dir() else []

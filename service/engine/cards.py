@@ -26,10 +26,6 @@ def card(rank: int, suit: str) -> str:
     return RANKS[rank - 1] + suit
 
 
-def is_card(text: object) -> bool:
-    return isinstance(text, str) and text in RANK
-
-
 def name(c: str) -> str:
     """``"7H"`` -> ``"Seven of hearts"``, for messages a person reads."""
     return f"{RANK_NAMES[c[0]]} of {SUIT_NAMES[c[1]]}"

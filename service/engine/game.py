@@ -12,7 +12,7 @@ import enum
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .commands import DRAW, RESIGN, UNDO, Command, Draw, Move, Resign, Undo
+from .commands import DRAW, Command, Draw, Move, Resign, Undo
 from .diff import Op, changed_piles, compute_ops
 from .errors import BadCommand, IllegalCommand
 from .movegen import check_move, legal_moves
@@ -110,16 +110,6 @@ class Game:
         out: list[Command] = list(legal_moves(self.variant, self.position.piles))
         if self.variant.can_draw(self.position.piles):
             out.append(DRAW)
-        return out
-
-    def legal_commands(self) -> list[Command]:
-        """Every command that :meth:`apply` accepts now."""
-        if self.status.is_final:
-            return []
-        out = self.legal_moves()
-        if self.can_undo:
-            out.append(UNDO)
-        out.append(RESIGN)
         return out
 
     def effective_commands(self) -> list[Command]:

@@ -402,11 +402,6 @@ class ServerProcess:
             return ""
         return "\n".join(text.splitlines()[-lines:])
 
-    def aof_files(self) -> list[Path]:
-        """The append-only files written so far (``appendonlydir/*``)."""
-        aof_dir = self.directory / str(self.config.get("appenddirname", "appendonlydir"))
-        return sorted(aof_dir.glob("*")) if aof_dir.is_dir() else []
-
     # -- context managers ----------------------------------------------------
 
     def __enter__(self) -> Self:

@@ -403,11 +403,6 @@ class Games:
                                                         seq - 1)
         return result
 
-    async def command_seq(self, game_id: str, command_id: str) -> int | None:
-        """The seq at which ``command_id`` was applied, or None."""
-        first = await self.first_application(game_id, command_id)
-        return None if first is None else first[0]
-
     async def first_application(self, game_id: str, command_id: str) -> tuple[int, str] | None:
         """The seq at which ``command_id`` was applied and the fingerprint of its command
         ("" when it was kept without one), or None."""

@@ -9,8 +9,6 @@ so one instance at a time searches, and a dead one's lock runs out.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
 from typing import NamedTuple
 
 from service.store import keys, meta
@@ -74,11 +72,6 @@ class SolverStore:
         if k is None or par is None:
             return None
         return ChosenDeal(int(k), int(par))
-
-    async def chosen_many(self, date: str, variants: Sequence[str]) -> dict[str, ChosenDeal | None]:
-        """Each variant's chosen deal of ``date`` (separate slots: one call each, together)."""
-        found = await asyncio.gather(*(self.chosen(date, v) for v in variants))
-        return dict(zip(variants, found, strict=True))
 
     async def keep_chosen(self, date: str, variant: str, deal: ChosenDeal,
                           ttl_s: int) -> ChosenDeal:

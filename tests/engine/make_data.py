@@ -26,7 +26,7 @@ from typing import Any
 from service.engine import DRAW, RULES_VERSION, UNDO, Command, Game
 from service.engine.cards import ordered_deck
 from service.engine.rng import SplitMix64, shuffle
-from tests.commands import to_json
+from tests.commands import legal_commands, to_json
 
 DATA = Path(__file__).parent / "data"
 VARIANT_IDS = ("gilbert", "shamrocks", "gate", "caprice")
@@ -72,7 +72,7 @@ PERFT_ROOTS: dict[str, list[dict[str, Any]]] = {
 def legal_digest(game: Game) -> str:
     """Eight hex digits naming the set of legal commands (their order does not matter)."""
     text = json.dumps(
-        sorted(json.dumps(to_json(c), sort_keys=True) for c in game.legal_commands())
+        sorted(json.dumps(to_json(c), sort_keys=True) for c in legal_commands(game))
     )
     return hashlib.sha256(text.encode()).hexdigest()[:8]
 
@@ -106,7 +106,7 @@ def policy_game(
     steps: int = POLICY_STEPS,
 ) -> dict[str, Any]:
     """A fixed command sequence from the deal (see :data:`POLICIES`), with, before each
-    command, the number of legal commands (``legal_commands()``: resign included) and the
+    command, the number of legal commands (``legal_commands``: resign included) and the
     digest of their set."""
     choose = {"index": _index_policy, "random": _random_policy}[policy]
     rng = random.Random(rng_seed)
@@ -116,7 +116,7 @@ def policy_game(
         command = choose(game, i, rng)
         if command is None:
             break
-        counts.append(len(game.legal_commands()))
+        counts.append(len(legal_commands(game)))
         digests.append(legal_digest(game))
         commands.append(to_json(command))
         game = game.apply(command)[0]

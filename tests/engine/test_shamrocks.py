@@ -6,6 +6,7 @@ import pytest
 
 from service.engine import DRAW, RESIGN, UNDO, Game, Status
 from service.engine.cards import RANK
+from tests.commands import legal_commands
 
 from .helpers import accepted, all_cards, full_deck, make_game, move, refused, suit_run, view
 
@@ -199,6 +200,6 @@ def test_shamrocks_a_deal_with_no_legal_move_is_lost_from_the_start():
     # About one deal in two hundred: no fan top goes anywhere and there is no Ace on top.
     dead = Game.deal("shamrocks", 18)
     assert dead.status is Status.LOST and dead.moves == 0
-    assert dead.legal_commands() == [RESIGN]
+    assert legal_commands(dead) == [RESIGN]
     refused(dead, UNDO, "nothing_to_undo")
     assert Game.deal("shamrocks", 0).status is Status.PLAYING

@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 
 from service.engine import RESIGN, Game
-from tests.commands import from_json, replay, to_json
+from tests.commands import from_json, legal_commands, replay, to_json
 from tests.service.helpers import Api, Closed, Socket, apply, new_command_id
 
 ANSWER_S = 30.0  # a command unanswered this long counts as never answered (a failure of the test)
@@ -55,7 +55,7 @@ class Client:
         self.game = Game.deal(self.variant, self.seed, self.options)
 
     def next_command(self) -> dict[str, Any] | None:
-        options = [c for c in self.game.legal_commands() if c is not RESIGN]
+        options = [c for c in legal_commands(self.game) if c is not RESIGN]
         return to_json(self.rng.choice(options)) if options else None
 
     # --- REST ---------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from service.domain.auth import Tokens, load_secret
 from service.runtime.clock import Clock
 from service.store.embedded import EmbeddedServer
 from tests.live import ServiceProcess
-from tests.redis_servers import sync_client
+from tests.redis_servers import aof_files, sync_client
 from tests.reliability.helpers import assert_clean_process_log
 
 
@@ -43,7 +43,7 @@ def test_the_store_files_and_folders_are_their_owners_alone(tmp_path: Path) -> N
                 for i in range(50):
                     client.rpush("g:{x}:events", f"event {i}")
                 client.execute_command("BGREWRITEAOF")
-            assert server.aof_files()
+            assert aof_files(server)
             server.stop()
             seen = modes(folder)
     finally:

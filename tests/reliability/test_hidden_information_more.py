@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 from service.app import Context
 from service.engine import RESIGN, Game
 from service.store import keys
-from tests.commands import to_json
+from tests.commands import legal_commands, to_json
 from tests.live import daily_chosen, settings_for_test
 from tests.redis_servers import sync_client
 from tests.service.domain.test_hidden_information import Truth
@@ -123,7 +123,7 @@ async def live(redis_url: str, tmp_path: Path) -> AsyncIterator[tuple[Api, Conte
 def flipping_moves(game: Game) -> list[dict[str, Any]]:
     """The legal commands that turn a face-down card up (or deal one from the stock)."""
     out = []
-    for command in game.legal_commands():
+    for command in legal_commands(game):
         if command == RESIGN:
             continue
         _, diff = game.apply(command)

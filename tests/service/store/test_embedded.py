@@ -23,7 +23,7 @@ from service.store.embedded import (
     find_server_binary,
 )
 from tests.live import alive, wait_until_dead
-from tests.redis_servers import sync_client
+from tests.redis_servers import aof_files, sync_client
 from tests.stores import Store, open_store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
@@ -49,7 +49,7 @@ def test_start_and_stop_leave_no_process_and_an_append_only_file(tmp_path: Path)
     server.stop()
     assert not alive(pid)
     assert not server.running
-    assert any(f.name.endswith(".aof") for f in server.aof_files())
+    assert any(f.name.endswith(".aof") for f in aof_files(server))
     assert not (tmp_path / "redis" / "redis.sock").exists()
 
 
@@ -143,7 +143,7 @@ async def test_open_store_without_redis_url_runs_the_embedded_server_in_the_data
         await store.games.create("g1", META, ttl_s=None)
         await store.games.append("g1", 0, "c1", b"e1")
     assert not alive(pid)
-    assert store.embedded.aof_files()
+    assert aof_files(store.embedded)
     async with open_store(settings) as store:  # type: ignore[arg-type]
         assert (await store.games.load("g1")).events == [b"e1"]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -49,12 +50,19 @@ async def restore_chosen(url: str, tmp_path: Path) -> None:
         await redis.aclose()
 
 
+async def chosen_many(store: SolverStore, date: str,
+                      variants: Sequence[str]) -> dict[str, ChosenDeal | None]:
+    """Each variant's chosen deal of ``date`` (separate slots in a cluster: one call each)."""
+    found = await asyncio.gather(*(store.chosen(date, v) for v in variants))
+    return dict(zip(variants, found, strict=True))
+
+
 async def remember_chosen(url: str, tmp_path: Path) -> None:
     """Keep the deals of DAY and the next day, once the service has chosen them all."""
     redis = RedisConn(settings_for_test(url, tmp_path), url)
     try:
         for day in (DAY, DAY + timedelta(days=1)):
-            found = await SolverStore(redis).chosen_many(day.isoformat(), tuple(VARIANTS))
+            found = await chosen_many(SolverStore(redis), day.isoformat(), tuple(VARIANTS))
             if all(found.values()):
                 _CHOSEN[day.isoformat()] = found  # type: ignore[assignment]
     finally:

@@ -34,6 +34,7 @@ from tests.service.domain.daily.helpers import (
     NEXT_DAY,
     VARIANT,
     Api,
+    chosen_many,
     remember_chosen,
     restore_chosen,
     spec_order,
@@ -98,7 +99,7 @@ async def test_a_past_challenge_shows_its_seed_the_chosen_candidate_of_its_day(
     seeds = Seeds(DAILY_SECRET.encode())
     redis = RedisConn(settings_for_test(any_redis_url, tmp_path), any_redis_url)
     try:
-        chosen = await SolverStore(redis).chosen_many(D, VARIANTS)
+        chosen = await chosen_many(SolverStore(redis), D, VARIANTS)
     finally:
         await redis.aclose()
     assert [c["seed"] for c in body["challenges"]] == [

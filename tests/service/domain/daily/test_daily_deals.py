@@ -25,7 +25,7 @@ from service.store.connection import RedisConn
 from service.store.solver import SolverStore
 from tests.fakes import FakeClock
 from tests.live import running_service, settings_for_test
-from tests.service.domain.daily.helpers import DAILY_SECRET, Api
+from tests.service.domain.daily.helpers import DAILY_SECRET, Api, chosen_many
 
 VARIANTS = ("gilbert", "shamrocks", "gate", "caprice")
 
@@ -47,7 +47,7 @@ async def service(s: Settings, clock: FakeClock) -> AsyncIterator[Api]:
 async def chosen_in_store(redis_url: str, tmp_path: Path, day: date) -> dict[str, Any]:
     redis = RedisConn(settings_for_test(redis_url, tmp_path), redis_url)
     try:
-        return await SolverStore(redis).chosen_many(day.isoformat(), VARIANTS)
+        return await chosen_many(SolverStore(redis), day.isoformat(), VARIANTS)
     finally:
         await redis.aclose()
 
