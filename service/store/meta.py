@@ -122,10 +122,6 @@ CATALOGUE: tuple[Field, ...] = (
 BY_NAME: Mapping[str, Field] = {f.name: f for f in CATALOGUE}
 NAMES = frozenset(BY_NAME)
 
-# Written only by the store's own scripts, never as a GameMeta attribute.
-STORE_ONLY = frozenset((CREATE_ID,))
-
-
 def to_text(name: str, value: object) -> str:
     """``value`` as the hash keeps the field ``name``; ValueError for a name outside the
     catalogue or a value not of the field's type."""
