@@ -97,6 +97,7 @@ typedef struct {
 
 /* ---- cards ------------------------------------------------------------------------ */
 static uint8_t RANK_T[52], SUIT_T[52], RED_T[52];  /* filled at import */
+static uint64_t ALT_ONTO[52];  /* bit c set in ALT_ONTO[t]: alt_on(c, t) (filled at import) */
 #define RANK(c) (RANK_T[(c)])
 #define SUIT(c) (SUIT_T[(c)])
 #define RED(c) (RED_T[(c)])
@@ -906,6 +907,10 @@ static int gate_steps(const Rules *R, const State *s, Step *out) {
         if (i < 10) tops[i] = s->len[i] ? s->cards[off[i] + s->len[i] - 1] : -1;
     }
     int w = s->w, tl = s->len[10], tst = off[10];
+    uint64_t onto_bars = 0;  /* the cards some bar's top may take: no bar for the rest */
+    for (int j = 0; j < 8; j++)
+        if (tops[j] >= 0) onto_bars |= ALT_ONTO[tops[j]];
+#define ONTO_A_BAR(c) (onto_bars >> (c) & 1)
     /* safe */
     int no_pillars = !s->len[8] && !s->len[9];
     for (int i = 0; i < 8; i++) {
@@ -931,7 +936,7 @@ static int gate_steps(const Rules *R, const State *s, Step *out) {
     if (w) {
         int c = s->cards[tst + w - 1];
         if (s->found[SUIT(c)] == RANK(c) - 1) add(out, &n, TO_FOUNDATION, 0, K_TAL2F, w, 0, SUIT(c));
-        for (int j = 0; j < 8; j++)
+        for (int j = 0; j < 8 && ONTO_A_BAR(c); j++)
             if (tops[j] >= 0 && alt_on(c, tops[j])) add(out, &n, FROM_WASTE, 0, K_TAL2T, w, 0, j);
         for (int j = 0; j < 8; j++)
             if (tops[j] < 0) add(out, &n, FROM_WASTE, 0, K_TAL2T, w, 0, j);
@@ -943,14 +948,15 @@ static int gate_steps(const Rules *R, const State *s, Step *out) {
         if (!s->len[r]) continue;
         int c = tops[r];
         if (s->found[SUIT(c)] == RANK(c) - 1) add(out, &n, TO_FOUNDATION, 0, K_T2F, r, 1, SUIT(c));
-        for (int j = 0; j < 8; j++)
+        for (int j = 0; j < 8 && ONTO_A_BAR(c); j++)
             if (tops[j] >= 0 && alt_on(c, tops[j])) add(out, &n, REVEALS, 0, K_T2T, r, 1, j);
     }
     for (int f = 0; f < 4; f++) {
         int k = s->found[f];
         if (!k) continue;
         int c = CARD(f, k);
-        if (R->hasty && !gate_awaited(s, off, tops, w, tst, c)) continue;  /* gate.py */
+        if (!ONTO_A_BAR(c) || (R->hasty && !gate_awaited(s, off, tops, w, tst, c)))
+            continue;  /* gate.py */
         for (int j = 0; j < 8; j++)
             if (tops[j] >= 0 && alt_on(c, tops[j])) {
                 if (for_use) gate_down_for_use(s, tops, w, tst, f, j, R->hasty, out, &n);
@@ -967,6 +973,7 @@ static int gate_steps(const Rules *R, const State *s, Step *out) {
             int rest = len - k;
             if (k == 1 && s->found[SUIT(c)] == RANK(c) - 1)
                 add(out, &n, TO_FOUNDATION, 0, K_T2F, i, 1, SUIT(c));
+            if (!ONTO_A_BAR(c)) continue;
             int prio = !rest ? REVEALS : alt_on(c, s->cards[st + rest - 1]) ? SETTLED : TABLEAU;
             int across = prio == SETTLED && for_use && !R->hasty;  /* Gate._across_for_use */
             for (int j = 0; j < 8; j++)
@@ -977,6 +984,7 @@ static int gate_steps(const Rules *R, const State *s, Step *out) {
                 }
         }
     }
+#undef ONTO_A_BAR
     if (w < tl) add(out, &n, DRAWS, 0, K_DRAW, 0, 0, 0);
     if (R->hasty) {  /* Rules.successors' hasty mode: the first move to a foundation alone */
         for (int q = 0; q < n; q++)
@@ -2024,6 +2032,9 @@ PyMODINIT_FUNC PyInit__core(void) {
         SUIT_T[c] = (uint8_t)(c / 13);
         RED_T[c] = SUIT_T[c] == 1 || SUIT_T[c] == 2;
     }
+    for (int t = 0; t < 52; t++)
+        for (int c = 0; c < 52; c++)
+            if (alt_on(c, t)) ALT_ONTO[t] |= 1ULL << c;
     for (int i = 0; i < 8; i++) {
         snprintf(name, sizeof name, "foundation/%d", i);
         if (!(S_found[i] = PyUnicode_InternFromString(name))) return NULL;
