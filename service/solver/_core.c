@@ -97,6 +97,7 @@ typedef struct {
 
 /* ---- cards ------------------------------------------------------------------------ */
 static uint8_t RANK_T[52], SUIT_T[52], RED_T[52];  /* filled at import */
+static uint64_t ALT_ONTO[52];  /* bit c set in ALT_ONTO[t]: alt_on(c, t) (filled at import) */
 #define RANK(c) (RANK_T[(c)])
 #define SUIT(c) (SUIT_T[(c)])
 #define RED(c) (RED_T[(c)])
@@ -279,6 +280,12 @@ static int table_init(Table *t, size_t cap) {
     return t->slots != NULL;
 }
 static void table_free(Table *t) { free(t->slots); t->slots = NULL; }
+
+/* Fetch the cache line where h's probe starts into the cache (a hint; the table may grow
+ * before the probe, which then misses as it would have). */
+static inline void table_prefetch(const Table *t, H128 h) {
+    __builtin_prefetch(&t->slots[h.a & (t->cap - 1)], 1);
+}
 
 /* Insert h: 1 if new, 0 if there, -1 out of memory. */
 static int table_add(Table *t, H128 h) {
@@ -906,6 +913,10 @@ static int gate_steps(const Rules *R, const State *s, Step *out) {
         if (i < 10) tops[i] = s->len[i] ? s->cards[off[i] + s->len[i] - 1] : -1;
     }
     int w = s->w, tl = s->len[10], tst = off[10];
+    uint64_t onto_bars = 0;  /* the cards some bar's top may take: no bar for the rest */
+    for (int j = 0; j < 8; j++)
+        if (tops[j] >= 0) onto_bars |= ALT_ONTO[tops[j]];
+#define ONTO_A_BAR(c) (onto_bars >> (c) & 1)
     /* safe */
     int no_pillars = !s->len[8] && !s->len[9];
     for (int i = 0; i < 8; i++) {
@@ -931,7 +942,7 @@ static int gate_steps(const Rules *R, const State *s, Step *out) {
     if (w) {
         int c = s->cards[tst + w - 1];
         if (s->found[SUIT(c)] == RANK(c) - 1) add(out, &n, TO_FOUNDATION, 0, K_TAL2F, w, 0, SUIT(c));
-        for (int j = 0; j < 8; j++)
+        for (int j = 0; j < 8 && ONTO_A_BAR(c); j++)
             if (tops[j] >= 0 && alt_on(c, tops[j])) add(out, &n, FROM_WASTE, 0, K_TAL2T, w, 0, j);
         for (int j = 0; j < 8; j++)
             if (tops[j] < 0) add(out, &n, FROM_WASTE, 0, K_TAL2T, w, 0, j);
@@ -943,14 +954,15 @@ static int gate_steps(const Rules *R, const State *s, Step *out) {
         if (!s->len[r]) continue;
         int c = tops[r];
         if (s->found[SUIT(c)] == RANK(c) - 1) add(out, &n, TO_FOUNDATION, 0, K_T2F, r, 1, SUIT(c));
-        for (int j = 0; j < 8; j++)
+        for (int j = 0; j < 8 && ONTO_A_BAR(c); j++)
             if (tops[j] >= 0 && alt_on(c, tops[j])) add(out, &n, REVEALS, 0, K_T2T, r, 1, j);
     }
     for (int f = 0; f < 4; f++) {
         int k = s->found[f];
         if (!k) continue;
         int c = CARD(f, k);
-        if (R->hasty && !gate_awaited(s, off, tops, w, tst, c)) continue;  /* gate.py */
+        if (!ONTO_A_BAR(c) || (R->hasty && !gate_awaited(s, off, tops, w, tst, c)))
+            continue;  /* gate.py */
         for (int j = 0; j < 8; j++)
             if (tops[j] >= 0 && alt_on(c, tops[j])) {
                 if (for_use) gate_down_for_use(s, tops, w, tst, f, j, R->hasty, out, &n);
@@ -967,6 +979,7 @@ static int gate_steps(const Rules *R, const State *s, Step *out) {
             int rest = len - k;
             if (k == 1 && s->found[SUIT(c)] == RANK(c) - 1)
                 add(out, &n, TO_FOUNDATION, 0, K_T2F, i, 1, SUIT(c));
+            if (!ONTO_A_BAR(c)) continue;
             int prio = !rest ? REVEALS : alt_on(c, s->cards[st + rest - 1]) ? SETTLED : TABLEAU;
             int across = prio == SETTLED && for_use && !R->hasty;  /* Gate._across_for_use */
             for (int j = 0; j < 8; j++)
@@ -977,6 +990,7 @@ static int gate_steps(const Rules *R, const State *s, Step *out) {
                 }
         }
     }
+#undef ONTO_A_BAR
     if (w < tl) add(out, &n, DRAWS, 0, K_DRAW, 0, 0, 0);
     if (R->hasty) {  /* Rules.successors' hasty mode: the first move to a foundation alone */
         for (int q = 0; q < n; q++)
@@ -1489,11 +1503,20 @@ typedef struct {
 } Outcome;
 
 /* search.DepthFirst: a depth-first search that a budget pauses and a later run resumes,
- * its table and path kept. */
+ * its table and path kept. With `prefetch` (the main search, whose table holds millions
+ * of keys), a position's children's keys are made when it is entered (keys, indexed as
+ * pool) and their table slots prefetched: most children were met before, and their
+ * probes, each a cache miss, then overlap instead of following one another. The same
+ * positions in the same order: only when the work is done changes. (The restarts' tables
+ * are small: there it only cost each child a second play, measured in benchmarks/README,
+ * branch gs5.) */
 typedef struct {
     Rules R;
     Table seen;
     Steps pool;
+    int prefetch;
+    H128 *keys;
+    size_t capk;
     Frame *frames;
     size_t nfr, capfr;
     long long nodes;
@@ -1515,6 +1538,7 @@ static int dfs_init(Dfs *d, const Rules *R, const State *start) {
 static void dfs_free(Dfs *d) {
     table_free(&d->seen);
     free(d->pool.v); d->pool.v = NULL;
+    free(d->keys); d->keys = NULL;
     free(d->frames); d->frames = NULL;
 }
 
@@ -1531,6 +1555,19 @@ static int dfs_push(Dfs *d, const State *s, const Step *via, MT *rng, double spr
     g->step0 = d->pool.n;
     g->at = 0;
     if (!steps_of(&d->R, s, &d->pool, rng, spread, &g->nsteps)) return 0;
+    if (d->prefetch && d->pool.n > d->capk) {
+        size_t nc = d->capk ? d->capk : 1024;
+        while (nc < d->pool.n) nc *= 2;
+        H128 *nh = realloc(d->keys, nc * sizeof(H128));
+        if (!nh) return 0;
+        d->keys = nh; d->capk = nc;
+    }
+    for (size_t q = g->step0; d->prefetch && q < d->pool.n; q++) {
+        State child;
+        play(&d->R, &g->s, &d->pool.v[q], &child);
+        d->keys[q] = key_of(&d->R, &child);
+        table_prefetch(&d->seen, d->keys[q]);
+    }
     d->nfr++;
     return 1;
 }
@@ -1557,13 +1594,14 @@ static void dfs_run(Dfs *d, long long max_nodes, Clock *ck, MT *rng, double spre
             d->nfr--;
             continue;
         }
-        Step step = d->pool.v[f->step0 + f->at++];
+        size_t q = f->step0 + f->at++;
+        Step step = d->pool.v[q];
         State child;
         play(R, &f->s, &step, &child);
         /* moved straight back to the position the search came from (search.DepthFirst) */
         if (d->nfr >= 2 && memcmp(&child, &d->frames[d->nfr - 2].s, HEAD + child.ncards) == 0)
             continue;
-        int added = table_add(&d->seen, key_of(R, &child));
+        int added = table_add(&d->seen, d->prefetch ? d->keys[q] : key_of(R, &child));
         if (added < 0) goto oom;
         if (!added) continue;
         d->nodes++;
@@ -1906,6 +1944,7 @@ static PyObject *depthfirst_new(PyTypeObject *type, PyObject *args, PyObject *kw
     DepthFirstObject *self = (DepthFirstObject *)type->tp_alloc(type, 0);
     if (!self) return NULL;
     if (dfs_init(&self->d, &R, &start) < 0) { dfs_free(&self->d); Py_DECREF(self); return NULL; }
+    self->d.prefetch = 1;  /* the main search: its table grows large */
     self->ready = 1;
     return (PyObject *)self;
 }
@@ -2024,6 +2063,9 @@ PyMODINIT_FUNC PyInit__core(void) {
         SUIT_T[c] = (uint8_t)(c / 13);
         RED_T[c] = SUIT_T[c] == 1 || SUIT_T[c] == 2;
     }
+    for (int t = 0; t < 52; t++)
+        for (int c = 0; c < 52; c++)
+            if (alt_on(c, t)) ALT_ONTO[t] |= 1ULL << c;
     for (int i = 0; i < 8; i++) {
         snprintf(name, sizeof name, "foundation/%d", i);
         if (!(S_found[i] = PyUnicode_InternFromString(name))) return NULL;
