@@ -36,10 +36,15 @@ def main() -> None:
     parser.add_argument("--deals", type=int, default=10)
     parser.add_argument("--nodes", type=int, default=20_000)
     parser.add_argument("--configs", nargs="*", default=list(CONFIGS))
+    parser.add_argument("--seeds", nargs="*", type=int,
+                        help="these deals instead of 1..--deals (e.g. the ones whose search "
+                             "is long enough to time the search, not its start and its line)")
     args = parser.parse_args()
     if not native.AVAILABLE:
         sys.exit(native.MISSING)
-    print(f"deals 1..{args.deals}, {args.nodes:,} positions at most each; "
+    seeds = args.seeds or list(range(1, args.deals + 1))
+    which = f"deals {' '.join(map(str, seeds))}" if args.seeds else f"deals 1..{args.deals}"
+    print(f"{which}, {args.nodes:,} positions at most each; "
           "positions per CPU second, medians over the deals")
     print("| configuration | pure Python | native | native / Python (median of the ratios) "
           "| answers (won/lost/unknown) |")
@@ -49,7 +54,7 @@ def main() -> None:
         rules = rules_for(variant, options)
         py_rates, c_rates, ratios = [], [], []
         answers = {"won": 0, "lost": 0, "unknown": 0}
-        for seed in range(1, args.deals + 1):
+        for seed in seeds:
             start = rules.from_piles(Game.deal(variant, seed, options).piles)
             budget = Budget(args.nodes, 1e9, time.process_time)
             rates = []
