@@ -90,6 +90,7 @@ typedef struct {
     int variant;
     int hasty, pruning, runs_move;
     int cut_dead;   /* leave out the positions dead() proves lost (native.py _cut_dead) */
+    int guide;      /* what best-first scores by: rules.GUIDES's index (Rules.guide) */
     int npiles;     /* piles in the position */
     int total;      /* cards to win */
     int nfound;
@@ -1319,7 +1320,9 @@ static void play(const Rules *R, const State *s, const Step *st, State *child) {
     }
 }
 static int is_won(const Rules *R, const State *s) { return sum_found(s) == R->total; }
+enum { GUIDE_SCORE, GUIDE_COUNT, GUIDE_BURIED, GUIDE_FULL_FANS };  /* rules.GUIDES */
 static int score_of(const Rules *R, const State *s) {
+    if (R->guide == GUIDE_COUNT) return sum_found(s);
     if (R->variant == GILBERT) {
         int d = 0;
         for (int i = 0; i < 7; i++) d += s->down[i];
@@ -1332,7 +1335,13 @@ static int score_of(const Rules *R, const State *s) {
             for (int k = 0; k < n; k++) {
                 int c = s->cards[o + k];
                 if (RANK(c) == s->found[SUIT(c)] + 1) sc -= n - 1 - k;
+                if (R->guide == GUIDE_BURIED)  /* Shamrocks.other_score: less each higher */
+                    for (int j = k + 1; j < n; j++) {  /* card of its suit above it */
+                        int d = s->cards[o + j];
+                        if (SUIT(d) == SUIT(c) && RANK(d) > RANK(c)) sc--;
+                    }
             }
+            if (R->guide == GUIDE_FULL_FANS && n == 3) sc -= 2;  /* less two a full fan */
             o += n;
         }
         return sc;
@@ -1890,10 +1899,11 @@ static const char *VARIANTS[] = {"gilbert", "shamrocks", "gate", "caprice"};
 
 PyDoc_STRVAR(search_doc,
 "search(variant, hasty, pruning, runs_move, cut_dead, position, max_nodes, deadline, clock,\n"
-"       rng, shake, depth_first) -> (result, line, nodes)\n\n"
+"       rng, shake, depth_first, guide) -> (result, line, nodes)\n\n"
 "One search of service.solver.search._search, natively: result 'won', 'lost' or\n"
 "'unknown'; line the steps of a won line, each a tuple of (from, to, count) commands.\n"
-"rng (a Random, advanced as random.Random would be) shakes the order; None: no shaking.");
+"rng (a Random, advanced as random.Random would be) shakes the order; None: no shaking.\n"
+"guide: what a best-first search scores by, rules.GUIDES's index (Rules.guide).");
 
 static int rules_of(const char *variant, int hasty, int pruning, int runs_move, int cut_dead,
                     Rules *R) {
@@ -2001,15 +2011,19 @@ static PyTypeObject DepthFirstType = {
 static PyObject *py_search(PyObject *self, PyObject *args) {
     (void)self;
     const char *variant;
-    int hasty, pruning, runs_move, cut_dead, depth_first;
+    int hasty, pruning, runs_move, cut_dead, depth_first, guide;
     PyObject *pos, *clock, *rng_state;
     long long max_nodes;
     double deadline, spread;
-    if (!PyArg_ParseTuple(args, "sppppOLdOOdp", &variant, &hasty, &pruning, &runs_move, &cut_dead,
-                          &pos, &max_nodes, &deadline, &clock, &rng_state, &spread, &depth_first))
+    if (!PyArg_ParseTuple(args, "sppppOLdOOdpi", &variant, &hasty, &pruning, &runs_move, &cut_dead,
+                          &pos, &max_nodes, &deadline, &clock, &rng_state, &spread, &depth_first,
+                          &guide))
         return NULL;
     Rules R;
     if (rules_of(variant, hasty, pruning, runs_move, cut_dead, &R) < 0) return NULL;
+    if (guide < GUIDE_SCORE || guide > GUIDE_FULL_FANS)
+        return PyErr_Format(PyExc_ValueError, "no guide %d", guide);
+    R.guide = guide;
     State start;
     if (parse_state(&R, pos, &start) < 0) return NULL;
     MT *rng = NULL;

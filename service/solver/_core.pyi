@@ -8,7 +8,8 @@ class Random:
 def search(variant: str, hasty: bool, pruning: bool, runs_move: bool, cut_dead: bool,
            position: tuple[Any, ...],
            max_nodes: int, deadline: float, clock: Callable[[], float], rng: Random | None,
-           shake: float, depth_first: bool) -> tuple[str, list[tuple[tuple[str, str, int], ...]],
+           shake: float, depth_first: bool,
+           guide: int) -> tuple[str, list[tuple[tuple[str, str, int], ...]],
                                                      int]: ...
 
 def dead(variant: str, runs_move: bool, position: tuple[Any, ...]) -> bool: ...

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from .rules import Cmd, Rules, State
+from .rules import GUIDES, Cmd, Rules, State
 
 try:
     from . import _core
@@ -66,4 +66,4 @@ def run(rules: Rules, start: State, max_nodes: int, deadline: float, clock: Call
         rules.variant_id, rules.hasty, rules.pruning,
         rules.runs_move, _cut_dead(rules), start, max_nodes, deadline,
         clock, rng,
-        float(rules.shake), depth_first)
+        float(rules.shake), depth_first, GUIDES.index(rules.guide))

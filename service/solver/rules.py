@@ -25,6 +25,12 @@ DRAW: Cmd = ("stock", "", 0)
 # Lower priorities are tried first.
 Step = tuple[int, tuple[Cmd, ...], State]
 
+# What a best-first search may score a position by (Rules.guided), in the core's numbering:
+# the variant's :meth:`Rules.score`, the foundations' count, and Shamrocks' two others
+# (Shamrocks.other_score).
+GUIDES = ("score", "count", "buried", "full_fans")
+
+
 class P:
     """The priorities of steps shared by the variants (move ordering): lower first."""
 
@@ -65,6 +71,9 @@ class Rules:
     # Best-first variants with a hasty mode: after the hasty best-first search, a second
     # one with the full rules (search.FULL_BEST_FIRST_SHARE), before the restarts.
     full_best_first: ClassVar[bool] = False
+    # ... and then one more with the full rules for each of these guides (:meth:`guided`,
+    # search.MORE_BEST_FIRST_SHARE), before the restarts.
+    more_best_first: ClassVar[tuple[str, ...]] = ()
     # Whether the variant has a hasty mode (see :meth:`hastily`); a variant may set it per
     # options (Gate: with single_card_moves alone).
     has_hasty: bool = False
@@ -89,6 +98,9 @@ class Rules:
         # Whether the search leaves out the positions :meth:`dead` proves lost (tests turn it
         # off to check that it changes no answer).
         self.dead_ends = True
+        # What a best-first search scores a position by: one of :data:`GUIDES` (see
+        # :meth:`guided`).
+        self.guide = "score"
 
     def hastily(self) -> Rules:
         """These rules in hasty mode: the search tries fewer steps from some positions,
@@ -99,6 +111,28 @@ class Rules:
         out = copy.copy(self)
         out.hasty = True
         return out
+
+    def guided(self, guide: str) -> Rules:
+        """These rules with a best-first search scoring a position by ``guide`` (one of
+        :data:`GUIDES`) instead of :meth:`score`: another order of the same positions (the
+        search's order only, so its wins and losses are as good as any other order's)."""
+        assert guide in GUIDES, guide
+        out = copy.copy(self)
+        out.guide = guide
+        return out
+
+    def guide_score(self, s: State) -> int:
+        """The score a best-first search goes by (:attr:`guide`): :meth:`score`, the
+        foundations' count, or a variant's other score (the core's score_of)."""
+        if self.guide == "count":
+            return int(sum(s[0]))
+        if self.guide == "score":
+            return self.score(s)
+        return self.other_score(s)
+
+    def other_score(self, s: State) -> int:  # pragma: no cover - no variant without it asks
+        """A variant's scores other than :meth:`score` and the count, by :attr:`guide`."""
+        raise NotImplementedError(self.guide)
 
     def from_piles(self, piles: Mapping[str, Pile]) -> State:  # pragma: no cover - abstract
         """The search's position for the engine's piles (every card known)."""

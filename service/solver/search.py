@@ -51,6 +51,12 @@ BEST_FIRST_MAX_NODES = 200_000
 # positions each).
 FULL_BEST_FIRST_SHARE = 0.25
 FULL_BEST_FIRST_MAX_NODES = 200_000
+# Then once more for each of the variant's ``more_best_first`` guides (Rules.guided), the
+# full rules each time, with this share of the budget, at most this many positions each
+# (measured on Shamrocks, branch sham5 in benchmarks/README: their wins come within
+# 200,000 positions or not at all).
+MORE_BEST_FIRST_SHARE = 0.05
+MORE_BEST_FIRST_MAX_NODES = 200_000
 RESTART_SEED = 0  # the restarts' random order is seeded: same budget, same answer
 
 
@@ -67,7 +73,8 @@ def search(rules: Rules, start: State, budget: Budget, *,
     ones each in an order shaken at random (seeded; how far: the variant's ``shake``),
     each allowed a little more than the one before, after a best-first search for the
     variants that search best-first (hasty if they can, then with the full rules for those
-    that ask: ``full_best_first``, whose loss is proved). Variants with a hasty mode
+    that ask: ``full_best_first``, whose loss is proved; then, the full rules again, by each
+    of the variant's ``more_best_first`` guides). Variants with a hasty mode
     restart hastily. A restart that wins answers; one that searches its whole reachable
     game with the full rules (not hasty) has proved the loss. Between restarts, the main
     search, with the full rules in the variant's order, goes on where it stopped
@@ -102,6 +109,16 @@ def search(rules: Rules, start: State, budget: Budget, *,
             nodes += full.nodes
             if full.result != "unknown":  # the full rules: a loss is proved
                 return _spent(full, nodes, began, clock)
+            for guide in rules.more_best_first:  # the same, in other orders
+                left = budget.max_nodes - nodes
+                if left < 1:
+                    break
+                more = _search(rules.guided(guide), start,
+                               _part(budget, MORE_BEST_FIRST_SHARE,
+                                     min(MORE_BEST_FIRST_MAX_NODES, left)), native=native)
+                nodes += more.nodes
+                if more.result != "unknown":
+                    return _spent(more, nodes, began, clock)
     # The main search: full rules, the variant's order, one table for the whole budget.
     main: Resumable | None = None
     main_nodes = 0
@@ -292,7 +309,7 @@ def _best_first(rules: Rules, start: State, max_nodes: int, deadline: float,
                 clock: Callable[[], float], done: Done) -> SolveResult:
     """Always expand the open position of highest score (oldest first on ties); each
     position's parent is kept to rebuild the line."""
-    key, won, successors, score = rules.key, rules.won, rules.successors, rules.score
+    key, won, successors, score = rules.key, rules.won, rules.successors, rules.guide_score
     cut_dead, dead = rules.dead_ends and rules.dead_in_search, rules.dead
     start_key = key(start)
     parent: dict[Hashable, tuple[Hashable, tuple[Cmd, ...]] | None] = {start_key: None}

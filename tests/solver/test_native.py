@@ -13,7 +13,8 @@ import pytest
 
 from service.engine import Game, Status
 from service.solver import Budget, SolveResult, native, solve_deal
-from service.solver.search import search
+from service.solver.rules import GUIDES
+from service.solver.search import _search, search
 from service.solver.variants import rules_for
 
 from .helpers import CONFIGS, config_id, replay, small_position
@@ -95,6 +96,22 @@ def test_the_core_follows_the_rules_switches() -> None:
                 start = r.from_piles(game.piles)
                 check_agree(game, search(r, start, budget, native=False),
                             search(r, start, budget, native=True), f"{variant_id} {seed}")
+
+
+@needs_core
+@pytest.mark.parametrize("guide", GUIDES)
+def test_the_core_scores_shamrocks_best_first_searches_by_each_guide_as_the_reference(
+        guide: str) -> None:
+    # Each guide's best-first search alone (the full rules and hasty), long enough for
+    # the order to matter: the same positions counted and the same lines.
+    budget = Budget(max_nodes=4 * NODES, max_seconds=1e9)
+    for seed in range(1, 6):
+        game = Game.deal("shamrocks", seed, {})
+        full = rules_for("shamrocks", {}).guided(guide)
+        for rules in (full, full.hastily()):
+            start = rules.from_piles(game.piles)
+            check_agree(game, _search(rules, start, budget, native=False),
+                        _search(rules, start, budget, native=True), f"{guide} {seed}")
 
 
 @needs_core
