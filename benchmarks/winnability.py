@@ -317,7 +317,7 @@ def goal_text(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> li
                                    {c: f"N = {n[c]:,}" for c in CONFIGS}),
         "- at most 2% unknown (10% for Gilbert): "
         + split({c: n[c] > 0 and share[c] <= UNKNOWN_GOAL.get(c, 0.02) for c in CONFIGS},
-                {c: pct(share[c]) for c in CONFIGS}),
+                {c: f"{unknown[c]:,} of {n[c]:,}, {share[c]:.2%}" for c in CONFIGS}),
         "- at most 10 s per deal: " + time_part,
         "",
         "The search ran in the solver's native core (service/solver/_core.c), which answers as "
