@@ -98,7 +98,6 @@ typedef struct {
 
 /* ---- cards ------------------------------------------------------------------------ */
 static uint8_t RANK_T[52], SUIT_T[52], RED_T[52];  /* filled at import */
-static uint64_t ALT_ONTO[52];  /* bit c set in ALT_ONTO[t]: alt_on(c, t) (filled at import) */
 #define RANK(c) (RANK_T[(c)])
 #define SUIT(c) (SUIT_T[(c)])
 #define RED(c) (RED_T[(c)])
@@ -111,6 +110,26 @@ static inline int alt_on(int c, int t) { /* c in ALT_DOWN[t] */
 static inline int adj_any(int c, int t) { /* c in ADJ_ANY[t] */
     int d = RANK(c) - RANK(t);
     return d == 1 || d == -1;
+}
+
+/* Sets of cards as bit masks (the dead-position tests, Gate's steps). */
+#define ALL52 ((1ULL << 52) - 1)
+#define SUIT13 0x1FFFULL
+/* A card is bit suit * 13 + rank - 1: a suit's cards are 13 bits, bit rank - 1. */
+static inline uint64_t ranks_of(uint64_t m) {  /* the ranks present, bit rank - 1 */
+    return (m | m >> 13 | m >> 26 | m >> 39) & SUIT13;
+}
+static inline uint64_t cards_of(uint64_t ranks) { /* every card of these ranks */
+    return ranks | ranks << 13 | ranks << 26 | ranks << 39;
+}
+static inline uint64_t next_to(uint64_t ranks) { /* the ranks one away from these */
+    return (ranks << 1 | ranks >> 1) & SUIT13;
+}
+/* The cards that may be built on a card of m: one rank lower, the other colour (clubs and
+ * spades, suits 0 and 3, are black). */
+static inline uint64_t built_on(uint64_t m) {
+    uint64_t black = (m | m >> 39) & SUIT13, red = (m >> 13 | m >> 26) & SUIT13;
+    return (red >> 1) | (red >> 1) << 39 | (black >> 1) << 13 | (black >> 1) << 26;
 }
 
 /* ---- piles ------------------------------------------------------------------------ */
@@ -914,9 +933,10 @@ static int gate_steps(const Rules *R, const State *s, Step *out) {
         if (i < 10) tops[i] = s->len[i] ? s->cards[off[i] + s->len[i] - 1] : -1;
     }
     int w = s->w, tl = s->len[10], tst = off[10];
-    uint64_t onto_bars = 0;  /* the cards some bar's top may take: no bar for the rest */
+    uint64_t bar_tops = 0;
     for (int j = 0; j < 8; j++)
-        if (tops[j] >= 0) onto_bars |= ALT_ONTO[tops[j]];
+        if (tops[j] >= 0) bar_tops |= 1ULL << tops[j];
+    uint64_t onto_bars = built_on(bar_tops);  /* the cards some bar's top may take */
 #define ONTO_A_BAR(c) (onto_bars >> (c) & 1)
     /* safe */
     int no_pillars = !s->len[8] && !s->len[9];
@@ -1153,24 +1173,6 @@ static int caprice_steps(const Rules *R, const State *s, Step *out) {
  * can never leave their piles, as the greatest fixpoint of dead.py's stay_stuck, with the
  * sets of cards as bit masks (Shamrocks and Gilbert test every position they reach: measured, the
  * test first written card by card cost half the search's speed, this a fifth). */
-#define ALL52 ((1ULL << 52) - 1)
-#define SUIT13 0x1FFFULL
-/* A card is bit suit * 13 + rank - 1: a suit's cards are 13 bits, bit rank - 1. */
-static inline uint64_t ranks_of(uint64_t m) {  /* the ranks present, bit rank - 1 */
-    return (m | m >> 13 | m >> 26 | m >> 39) & SUIT13;
-}
-static inline uint64_t cards_of(uint64_t ranks) { /* every card of these ranks */
-    return ranks | ranks << 13 | ranks << 26 | ranks << 39;
-}
-static inline uint64_t next_to(uint64_t ranks) { /* the ranks one away from these */
-    return (ranks << 1 | ranks >> 1) & SUIT13;
-}
-/* The cards that may be built on a card of m: one rank lower, the other colour (clubs and
- * spades, suits 0 and 3, are black). */
-static inline uint64_t built_on(uint64_t m) {
-    uint64_t black = (m | m >> 39) & SUIT13, red = (m >> 13 | m >> 26) & SUIT13;
-    return (red >> 1) | (red >> 1) << 39 | (black >> 1) << 13 | (black >> 1) << 26;
-}
 /* The cards with a lower card of their suit in `under` (and, if `between`, a higher one). */
 static inline uint64_t kept_off_by(uint64_t under, int between) {
     uint64_t out = 0;
@@ -2077,9 +2079,6 @@ PyMODINIT_FUNC PyInit__core(void) {
         SUIT_T[c] = (uint8_t)(c / 13);
         RED_T[c] = SUIT_T[c] == 1 || SUIT_T[c] == 2;
     }
-    for (int t = 0; t < 52; t++)
-        for (int c = 0; c < 52; c++)
-            if (alt_on(c, t)) ALT_ONTO[t] |= 1ULL << c;
     for (int i = 0; i < 8; i++) {
         snprintf(name, sizeof name, "foundation/%d", i);
         if (!(S_found[i] = PyUnicode_InternFromString(name))) return NULL;
