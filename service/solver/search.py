@@ -309,7 +309,9 @@ def _best_first(rules: Rules, start: State, max_nodes: int, deadline: float,
                 clock: Callable[[], float], done: Done) -> SolveResult:
     """Always expand the open position of highest score (oldest first on ties); each
     position's parent is kept to rebuild the line."""
-    key, won, successors, score = rules.key, rules.won, rules.successors, rules.guide_score
+    key, won, successors = rules.key, rules.won, rules.successors
+    # the variant's own score called directly, not through guide_score's choice per position
+    score = rules.score if rules.guide == "score" else rules.guide_score
     cut_dead, dead = rules.dead_ends and rules.dead_in_search, rules.dead
     start_key = key(start)
     parent: dict[Hashable, tuple[Hashable, tuple[Cmd, ...]] | None] = {start_key: None}
