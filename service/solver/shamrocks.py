@@ -112,10 +112,9 @@ class Shamrocks(Rules):
         before the lower one can go up). ``full_fans``: less two for each fan of three
         cards (it takes no card)."""
         out = self.score(s)
+        if self.guide == "full_fans":
+            return out - 2 * sum(len(p) == 3 for p in s[1])
         for p in s[1]:
-            if self.guide == "full_fans":
-                out -= 2 * (len(p) == 3)
-                continue
             for k, c in enumerate(p):
                 out -= sum(SUIT_OF[d] == SUIT_OF[c] and RANK_OF[d] > RANK_OF[c] for d in p[k + 1:])
         return out
