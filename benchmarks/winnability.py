@@ -321,8 +321,9 @@ def goal_text(rows: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> li
         "- at most 10 s per deal: " + time_part,
         "",
         "The search ran in the solver's native core (service/solver/_core.c), which answers as "
-        "the pure-Python reference does, position for position, at about 20 to 50 times its "
-        "speed (benchmarks/README.md, \"Solver\"). Where it leaves deals unknown, the range "
+        "the pure-Python reference does, position for position, at about 20 times its speed "
+        "or more depending on the game and the deal (benchmarks/README.md, \"Solver speed on "
+        "short searches and on long ones\"). Where it leaves deals unknown, the range "
         "between the two bounds is the honest answer.",
     ]
 
