@@ -42,6 +42,7 @@ CONFIGS: list[tuple[str, dict[str, Any]]] = [
     ("caprice", {}),
 ]
 WAIT_S = 30.0  # generous: a condition that holds arrives long before this
+REQUEST_S = 120.0  # the longest any request of a test may take (a solver's hint included)
 
 _ids = itertools.count(1)
 
@@ -108,6 +109,9 @@ class Api:
         **kwargs: Any,
     ) -> Reply:
         all_headers = {**bearer(token), **(headers or {})}
+        # An answer (or a failure) within REQUEST_S, waiting for a free connection
+        # included: a test never waits on a request with no deadline.
+        kwargs.setdefault("timeout", aiohttp.ClientTimeout(total=REQUEST_S))
         async with self.session.request(
             method, self.base + path, headers=all_headers, **kwargs
         ) as r:

@@ -363,7 +363,12 @@ async def two_instances(url: str, tmp_path: Path) -> AsyncIterator[tuple[list[Ap
     async with contextlib.AsyncExitStack() as stack:
         apps = [await stack.enter_async_context(running_app(settings_for_test(
             url, tmp_path / name, instance_id=name, redis_pool_size=64))) for name in ("a", "b")]
-        session = await stack.enter_async_context(aiohttp.ClientSession())
+        # No cap on connections: aiohttp's default of 100 per session counts open
+        # WebSockets too, and with 20 games (it takes that many, now and then, before
+        # every node owns one) the followers' 100 sockets left every REST request
+        # waiting for a free connection forever.
+        session = await stack.enter_async_context(
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)))
         yield [Api(session, base) for base, _ in apps], [ctx for _, ctx in apps]
 
 
