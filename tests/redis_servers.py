@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import secrets
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -27,6 +28,7 @@ import redis.asyncio as aioredis
 from service.store.embedded import EmbeddedServerError, ServerProcess, free_port
 
 CLUSTER_SLOTS = 16384
+MEET_AGAIN_S = 2.0  # while a cluster forms, how often node 0 meets the nodes it lacks
 
 
 def sync_client(url: str) -> redis.Redis:
@@ -168,6 +170,11 @@ class LocalCluster:
             config = {**node.config, "cluster-port": str(free_port())}
             self.nodes[i] = ServerProcess(node.directory, port=free_port(), config=config)
 
+    def _meet(self, client: redis.Redis) -> None:
+        """Node 0 meets every other node (one it knows already: no change)."""
+        for node in self.nodes[1:]:
+            cluster(client, "MEET", "127.0.0.1", node.port, node.config["cluster-port"])
+
     def _form(self, timeout_s: float) -> None:
         n = self.masters
         clients = [sync_client(node.url) for node in self.nodes]
@@ -175,15 +182,25 @@ class LocalCluster:
             for i, client in enumerate(clients[:n]):
                 first, last = i * CLUSTER_SLOTS // n, (i + 1) * CLUSTER_SLOTS // n - 1
                 cluster(client, "ADDSLOTSRANGE", first, last)
-            for node in self.nodes[1:]:
-                bus_port = node.config["cluster-port"]
-                cluster(clients[0], "MEET", "127.0.0.1", node.port, bus_port)
             deadline = time.monotonic() + timeout_s
+            met_at = -math.inf
             while not all(self._formed(client, len(self.nodes)) for client in clients[:n]):
                 if time.monotonic() > deadline:
+                    infos = [self.info(node) for node in self.nodes[:n]]
                     raise EmbeddedServerError(
-                        f"the test cluster did not form within {timeout_s:g} s"
+                        f"the test cluster did not form within {timeout_s:g} s: "
+                        + "; ".join(f"node {i}: state {info.get('cluster_state')}, knows "
+                                    f"{info.get('cluster_known_nodes')} of {len(self.nodes)}, "
+                                    f"slots {info.get('cluster_slots_assigned')}"
+                                    for i, info in enumerate(infos))
                     )
+                # A MEET whose handshake does not finish within the node timeout is
+                # forgotten (a starved machine): meet again until every node is known.
+                if time.monotonic() - met_at >= MEET_AGAIN_S and (
+                        met_at == -math.inf or int(self.info(self.nodes[0]).get(
+                            "cluster_known_nodes", 0)) < len(self.nodes)):
+                    self._meet(clients[0])
+                    met_at = time.monotonic()
                 time.sleep(0.05)
             # Replica j of master i is node n * (1 + j) + i.
             for k in range(n, len(self.nodes)):

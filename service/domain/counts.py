@@ -45,6 +45,7 @@ class InstanceCounts:
         self.store = store
         self.here: dict[str, int] = {}  # what -> this worker's count
         self._unwritten: set[str] = set()  # counts whose share in the store may be wrong
+        self._counting_alone = False  # a take found the store not answering (said once)
         self._renewing = Background(self._renew, "instance-counts")
 
     async def take(self, limits: Sequence[tuple[str, int]]) -> Full | None:
@@ -60,13 +61,18 @@ class InstanceCounts:
         try:
             taken = await self.store.take([(w, most, sent[w]) for w, most in limits],
                                           int(LEASE_S * 1000), KEEP_S)
-        except StoreError:
+        except StoreError as exc:
             self._unwritten.update(whats)  # counted here alone; written once the store answers
+            self._alone(exc)
             return None
         except BaseException:
             self._add(whats, -1)
             self._unwritten.update(whats)
             raise
+        if self._counting_alone:
+            self._counting_alone = False
+            log.warning("the store answers again: the limits documented per instance are "
+                        "counted across the instance's workers again")
         if taken.taken:
             self._check(sent)
             return None
@@ -88,6 +94,13 @@ class InstanceCounts:
             self._unwritten.update(whats)
             raise
         self._check(sent)
+
+    def _alone(self, exc: StoreError) -> None:
+        """Say once, when it starts, that the limits are counted in this worker alone."""
+        if not self._counting_alone:
+            self._counting_alone = True
+            log.warning("the store did not answer (%s): the limits documented per instance "
+                        "are counted in this worker alone until it does", exc)
 
     def held_here(self, what: str) -> int:
         return self.here.get(what, 0)

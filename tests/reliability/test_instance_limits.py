@@ -231,7 +231,8 @@ async def test_solver_searches_per_address_are_counted_across_the_instances_work
     statuses = sorted(status for status, _ in replies)
     # CAP searches started (answered 503 "still being searched" within the request's
     # deadline); every other one refused, saying the limit.
-    assert statuses == [429] * (2 * (CAP + 1) - CAP) + [503] * CAP, replies
+    assert statuses == [429] * (2 * (CAP + 1) - CAP) + [503] * CAP, (
+        f"{json.dumps(replies)}\nthe service's log ends:\n{instance.log()[-3000:]}")
     for status, body in replies:
         if status == 429:
             assert body["error"]["details"]["limit"] == "solver_searches_per_address"

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from service.domain.counts import InstanceCounts
+import logging
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from service.domain.counts import Full, InstanceCounts
 from service.store.counts import CountsStore, Taken
+from service.store.embedded import EmbeddedServer
+from service.store.errors import StoreError
 from tests.service.helpers import wait_for
 from tests.stores import Store
 
@@ -73,3 +80,45 @@ async def test_a_limit_of_0_refuses_at_once(store: Store) -> None:
     counts = InstanceCounts(CountsStore(store.redis, "i1", "w1"))
     full = await counts.take([("watch:g", 0)])  # watchers_per_game=0: only the owner
     assert full is not None and full.held == 0 and counts.here == {}
+
+
+async def test_a_worker_whose_store_does_not_answer_counts_alone_and_says_so(
+        restartable_server: EmbeddedServer, store_factory: Callable[..., Awaitable[Store]],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """While the store does not answer, a worker counts alone (it still holds at most the
+    limit itself), says so once, and says so again when the store answers."""
+    store = await store_factory(restartable_server.url, redis_timeout_s=0.5)
+    counts = InstanceCounts(CountsStore(store.redis, "i1", "w1"))
+    caplog.set_level(logging.WARNING, logger="service.domain.counts")
+    restartable_server.stop()
+    assert await counts.take([("ws:x", 2)]) is None
+    assert await counts.take([("ws:x", 2)]) is None
+    assert (await counts.take([("ws:x", 2)])) == Full("ws:x", 2)  # the worker's own count
+    alone = [r.getMessage() for r in caplog.records]
+    assert len(alone) == 1 and "counted in this worker alone" in alone[0], alone
+    restartable_server.start()
+    await counts.give_back(["ws:x"])  # it holds one
+
+    async def answered() -> bool:
+        try:
+            await counts.take([("watch:g", 5)])
+        except StoreError:
+            return False
+        return "counted across the instance's workers again" in caplog.records[-1].getMessage()
+
+    await wait_for(answered, what="the store to answer the worker again")
+    # The share it counted alone is written when its lease renews; another worker then
+    # sees it: the instance holds one.
+    counts.start()
+    try:
+        other = InstanceCounts(CountsStore(store.redis, "i1", "w2"))
+
+        async def seen() -> bool:
+            if await other.take([("ws:x", 1)]) is None:  # not yet: it took one itself
+                await other.give_back(["ws:x"])
+                return False
+            return True
+
+        await wait_for(seen, what="the worker's share to be written")
+    finally:
+        await counts.stop()
