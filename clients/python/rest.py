@@ -91,7 +91,11 @@ class Client:
     def session(self) -> aiohttp.ClientSession:
         """The aiohttp session (created on first use when none was given)."""
         if self._session is None:
-            self._session = aiohttp.ClientSession(timeout=self._timeout)
+            # No cap on connections: the sockets of :meth:`socket` share this session, and
+            # aiohttp's default cap (100, open WebSockets included) would leave the next
+            # socket and every REST call waiting once a bot follows 100 games.
+            self._session = aiohttp.ClientSession(
+                timeout=self._timeout, connector=aiohttp.TCPConnector(limit=0))
         return self._session
 
     async def close(self) -> None:

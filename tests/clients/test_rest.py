@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from tests.fakes import FakeClock
 from tests.live import daily_chosen, running_service, settings_for_test
 
 from .conftest import VARIANTS, assert_same_state
+
+SOCKETS_PAST_THE_CAP = 105  # aiohttp's TCPConnector allows 100 connections by default
 
 
 async def test_variants_lists_the_four_with_their_layouts(client: Client) -> None:
@@ -276,3 +279,21 @@ async def test_me_and_my_games_newest_first_across_pages(client: Client, other: 
     with pytest.raises(ApiError) as refused:
         await client.my_games(cursor="not-a-cursor")
     assert refused.value.status == 400 and refused.value.details["field"] == "cursor"
+
+
+async def test_a_client_keeps_answering_with_more_sockets_open_than_aiohttps_default_cap(
+    client: Client,
+) -> None:
+    """A bot that follows many games through one Client: its sockets share the client's
+    session, so a cap on the session's connections (aiohttp's default is 100, open
+    WebSockets included) would leave the next socket and every REST call waiting."""
+    created = await client.create_game("gilbert", seed=7, public=True)
+    sockets = [client.socket(created.game_id, token=None) for _ in range(SOCKETS_PAST_THE_CAP)]
+    try:
+        async with asyncio.timeout(60):
+            for sock in sockets:
+                await sock.connect()
+            assert await client.game(created.game_id) == created.state
+    finally:
+        for sock in sockets:
+            await sock.close()
