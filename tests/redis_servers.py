@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import secrets
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -182,8 +181,9 @@ class LocalCluster:
             for i, client in enumerate(clients[:n]):
                 first, last = i * CLUSTER_SLOTS // n, (i + 1) * CLUSTER_SLOTS // n - 1
                 cluster(client, "ADDSLOTSRANGE", first, last)
-            deadline = time.monotonic() + timeout_s
-            met_at = -math.inf
+            self._meet(clients[0])
+            met_at = time.monotonic()
+            deadline = met_at + timeout_s
             while not all(self._formed(client, len(self.nodes)) for client in clients[:n]):
                 if time.monotonic() > deadline:
                     infos = [self.info(node) for node in self.nodes[:n]]
@@ -196,9 +196,8 @@ class LocalCluster:
                     )
                 # A MEET whose handshake does not finish within the node timeout is
                 # forgotten (a starved machine): meet again until every node is known.
-                if time.monotonic() - met_at >= MEET_AGAIN_S and (
-                        met_at == -math.inf or int(self.info(self.nodes[0]).get(
-                            "cluster_known_nodes", 0)) < len(self.nodes)):
+                if time.monotonic() - met_at >= MEET_AGAIN_S and int(
+                        self.info(self.nodes[0]).get("cluster_known_nodes", 0)) < len(self.nodes):
                     self._meet(clients[0])
                     met_at = time.monotonic()
                 time.sleep(0.05)

@@ -45,7 +45,7 @@ class InstanceCounts:
         self.store = store
         self.here: dict[str, int] = {}  # what -> this worker's count
         self._unwritten: set[str] = set()  # counts whose share in the store may be wrong
-        self._counting_alone = False  # a take found the store not answering (said once)
+        self._counting_alone = False  # the last store call got no answer (said once)
         self._renewing = Background(self._renew, "instance-counts")
 
     async def take(self, limits: Sequence[tuple[str, int]]) -> Full | None:
@@ -63,16 +63,13 @@ class InstanceCounts:
                                           int(LEASE_S * 1000), KEEP_S)
         except StoreError as exc:
             self._unwritten.update(whats)  # counted here alone; written once the store answers
-            self._alone(exc)
+            self._heard(exc)
             return None
         except BaseException:
             self._add(whats, -1)
             self._unwritten.update(whats)
             raise
-        if self._counting_alone:
-            self._counting_alone = False
-            log.warning("the store answers again: the limits documented per instance are "
-                        "counted across the instance's workers again")
+        self._heard(None)
         if taken.taken:
             self._check(sent)
             return None
@@ -87,20 +84,29 @@ class InstanceCounts:
         sent = {what: self.here.get(what, 0) for what in whats}
         try:
             await self.store.set(list(sent.items()), KEEP_S)
-        except StoreError:
+        except StoreError as exc:
             self._unwritten.update(whats)  # written by the lease's next renewal
+            self._heard(exc)
             return
         except BaseException:
             self._unwritten.update(whats)
             raise
+        self._heard(None)
         self._check(sent)
 
-    def _alone(self, exc: StoreError) -> None:
-        """Say once, when it starts, that the limits are counted in this worker alone."""
-        if not self._counting_alone:
-            self._counting_alone = True
+    def _heard(self, failure: StoreError | None) -> None:
+        """After each store call: say when this worker starts counting alone (the store did
+        not answer) and when it counts across the instance again."""
+        alone = failure is not None
+        if alone == self._counting_alone:
+            return
+        self._counting_alone = alone
+        if alone:
             log.warning("the store did not answer (%s): the limits documented per instance "
-                        "are counted in this worker alone until it does", exc)
+                        "are counted in this worker alone until it does", failure)
+        else:
+            log.warning("the store answers again: the limits documented per instance are "
+                        "counted across the instance's workers again")
 
     def held_here(self, what: str) -> int:
         return self.here.get(what, 0)
@@ -134,6 +140,9 @@ class InstanceCounts:
                 await self._write_unwritten()
             except StoreError as exc:
                 log.debug("could not renew this worker's lease of its counts: %s", exc)
+                self._heard(exc)
+            else:
+                self._heard(None)
             await asyncio.sleep(RENEW_S)
 
     async def _write_unwritten(self) -> None:
