@@ -735,6 +735,14 @@ def main(argv: list[str] | None = None) -> None:
         "commit) in each run, for before/after figures taken side by side",
     )
     parser.add_argument(
+        "--compare-env",
+        nargs="+",
+        default=None,
+        metavar="NAME=VALUE",
+        help="also run this checkout's service with these environment variables (e.g. "
+        "PYTHONMALLOC=malloc) in each run, beside it as it is by default",
+    )
+    parser.add_argument(
         "--order",
         choices=("alternate", "fixed"),
         default="alternate",
@@ -751,6 +759,8 @@ def main(argv: list[str] | None = None) -> None:
         f"({len(commands)} commands, {undos / len(commands):.0%} undos)",
         flush=True,
     )
+    if args.compare_env is not None and not all("=" in item for item in args.compare_env):
+        parser.error("--compare-env takes NAME=VALUE items")
     if args.cluster and args.target != "service":
         parser.error("--cluster measures the service only (the bare baseline talks to one server)")
     if args.target != "service" and args.load != "saturation":
@@ -807,6 +817,22 @@ def main(argv: list[str] | None = None) -> None:
                 )
 
             targets.append((f"service x{args.instances} of {args.compare_root}", start_other))
+        if args.compare_env is not None:
+            extra = dict(item.split("=", 1) for item in args.compare_env)
+
+            def start_with_env() -> Any:
+                return service_processes(
+                    redis_url,
+                    args.instances,
+                    accel=accel,
+                    SOLITAIRE_RATE_LIMIT_PER_S="100000",
+                    SOLITAIRE_RATE_LIMIT_BURST="1000000",
+                    SOLITAIRE_DURABILITY=args.durability,
+                    **extra,
+                )
+
+            targets.append((f"service x{args.instances} with {' '.join(args.compare_env)}",
+                            start_with_env))
         if args.target in ("bare", "both"):
             targets.append(("bare", lambda: bare_server(redis_url, accel=accel)))
         for clients in args.clients:
