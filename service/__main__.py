@@ -9,6 +9,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 from collections.abc import Sequence
 
 from service.runtime import logs
@@ -170,12 +171,33 @@ def say_solver_core() -> None:
         log.warning("%s", solver_native.MISSING)
 
 
+# The allocator of a service process unless PYTHONMALLOC says otherwise. Python's own
+# (pymalloc) keeps each 1 MiB arena while any small object in it lives, so after a burst
+# of sockets a worker kept a third of what the burst added, a little more after each
+# burst; with glibc's, the trimmer (service/runtime/memory.py) gives nearly all of it
+# back, every time, for about 8% more CPU per command (benchmarks/README.md, "Memory
+# after bursts of sockets: glibc's allocator by default").
+ALLOCATOR = "malloc"
+
+
+def use_allocator() -> None:
+    """Start again, as the same process, with ``PYTHONMALLOC=malloc`` when the variable is
+    unset (it is read only when Python starts); an operator's ``PYTHONMALLOC=pymalloc``
+    keeps Python's allocator. The workers inherit it."""
+    if "PYTHONMALLOC" in os.environ or not sys.executable:
+        return
+    os.execve(sys.executable, sys.orig_argv, {**os.environ, "PYTHONMALLOC": ALLOCATOR})
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     settings = Settings.from_args(argv)
+    if argv is None:  # as a program (not called from Python with its own arguments)
+        use_allocator()
     logs.configure(settings.log_level)
     if not is_worker():  # the supervisor has said it already
         for problem in unknown_variables(os.environ):
             log.warning("%s", problem)
+        log.info("allocator: PYTHONMALLOC=%s", os.environ.get("PYTHONMALLOC", "(Python's default)"))
         say_solver_core()
     if is_worker():
         as_worker()

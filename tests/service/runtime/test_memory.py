@@ -24,7 +24,8 @@ from service.runtime.metrics import Metrics
 from service.store import keys
 from service.store.solver import SolverStore
 from tests.fakes import FakeClock
-from tests.live import settings_for_test
+from tests.live import ServiceProcess, settings_for_test
+from tests.service.runtime.test_workers import workers
 from tests.service.helpers import wait_for
 from tests.stores import Store
 
@@ -148,3 +149,25 @@ def test_the_supervisor_does_not_load_the_service_it_runs_in_its_workers() -> No
                             timeout=60, cwd=Path(__file__).resolve().parents[3])
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def _environment(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc")
+@pytest.mark.parametrize(("given", "used"), [(None, "malloc"), ("pymalloc", "pymalloc")])
+def test_the_service_and_its_workers_run_on_glibcs_allocator_unless_the_operator_chose(
+        tmp_path: Path, given: str | None, used: str) -> None:
+    process = ServiceProcess(None, tmp_path / "svc", SOLITAIRE_WORKERS="2")
+    process.env.pop("PYTHONMALLOC", None)
+    if given is not None:
+        process.env["PYTHONMALLOC"] = given
+    with process:
+        assert process.process is not None
+        supervisor = process.process.pid  # started again in place: the same process
+        children = workers(supervisor)
+        assert len(children) == 2
+        for pid in (supervisor, *children):
+            assert _environment(pid).get("PYTHONMALLOC") == used, pid
