@@ -173,10 +173,10 @@ def say_solver_core() -> None:
 
 # The allocator of a service process unless PYTHONMALLOC says otherwise. Python's own
 # (pymalloc) keeps each 1 MiB arena while any small object in it lives, so after a burst
-# of sockets a worker kept a third of what the burst added, a little more after each
-# burst; with glibc's, the trimmer (service/runtime/memory.py) gives nearly all of it
-# back, every time, for about 8% more CPU per command (benchmarks/README.md, "Memory
-# after bursts of sockets: glibc's allocator by default").
+# of sockets a worker kept a third of what the burst added, and more after each burst;
+# with glibc's, the trimmer (service/runtime/memory.py) gives nearly all of it back,
+# every time, for 8-15% more CPU per command (benchmarks/README.md, "Issue 25's goals on
+# a quiet machine, and glibc's allocator by default").
 ALLOCATOR = "malloc"
 
 

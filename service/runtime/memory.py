@@ -34,6 +34,11 @@ benchmarks/README.md, "Memory given back after a burst"). Making as many again, 
 letting go of the new ones first fills the lists with them, and the burst's go back to
 the allocator, and their arenas with them. Python's own lists (tuples, floats, ...) are
 emptied by the full collection itself.
+
+The service runs on glibc's allocator (``PYTHONMALLOC=malloc``, set by
+``service/__main__.py``), so Python's objects, too, come from the heap whose free pages the
+trim returns. Under Python's own allocator (``PYTHONMALLOC=pymalloc``) the renewal is what
+lets its arenas go, and a few live objects still hold some of them after every burst.
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ from service.store import keys
 from service.store.solver import SolverStore
 from tests.fakes import FakeClock
 from tests.live import ServiceProcess, settings_for_test
-from tests.service.runtime.test_workers import workers
 from tests.service.helpers import wait_for
+from tests.service.runtime.test_workers import both_workers_listening
 from tests.stores import Store
 
 
@@ -158,7 +158,7 @@ def _environment(pid: int) -> dict[str, str]:
 
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc")
 @pytest.mark.parametrize(("given", "used"), [(None, "malloc"), ("pymalloc", "pymalloc")])
-def test_the_service_and_its_workers_run_on_glibcs_allocator_unless_the_operator_chose(
+async def test_the_service_and_its_workers_run_on_glibcs_allocator_unless_the_operator_chose(
         tmp_path: Path, given: str | None, used: str) -> None:
     process = ServiceProcess(None, tmp_path / "svc", SOLITAIRE_WORKERS="2")
     process.env.pop("PYTHONMALLOC", None)
@@ -167,7 +167,6 @@ def test_the_service_and_its_workers_run_on_glibcs_allocator_unless_the_operator
     with process:
         assert process.process is not None
         supervisor = process.process.pid  # started again in place: the same process
-        children = workers(supervisor)
-        assert len(children) == 2
+        children = await both_workers_listening(process)
         for pid in (supervisor, *children):
             assert _environment(pid).get("PYTHONMALLOC") == used, pid
