@@ -28,6 +28,23 @@ async def test_a_count_is_the_sum_of_the_workers_shares(store: Store) -> None:
     assert (await b.take([("ws:x", 3, 2)], LEASE_MS, KEEP_S)).taken
 
 
+async def test_a_workers_write_that_arrives_after_a_later_one_changes_nothing(
+        store: Store) -> None:
+    # The store's batches in flight travel on several connections: a worker's second take
+    # can reach the store before its first.
+    a, b = CountsStore(store.redis, "i1", "wa"), CountsStore(store.redis, "i1", "wb")
+    first = a.take([("search:a:x", 2, 1)], LEASE_MS, KEEP_S)  # a holds 1
+    second = a.take([("search:a:x", 2, 2)], LEASE_MS, KEEP_S)  # then 2
+    assert (await second).taken
+    assert (await first).taken  # counted by the second already, and a's share stays 2
+    assert await b.take([("search:a:x", 2, 1)], LEASE_MS, KEEP_S) == Taken(False, 0, 2)
+    giving_back = a.set([("search:a:x", 1)], KEEP_S)
+    late = a.set([("search:a:x", 2)], KEEP_S)
+    await late
+    await giving_back  # the earlier write arrives last: a holds 2, as its later write says
+    assert await b.take([("search:a:x", 2, 1)], LEASE_MS, KEEP_S) == Taken(False, 0, 2)
+
+
 async def test_several_counts_are_taken_all_or_none(store: Store) -> None:
     a, b = CountsStore(store.redis, "i1", "wa"), CountsStore(store.redis, "i1", "wb")
     assert (await a.take([("search:p:p1", 1, 1)], LEASE_MS, KEEP_S)).taken
