@@ -146,8 +146,8 @@ async def _serve_one(settings: Settings, listener: socket.socket | None) -> None
                                                reuse_port=True))
         await site.start()
         _tune_garbage_collector()
-        log.info("listening on http://%s:%d (instance %s)", settings.host, settings.port,
-                 settings.instance_id)
+        log.info("listening on http://%s:%d (instance %s, PYTHONMALLOC=%s)", settings.host,
+                 settings.port, settings.instance_id, os.environ.get("PYTHONMALLOC", "unset"))
         announce_ready()
         await stop.wait()
         log.info("shutting down: closing WebSockets with 1001")
@@ -197,7 +197,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not is_worker():  # the supervisor has said it already
         for problem in unknown_variables(os.environ):
             log.warning("%s", problem)
-        log.info("allocator: PYTHONMALLOC=%s", os.environ.get("PYTHONMALLOC", "(Python's default)"))
         say_solver_core()
     if is_worker():
         as_worker()
