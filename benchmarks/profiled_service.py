@@ -11,11 +11,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from service.__main__ import main  # noqa: E402
+from service.__main__ import run  # noqa: E402
 
 if __name__ == "__main__":  # not in the solver's worker processes, which re-import this file
     profiler = cProfile.Profile(time.thread_time)
     try:
-        profiler.runcall(main)
+        profiler.runcall(run)  # on the service's allocator: run starts this script again
     finally:
         profiler.dump_stats(os.environ["SOLITAIRE_BENCH_PROFILE"])

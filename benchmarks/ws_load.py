@@ -740,7 +740,8 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         metavar="NAME=VALUE",
         help="also run this checkout's service with these environment variables (e.g. "
-        "PYTHONMALLOC=malloc) in each run, beside it as it is by default",
+        "PYTHONMALLOC=pymalloc) in each run, beside it as it is by default (with the first "
+        "of --workers)",
     )
     parser.add_argument(
         "--order",
@@ -759,8 +760,14 @@ def main(argv: list[str] | None = None) -> None:
         f"({len(commands)} commands, {undos / len(commands):.0%} undos)",
         flush=True,
     )
-    if args.compare_env is not None and not all("=" in item for item in args.compare_env):
-        parser.error("--compare-env takes NAME=VALUE items")
+    if args.compare_env is not None:
+        if not all(item.partition("=")[0] and "=" in item for item in args.compare_env):
+            parser.error("--compare-env takes NAME=VALUE items")
+        fixed = {"SOLITAIRE_RATE_LIMIT_PER_S", "SOLITAIRE_RATE_LIMIT_BURST",
+                 "SOLITAIRE_DURABILITY"}
+        clash = fixed & {item.partition("=")[0] for item in args.compare_env}
+        if clash:
+            parser.error(f"--compare-env cannot set {', '.join(sorted(clash))}: the run sets it")
     if args.cluster and args.target != "service":
         parser.error("--cluster measures the service only (the bare baseline talks to one server)")
     if args.target != "service" and args.load != "saturation":
@@ -825,6 +832,7 @@ def main(argv: list[str] | None = None) -> None:
                     redis_url,
                     args.instances,
                     accel=accel,
+                    workers=args.workers[0],
                     SOLITAIRE_RATE_LIMIT_PER_S="100000",
                     SOLITAIRE_RATE_LIMIT_BURST="1000000",
                     SOLITAIRE_DURABILITY=args.durability,

@@ -7,6 +7,7 @@ import dataclasses
 import gc
 import logging
 import os
+import platform
 import signal
 import socket
 import sys
@@ -175,28 +176,40 @@ def say_solver_core() -> None:
 # (pymalloc) keeps each 1 MiB arena while any small object in it lives, so after a burst
 # of sockets a worker kept a third of what the burst added, and more after each burst;
 # with glibc's, the trimmer (service/runtime/memory.py) gives nearly all of it back,
-# every time, for 8-15% more CPU per command (benchmarks/README.md, "Issue 25's goals on
-# a quiet machine, and glibc's allocator by default").
+# every time, for more CPU per command (benchmarks/README.md, "Issue 25's goals on a
+# quiet machine, and glibc's allocator by default").
 ALLOCATOR = "malloc"
 
 
-def use_allocator() -> None:
+def use_allocator() -> str | None:
     """Start again, as the same process, with ``PYTHONMALLOC=malloc`` when the variable is
-    unset (it is read only when Python starts); an operator's ``PYTHONMALLOC=pymalloc``
-    keeps Python's allocator. The workers inherit it."""
-    if "PYTHONMALLOC" in os.environ or not sys.executable:
-        return
-    os.execve(sys.executable, sys.orig_argv, {**os.environ, "PYTHONMALLOC": ALLOCATOR})
+    unset or empty (it is read only when Python starts) and the C library is glibc (where
+    ``malloc_trim`` gives memory back); an operator's ``PYTHONMALLOC=pymalloc`` keeps
+    Python's allocator. The workers inherit it. Returns why it could not, or None."""
+    if (os.environ.get("PYTHONMALLOC") or sys.flags.ignore_environment or not sys.executable
+            or platform.libc_ver()[0] != "glibc"):
+        return None
+    try:
+        os.execve(sys.executable, sys.orig_argv, {**os.environ, "PYTHONMALLOC": ALLOCATOR})
+    except OSError as exc:
+        return (f"could not start again with PYTHONMALLOC={ALLOCATOR} ({exc}): running on "
+                f"Python's allocator, which keeps more memory after bursts of sockets")
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def run() -> None:
+    """The program (``python -m service``, ``solitaire-service``): :func:`main` on the
+    allocator of :func:`use_allocator`."""
+    main(allocator_problem=use_allocator())
+
+
+def main(argv: Sequence[str] | None = None, allocator_problem: str | None = None) -> None:
     settings = Settings.from_args(argv)
-    if argv is None:  # as a program (not called from Python with its own arguments)
-        use_allocator()
     logs.configure(settings.log_level)
     if not is_worker():  # the supervisor has said it already
         for problem in unknown_variables(os.environ):
             log.warning("%s", problem)
+        if allocator_problem:
+            log.warning("%s", allocator_problem)
         say_solver_core()
     if is_worker():
         as_worker()
@@ -215,4 +228,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run()

@@ -74,7 +74,9 @@ class InstanceCounts:
             self._check(sent)
             return None
         self._add(whats, -1)
-        self._check({what: mine - 1 for what, mine in sent.items()})
+        # A take judged by a later write of this worker (it arrived late) was counted in
+        # that write: refused, the store counts one too many. Written again at the renewal.
+        self._unwritten.update(whats)
         what = whats[taken.refused]
         return Full(what, taken.others + sent[what] - 1)
 
@@ -120,8 +122,9 @@ class InstanceCounts:
                 self.here.pop(what, None)
 
     def _check(self, sent: dict[str, int]) -> None:
-        # A concurrent take or give-back of this worker changed a count meanwhile: which of
-        # the two writes lands last is the store's order, so write the count again.
+        # A concurrent take or give-back of this worker changed a count meanwhile. The
+        # store keeps the latest-numbered write (service/store/counts.py), but that one
+        # may have been a take the store refused: write the count again at the renewal.
         self._unwritten.update(w for w, mine in sent.items() if self.here.get(w, 0) != mine)
 
     # --- the lease --------------------------------------------------------------------

@@ -7,7 +7,8 @@ worker holds, written as an absolute number (a retried write lands once) with th
 of the worker's write that made it: ``"<count> <write>"``. A worker's writes can reach the
 store out of their order (the store's batches in flight travel on several connections), and
 one that arrives after a later one of the same worker changes nothing: the later one's
-count already holds it. Taking one sums the live workers' fields and drops the fields of
+count already holds it (a count of 0 stays as ``"0 <write>"`` a while, for its number).
+Taking one sums the live workers' fields and drops the fields of
 workers whose lease ran out, so a killed worker's sockets and searches stop counting a
 lease after it died.
 """
@@ -36,8 +37,9 @@ end
 
 # KEYS: workers, then the counts. ARGV: token, lease_ms, keep_s, this write's number, then
 # per count: the most the instance may hold, and this worker's count with the new one. All
-# or none. A count this worker has written since (a later write arrived first) holds the
-# new one already: it is judged by that count, and not written.
+# or none. This very write found (a batch sent again after a lost reply): taken, as it was.
+# A count this worker has written since (a later write arrived first) holds the new one
+# already: it is judged by that count, and not written.
 _TAKE = Script(_NOW_MS + _FIELD + """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
@@ -51,7 +53,8 @@ for i = 2, #KEYS do
   for j = 1, #held, 2 do
     local count, written = field(held[j + 1])
     if held[j] == ARGV[1] then
-      if written >= write then
+      if written == write then return {1, 0, 0} end
+      if written > write then
         mine = count
         stale[i] = true
       end
@@ -72,20 +75,21 @@ end
 return {1, 0, 0}
 """)
 
-# KEYS: counts. ARGV: token, keep_s, this write's number, then this worker's count of each
-# (0: none). A count this worker has written since is left as it is.
+# KEYS: counts. ARGV: token, keep_s, this write's number, then this worker's count of each.
+# A count this worker has written since is left as it is. A count of 0 is kept as "0
+# <write>", so that an earlier write arriving later still finds the number; a count whose
+# fields are all 0 is kept only TOMBSTONE_S (longer than a batch is ever sent again).
 _SET = Script(_FIELD + """
 local write = tonumber(ARGV[3])
 for i = 1, #KEYS do
   local now = redis.call('HGET', KEYS[i], ARGV[1])
   local _, written = field(now or '0')
   if written < write then
-    if tonumber(ARGV[3 + i]) > 0 then
-      redis.call('HSET', KEYS[i], ARGV[1], ARGV[3 + i] .. ' ' .. write)
-      redis.call('EXPIRE', KEYS[i], ARGV[2])
-    else
-      redis.call('HDEL', KEYS[i], ARGV[1])
-    end
+    redis.call('HSET', KEYS[i], ARGV[1], ARGV[3 + i] .. ' ' .. write)
+    local held = redis.call('HVALS', KEYS[i])
+    local total = 0
+    for j = 1, #held do total = total + field(held[j]) end
+    redis.call('EXPIRE', KEYS[i], total > 0 and ARGV[2] or ARGV[4 + #KEYS])
   end
 end
 return 1
@@ -98,6 +102,9 @@ redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])  -- an instance gone for good leaves nothing
 return 1
 """)
+
+
+TOMBSTONE_S = 300  # a count all of whose workers hold none is kept this long
 
 
 class Taken(NamedTuple):
@@ -137,7 +144,7 @@ class CountsStore:
         """Write this worker's count of each ``(what, mine)`` (numbered when called)."""
         return self.redis.run(_SET, [self.key(w) for w, _ in counts],
                               [self.token, keep_s, next(self._writes),
-                               *(mine for _, mine in counts)])
+                               *(mine for _, mine in counts), TOMBSTONE_S])
 
     async def renew(self, lease_ms: int) -> None:
         await self.redis.run(_RENEW, [keys.instance_workers(self.instance)],

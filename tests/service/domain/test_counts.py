@@ -45,6 +45,16 @@ async def test_a_workers_write_that_arrives_after_a_later_one_changes_nothing(
     assert await b.take([("search:a:x", 2, 1)], LEASE_MS, KEEP_S) == Taken(False, 0, 2)
 
 
+async def test_a_count_given_back_to_0_keeps_its_number_for_a_write_that_arrives_late(
+        store: Store) -> None:
+    a, b = CountsStore(store.redis, "i1", "wa"), CountsStore(store.redis, "i1", "wb")
+    taking = a.take([("ws:x", 1, 1)], LEASE_MS, KEEP_S)
+    giving_back = a.set([("ws:x", 0)], KEEP_S)
+    await giving_back
+    assert (await taking).taken  # judged by the later count, 0, and not written
+    assert (await b.take([("ws:x", 1, 1)], LEASE_MS, KEEP_S)).taken  # a holds none
+
+
 async def test_several_counts_are_taken_all_or_none(store: Store) -> None:
     a, b = CountsStore(store.redis, "i1", "wa"), CountsStore(store.redis, "i1", "wb")
     assert (await a.take([("search:p:p1", 1, 1)], LEASE_MS, KEEP_S)).taken
