@@ -760,12 +760,15 @@ def main(argv: list[str] | None = None) -> None:
         f"({len(commands)} commands, {undos / len(commands):.0%} undos)",
         flush=True,
     )
+    # Every service of the run: the rate limits (not what is measured) high enough never to
+    # refuse, and the durability asked for.
+    service_env = {"SOLITAIRE_RATE_LIMIT_PER_S": "100000",
+                   "SOLITAIRE_RATE_LIMIT_BURST": "1000000",
+                   "SOLITAIRE_DURABILITY": args.durability}
     if args.compare_env is not None:
         if not all(item.partition("=")[0] and "=" in item for item in args.compare_env):
             parser.error("--compare-env takes NAME=VALUE items")
-        fixed = {"SOLITAIRE_RATE_LIMIT_PER_S", "SOLITAIRE_RATE_LIMIT_BURST",
-                 "SOLITAIRE_DURABILITY"}
-        clash = fixed & {item.partition("=")[0] for item in args.compare_env}
+        clash = service_env.keys() & {item.partition("=")[0] for item in args.compare_env}
         if clash:
             parser.error(f"--compare-env cannot set {', '.join(sorted(clash))}: the run sets it")
     if args.cluster and args.target != "service":
@@ -800,10 +803,7 @@ def main(argv: list[str] | None = None) -> None:
                         accel=accel,
                         workers=workers,
                         profile=args.profile,
-                        # not what is measured: high enough never to refuse
-                        SOLITAIRE_RATE_LIMIT_PER_S="100000",
-                        SOLITAIRE_RATE_LIMIT_BURST="1000000",
-                        SOLITAIRE_DURABILITY=args.durability,
+                        **service_env,
                     )
 
                 label = f"service x{args.instances}" + (
@@ -818,9 +818,7 @@ def main(argv: list[str] | None = None) -> None:
                     args.instances,
                     accel=accel,
                     root=args.compare_root.resolve(),
-                    SOLITAIRE_RATE_LIMIT_PER_S="100000",
-                    SOLITAIRE_RATE_LIMIT_BURST="1000000",
-                    SOLITAIRE_DURABILITY=args.durability,
+                    **service_env,
                 )
 
             targets.append((f"service x{args.instances} of {args.compare_root}", start_other))
@@ -833,9 +831,7 @@ def main(argv: list[str] | None = None) -> None:
                     args.instances,
                     accel=accel,
                     workers=args.workers[0],
-                    SOLITAIRE_RATE_LIMIT_PER_S="100000",
-                    SOLITAIRE_RATE_LIMIT_BURST="1000000",
-                    SOLITAIRE_DURABILITY=args.durability,
+                    **service_env,
                     **extra,
                 )
 
