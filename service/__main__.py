@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import gc
 import logging
@@ -26,7 +27,7 @@ from service.settings import Settings, redact_url, unknown_variables
 from service.solver import native as solver_native
 from service.store import persistence
 from service.store.connection import RedisConn
-from service.store.embedded import EmbeddedServer, EmbeddedServerError
+from service.store.embedded import EmbeddedServer, EmbeddedServerError, keep_running
 from service.store.errors import StoreError
 
 log = logging.getLogger("service")
@@ -72,12 +73,18 @@ async def _serve_with_store(settings: Settings, listener: socket.socket | None) 
     elif not is_worker():
         if not await _store_keeps_the_level(settings):
             return 2
+    # An embedded store that dies is started again (its data back from its AOF).
+    watch = asyncio.create_task(keep_running(embedded)) if embedded is not None else None
     try:
         if settings.workers > 1:
             return await _supervise(settings)
         await _serve_one(settings, listener)
         return 0
     finally:
+        if watch is not None:
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch
         if embedded is not None:
             await embedded.astop()
             log.info("embedded store stopped")

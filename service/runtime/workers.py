@@ -17,6 +17,7 @@ token secret) is written by one process only.
   the instance gives up: it stops the others and exits with status 1, for
   the orchestrator to restart (or a person to read the log).
 - Children die with the supervisor (``PR_SET_PDEATHSIG`` on Linux).
+- An embedded store that dies is started again (``service.store.embedded.keep_running``).
 """
 
 from __future__ import annotations

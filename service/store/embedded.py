@@ -200,6 +200,12 @@ class ServerProcess:
         return self._process is not None and self._process.poll() is None
 
     @property
+    def exit_code(self) -> int | None:
+        """The exit code of a process that ended on its own (negative: the signal that
+        killed it), None while it runs or after stop()/kill()."""
+        return self._process.poll() if self._process is not None else None
+
+    @property
     def log_path(self) -> Path:
         return self.directory / LOG_NAME
 
@@ -422,6 +428,47 @@ class ServerProcess:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.url} pid={self.pid} dir={self.directory}>"
+
+
+# After a crash, the waits before each try to start the server again; the last one repeats.
+# A server that then ran for RESTART_RESET_S counts as healthy again (the next crash waits
+# the first delay).
+RESTART_DELAYS_S = (1.0, 2.0, 5.0, 10.0, 30.0)
+RESTART_RESET_S = 60.0
+
+
+async def keep_running(server: ServerProcess, check_every_s: float = 0.5) -> None:
+    """Until cancelled: whenever ``server``'s process has ended on its own (a crash, the
+    OOM killer, a ``kill -9``), log its exit code and the end of its log, and start it
+    again at the same address, so its data comes back from the append-only file and the
+    service's connections find it again. Until then the store is unavailable, as when
+    any store is down (503 with Retry-After). Tries that fail wait longer each time
+    (:data:`RESTART_DELAYS_S`)."""
+    failures = 0
+    up_since = time.monotonic()
+    while True:
+        await asyncio.sleep(check_every_s)
+        if server.running:
+            if failures and time.monotonic() - up_since >= RESTART_RESET_S:
+                failures = 0
+            continue
+        logger.error("the store server (pid %s) exited with %s; its log %s ends with: %s",
+                     server.pid, server.exit_code, server.log_path,
+                     " | ".join(server.log_tail(3).splitlines()))
+        while True:
+            delay = RESTART_DELAYS_S[min(failures, len(RESTART_DELAYS_S) - 1)]
+            failures += 1
+            logger.warning("starting the store server again in %g s (the store is "
+                           "unavailable until then)", delay)
+            await asyncio.sleep(delay)
+            try:
+                await server.astart()
+                break
+            except (EmbeddedServerError, OSError) as exc:
+                logger.error("the store server could not be started again: %s", exc)
+        up_since = time.monotonic()
+        logger.warning("the store server is running again (pid %s), its data read back from "
+                       "its append-only file", server.pid)
 
 
 def private_folder(path: Path) -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -12,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from service.store import GameMeta
@@ -21,9 +25,11 @@ from service.store.embedded import (
     EmbeddedServer,
     EmbeddedServerError,
     find_server_binary,
+    keep_running,
 )
-from tests.live import alive, wait_until_dead
+from tests.live import ServiceProcess, alive, wait_until_dead
 from tests.redis_servers import aof_files, sync_client
+from tests.service.helpers import Api, wait_for
 from tests.stores import Store, open_store
 
 META = GameMeta(variant="gilbert", seed=1, owner="p1", rules_version="1",
@@ -210,3 +216,56 @@ async def test_the_async_start_does_not_block_the_event_loop(tmp_path: Path) -> 
     finally:
         ticker.cancel()
     assert ticks > 1
+
+
+async def test_a_store_server_that_dies_is_started_again_with_its_data(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    # python -m service watches its embedded store this way (service/__main__.py).
+    monkeypatch.setattr(embedded_module, "RESTART_DELAYS_S", (0.05, 0.2))
+    caplog.set_level(logging.INFO, logger="service.store.embedded")
+    server = EmbeddedServer(tmp_path / "redis", appendfsync="always")
+    await server.astart()
+    watch = asyncio.create_task(keep_running(server, check_every_s=0.02))
+    try:
+        with sync_client(server.url) as client:
+            client.rpush("log", *range(100))
+        first = server.pid
+        assert first is not None
+        server.config["no-such-directive"] = "1"  # the next starts fail, as a broken server's
+        os.kill(first, signal.SIGKILL)
+        await wait_for(lambda: caplog.text.count("could not be started again") >= 2,
+                       what="two failed starts")
+        del server.config["no-such-directive"]
+        await wait_for(lambda: "is running again" in caplog.text, what="the server again")
+        assert server.running and server.pid != first
+        with sync_client(server.url) as client:
+            assert client.llen("log") == 100
+        assert f"the store server (pid {first}) exited with -9" in caplog.text
+        waits = [r.getMessage() for r in caplog.records if "again in" in r.getMessage()]
+        # each failed try waits longer, the last delay repeating
+        assert [w.split(" in ")[1].split()[0] for w in waits[:3]] == ["0.05", "0.2", "0.2"]
+    finally:
+        watch.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watch
+        await server.astop()
+
+
+async def test_python_m_service_starts_its_killed_store_again_and_plays_on(tmp_path: Path) -> None:
+    with ServiceProcess(None, tmp_path / "svc") as service:
+        async with aiohttp.ClientSession() as session:
+            api = Api(session, service.url)
+            _, token = await api.player()
+            game_id = (await api.create(token, "gate", seed=1))["game_id"]
+            moves = await api.moves(game_id, token)
+            await api.command(token, game_id, moves["moves"][0], expected_seq=0)
+            (first,) = (int(p) for p in re.findall(r"store server starting: .* \(pid (\d+)\)",
+                                                     service.log()))
+            os.kill(first, signal.SIGKILL)
+            await wait_for(lambda: "is running again" in service.log(), what="the store again")
+            assert f"the store server (pid {first}) exited with -9" in service.log()
+            # the game, its command and the player's token are all still there
+            assert (await api.state(game_id, token))["seq"] == 1
+            moves = await api.moves(game_id, token)
+            await api.command(token, game_id, moves["moves"][0], expected_seq=1)
+            assert (await api.state(game_id, token))["seq"] == 2
