@@ -3,11 +3,15 @@
 Each :class:`Limiter` counts one kind of request (commands, reads, new games,
 sign-ups, renames) per subject: a player, or a client address. Its bucket lives
 in Redis (:mod:`service.store.ratelimit`), under the key its ``key`` function
-makes of the subject (every limit's key is in :mod:`service.store.keys`). An
-instance takes a small lease of requests from it at once and spends it locally
-for at most a second, so a busy subject costs one Redis call per few requests;
-across all instances a subject still never gets more than the bucket allows,
-plus at most one unspent lease per instance.
+makes of the subject (every limit's key is in :mod:`service.store.keys`). A
+worker takes a small lease of requests from it at once and spends it locally
+for at most a second (:data:`LEASE_S`), so a busy subject costs one Redis call per
+few requests; across all workers a subject never gets more than the bucket allows.
+A lease never holds more requests than the bucket refills in that second, so one
+that runs out unspent costs a subject no more than it gets back meanwhile; the
+slow limits (sign-ups, new games by a player, renames) lease nothing, so every one
+of their requests is counted in the store, whichever worker it reaches, and a
+refusal means the bucket itself is empty.
 
 A limit on reads (``reads=True``) lets a read through uncounted while the store
 refuses writes (out of memory, a read-only replica: it still serves reads), rather
@@ -59,7 +63,7 @@ class Limiter:
         if self._spend(who):
             return
         key = self.key(who)
-        size = max(1, min(self.lease_size, self.burst // 4))
+        size = max(1, min(self.lease_size, self.burst // 4, int(self.rate_per_s * LEASE_S)))
         decision = await self._allow(key, size)
         # Concurrent requests of one player each ask the store for a lease; one refused
         # may find the lease another one got meanwhile, which is as good as its own.
