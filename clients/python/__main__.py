@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,11 +24,9 @@ from protocol.fields import OptionValue
 
 from . import identity
 from .bot import BotSummary, GameResult, run_bot
+from .defaults import DEFAULT_URL, URL_VARIABLE, default_url
 from .notation import HELP
 
-DEFAULT_URL = "http://127.0.0.1:8080"
-# The service's address when --url is not given (then DEFAULT_URL).
-URL_VARIABLE = "SOLITAIRE_URL"
 VARIANTS = ("gilbert", "shamrocks", "gate", "caprice")
 
 
@@ -51,11 +48,6 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
-
-
-def default_url() -> str:
-    """``$SOLITAIRE_URL`` when it is set and not empty, else :data:`DEFAULT_URL`."""
-    return os.environ.get(URL_VARIABLE, "").strip() or DEFAULT_URL
 
 
 def unreachable(url: str, exc: aiohttp.ClientConnectorError) -> str:

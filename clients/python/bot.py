@@ -192,7 +192,9 @@ async def play_game(
     game_id = created.game_id
     commands = 0
     capped = False
-    async with client.socket(game_id, state=created.state) as sock:
+    # The legal moves come with each diff over the socket (moves=True): a REST read per
+    # step would count against the address's read limit, which concurrent bots share.
+    async with client.socket(game_id, state=created.state, moves=True) as sock:
 
         async def send(command: Command, expected_seq: int) -> None:
             nonlocal commands
@@ -208,8 +210,8 @@ async def play_game(
                 capped = True
                 await send(Resign(), sock.seq)
                 break
-            legal = await client.moves(game_id)
-            state = await sock.wait_for_seq(legal.seq)
+            legal = await sock.legal_moves()
+            state = sock.state
             choice = choose(legal.moves, state, previous, tried)
             if choice is None:
                 await send(Resign(), legal.seq)

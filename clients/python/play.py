@@ -26,6 +26,7 @@ from protocol.rest import GameSummary
 from protocol.variants import VariantInfo
 
 from . import identity
+from .defaults import command_line
 from .errors import ApiError, ConnectionLost
 from .notation import HELP, Action, ParseError, in_notation, parse
 from .render import render, render_hint, render_moves
@@ -110,7 +111,8 @@ async def sign_in(client: Client, name: str, token: str | None, player_file: Pat
     identity.save(player_file, client.base_url,
                   identity.KeptPlayer(created.player_id, created.name, created.token))
     write(f"You play as {created.name} ({created.player_id}). The player and its token are kept "
-          f"in {player_file} (readable by you only); `python -m clients.python player` shows "
+          f"in {player_file} (readable by you only); "
+          f"`{command_line('player', url=client.base_url, player_file=player_file)}` shows "
           f"them, and every play and resume here plays as them.")
     return True
 
@@ -140,7 +142,8 @@ async def play(
             write(f"cannot start: {err.message}")
             return 1
         return await _play_game(client, created.game_id, created.state,
-                                layouts[created.state.variant], color, read_line, write)
+                                layouts[created.state.variant], color, read_line, write,
+                                player_file)
 
 
 # How many unfinished games `resume` offers to choose from.
@@ -178,7 +181,7 @@ async def resume(
             write(f"the game {game_id} is {state.status}: there is nothing left to play")
             return 1
         return await _play_game(client, game_id, state, layouts[state.variant], color,
-                                read_line, write)
+                                read_line, write, player_file)
 
 
 async def _choose(client: Client, read_line: ReadLine, write: Write) -> str | None:
@@ -210,7 +213,8 @@ async def _choose(client: Client, read_line: ReadLine, write: Write) -> str | No
 
 
 async def _play_game(client: Client, game_id: str, state: GameState, info: VariantInfo,
-                     color: bool, read_line: ReadLine, write: Write) -> int:
+                     color: bool, read_line: ReadLine, write: Write,
+                     player_file: Path | None) -> int:
     async with client.socket(game_id, state=state) as sock:
         write(render(sock.state, info, color=color))
         write("Type h for help.")
@@ -224,8 +228,10 @@ async def _play_game(client: Client, game_id: str, state: GameState, info: Varia
                 write(str(err))
                 continue
             if action.kind == "leave":
+                again = command_line("resume", game_id, url=client.base_url,
+                                     player_file=player_file)
                 write(f"Bye. The game {game_id} stays where it is: go on with it with "
-                      f"`python -m clients.python resume {game_id}`.")
+                      f"`{again}`.")
                 return 0
             if action.kind == "help":
                 write(HELP)

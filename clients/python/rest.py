@@ -64,7 +64,9 @@ class Client:
     in is used and left open; otherwise the client owns one.
 
     Answers ``rate_limited`` and ``unavailable`` are retried up to ``retries`` times,
-    after the wait the service asks for (else 0.2 s), but for an ``unavailable`` whose
+    after the wait the service asks for (else 0.2 s; a wait of more than
+    :data:`WAIT_MAX_S` is not waited: the error is raised at once, its
+    ``retry_after_s`` saying when), but for an ``unavailable`` whose
     outcome is unknown (the write may have been done) to a write that has no
     ``command_id``: a new player or game, a daily attempt, a hint (see
     :attr:`ApiError.retryable`).
@@ -309,7 +311,14 @@ class Client:
             if not error.retryable or attempt >= self.retries:
                 raise error
             attempt += 1
-            await asyncio.sleep(_wait_s(error, retry_after, attempt))
+            wait = _wait_s(error, retry_after, attempt)
+            if wait > WAIT_MAX_S:  # a day's renames used up, say: the caller's to decide
+                raise error
+            await asyncio.sleep(wait)
+
+
+# The longest wait the client retries after by itself (the JavaScript client's too).
+WAIT_MAX_S = 60.0
 
 
 def _wait_s(error: ApiError, retry_after: str | None, attempt: int) -> float:

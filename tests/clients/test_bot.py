@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from clients.python.bot import choose, position, run_bot
 from clients.python.notation import format_command
 from protocol import Command, Draw, GameState, Move, Pile, Resign, Stats
+from tests.live import running_service, settings_for_test
 
 from .conftest import VARIANTS
 
@@ -102,6 +105,17 @@ async def test_a_bot_run_plays_games_to_their_end(service_url: str, variant: str
     for result in summary.results:
         assert result.commands <= 151  # the step cap, and the resign after it
     assert summary.as_dict()["games"] == 2 and "2 games" in summary.format()
+
+
+async def test_a_bot_run_reads_its_moves_from_the_socket_not_the_address_read_limit(
+        redis_url: str, tmp_path: Path) -> None:
+    # Concurrent bots share their address's read limit; the legal moves of each step come
+    # over the game's socket, so a run of many steps costs a few reads (a hello each).
+    settings = settings_for_test(redis_url, tmp_path, read_rate_per_s=0.1, read_burst=12)
+    async with running_service(settings) as url:
+        summary = await run_bot(url, "gate", 4, concurrency=4, seed=1, max_steps=60)
+    assert summary.failed == 0, summary.failures
+    assert summary.games == 4 and summary.commands > 4 * 12
 
 
 async def test_a_run_whose_players_are_refused_reports_failed_games(service_url: str) -> None:

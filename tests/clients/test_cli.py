@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import socket
 import sys
 from collections.abc import Iterator, Mapping
@@ -238,8 +239,10 @@ async def test_resume_goes_on_with_an_unfinished_game(service_url: str) -> None:
                                 "--no-color", stdin=b"d\nq\n")
     assert code == 0, err
     game_id = out.split("stays where it is")[0].split("The game ")[-1].strip()
-    assert f"python -m clients.python resume {game_id}" in out
-    code, out, err = await _run("resume", "--url", service_url, "--no-color", stdin=b"resign\n")
+    # the line it prints, run as printed (the service is not at the default address)
+    printed = shlex.split(out.split("go on with it with `")[1].split("`")[0])
+    assert printed[:5] == ["python", "-m", "clients.python", "resume", game_id]
+    code, out, err = await _run(*printed[3:], "--no-color", stdin=b"resign\n")
     assert code == 0, err
     assert f"game {game_id}" in out and "seq 1" in out and out.rstrip().endswith("Resigned.")
     code, out, _ = await _run("resume", "--url", service_url, stdin=b"")

@@ -297,3 +297,17 @@ async def test_a_client_keeps_answering_with_more_sockets_open_than_aiohttps_def
     finally:
         for sock in sockets:
             await sock.close()
+
+
+async def test_a_refusal_asking_for_more_than_a_minute_is_raised_at_once(
+        redis_url: str, tmp_path: Path) -> None:
+    # One rename a day: the second is refused for most of a day. The client does not wait
+    # that out (it would hang for hours): it raises, saying when to try again.
+    settings = settings_for_test(redis_url, tmp_path, renames_per_day=1)
+    async with running_service(settings) as url, Client(url) as client:
+        await client.create_player("one")
+        await client.rename("two")
+        with pytest.raises(ApiError) as refused:
+            await asyncio.wait_for(client.rename("three"), 20)
+    assert refused.value.code == "rate_limited"
+    assert refused.value.retry_after_s is not None and refused.value.retry_after_s > 80_000
