@@ -2,7 +2,7 @@
 // ({"error": {"code", "message", "details"}}, docs/protocol.md "Errors"), or a request
 // that never got an answer (code `network`, status 0).
 
-/** @typedef {import('../types/wire').ErrorInfo} ErrorInfo */
+/** @typedef {import('../types/wire.js').ErrorInfo} ErrorInfo */
 /** @typedef {ErrorInfo['code'] | 'network' | 'http_error'} ErrorCode */
 /** @typedef {ErrorInfo['details']} ErrorDetails */
 

@@ -10,13 +10,13 @@ import { randomId } from './ids.js';
 import { GameSocket } from './socket.js';
 import { applyDiff, DiffError, FINAL_STATUSES } from './state.js';
 
-/** @typedef {import('../types/wire').GameState} GameState */
-/** @typedef {import('../types/wire').Diff} Diff */
-/** @typedef {import('../types/wire').Command} Command */
-/** @typedef {import('../types/wire').Ack} Ack */
-/** @typedef {import('../types/wire').LegalMoves} LegalMoves */
-/** @typedef {import('../types/wire').ServerMessage} ServerMessage */
-/** @typedef {import('../types/wire').CommandMessage} CommandMessage */
+/** @typedef {import('../types/wire.js').GameState} GameState */
+/** @typedef {import('../types/wire.js').Diff} Diff */
+/** @typedef {import('../types/wire.js').Command} Command */
+/** @typedef {import('../types/wire.js').Ack} Ack */
+/** @typedef {import('../types/wire.js').LegalMoves} LegalMoves */
+/** @typedef {import('../types/wire.js').ServerMessage} ServerMessage */
+/** @typedef {import('../types/wire.js').CommandMessage} CommandMessage */
 /** @typedef {import('./socket.js').Status} Status */
 /** @typedef {import('./rest.js').Client} Client */
 

@@ -6,26 +6,26 @@ import { ApiError } from './errors.js';
 import { LiveGame } from './live.js';
 import { randomId } from './ids.js';
 
-/** @typedef {import('../types/wire').Variants} Variants */
-/** @typedef {import('../types/wire').PlayerCreated} PlayerCreated */
-/** @typedef {import('../types/wire').Player} Player */
-/** @typedef {import('../types/wire').Me} Me */
-/** @typedef {import('../types/wire').PlayerGames} PlayerGames */
-/** @typedef {import('../types/wire').GameSummary} GameSummary */
+/** @typedef {import('../types/wire.js').Variants} Variants */
+/** @typedef {import('../types/wire.js').PlayerCreated} PlayerCreated */
+/** @typedef {import('../types/wire.js').Player} Player */
+/** @typedef {import('../types/wire.js').Me} Me */
+/** @typedef {import('../types/wire.js').PlayerGames} PlayerGames */
+/** @typedef {import('../types/wire.js').GameSummary} GameSummary */
 /** @typedef {GameSummary['status']} GameStatus */
-/** @typedef {import('../types/wire').GameCreated} GameCreated */
-/** @typedef {import('../types/wire').GameState} GameState */
-/** @typedef {import('../types/wire').Command} Command */
-/** @typedef {import('../types/wire').CommandResult} CommandResult */
-/** @typedef {import('../types/wire').LegalMoves} LegalMoves */
-/** @typedef {import('../types/wire').Events} Events */
-/** @typedef {import('../types/wire').Event} Event */
-/** @typedef {import('../types/wire').Solution} Solution */
-/** @typedef {import('../types/wire').Hint} Hint */
-/** @typedef {import('../types/wire').DailyDay} DailyDay */
-/** @typedef {import('../types/wire').Leaderboard} Leaderboard */
-/** @typedef {import('../types/wire').Health} Health */
-/** @typedef {import('../types/wire').CreateGame} CreateGame */
+/** @typedef {import('../types/wire.js').GameCreated} GameCreated */
+/** @typedef {import('../types/wire.js').GameState} GameState */
+/** @typedef {import('../types/wire.js').Command} Command */
+/** @typedef {import('../types/wire.js').CommandResult} CommandResult */
+/** @typedef {import('../types/wire.js').LegalMoves} LegalMoves */
+/** @typedef {import('../types/wire.js').Events} Events */
+/** @typedef {import('../types/wire.js').Event} Event */
+/** @typedef {import('../types/wire.js').Solution} Solution */
+/** @typedef {import('../types/wire.js').Hint} Hint */
+/** @typedef {import('../types/wire.js').DailyDay} DailyDay */
+/** @typedef {import('../types/wire.js').Leaderboard} Leaderboard */
+/** @typedef {import('../types/wire.js').Health} Health */
+/** @typedef {import('../types/wire.js').CreateGame} CreateGame */
 /** @typedef {import('./live.js').LiveOptions} LiveOptions */
 
 /**

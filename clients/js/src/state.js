@@ -1,10 +1,10 @@
 // Applying diffs to a game state, mechanically (docs/protocol.md "Diffs"). No rules here:
 // the same result as protocol.apply_diff on the server (a shared test says so).
 
-/** @typedef {import('../types/wire').GameState} GameState */
-/** @typedef {import('../types/wire').Pile} Pile */
-/** @typedef {import('../types/wire').Op} Op */
-/** @typedef {Pick<import('../types/wire').Diff, 'seq' | 'ops' | 'status' | 'stats'>} DiffLike */
+/** @typedef {import('../types/wire.js').GameState} GameState */
+/** @typedef {import('../types/wire.js').Pile} Pile */
+/** @typedef {import('../types/wire.js').Op} Op */
+/** @typedef {Pick<import('../types/wire.js').Diff, 'seq' | 'ops' | 'status' | 'stats'>} DiffLike */
 
 /** A diff that cannot apply to the state it was given: the client must resynchronise. */
 export class DiffError extends Error {

@@ -47,6 +47,6 @@ export class ApiError extends Error {
      *  get the same answer. @param {number} [attempt] @returns {number | null} */
     retryDelayMs(attempt?: number): number | null;
 }
-export type ErrorInfo = import("../types/wire").ErrorInfo;
+export type ErrorInfo = import("../types/wire.js").ErrorInfo;
 export type ErrorCode = ErrorInfo["code"] | "network" | "http_error";
 export type ErrorDetails = ErrorInfo["details"];

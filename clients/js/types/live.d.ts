@@ -104,13 +104,13 @@ export class LiveGame {
     /** GET /moves, while the socket cannot send them; one request at a time. */
     fetchMoves(): Promise<void>;
 }
-export type GameState = import("../types/wire").GameState;
-export type Diff = import("../types/wire").Diff;
-export type Command = import("../types/wire").Command;
-export type Ack = import("../types/wire").Ack;
-export type LegalMoves = import("../types/wire").LegalMoves;
-export type ServerMessage = import("../types/wire").ServerMessage;
-export type CommandMessage = import("../types/wire").CommandMessage;
+export type GameState = import("../types/wire.js").GameState;
+export type Diff = import("../types/wire.js").Diff;
+export type Command = import("../types/wire.js").Command;
+export type Ack = import("../types/wire.js").Ack;
+export type LegalMoves = import("../types/wire.js").LegalMoves;
+export type ServerMessage = import("../types/wire.js").ServerMessage;
+export type CommandMessage = import("../types/wire.js").CommandMessage;
 export type Status = import("./socket.js").Status;
 export type Client = import("./rest.js").Client;
 export type LiveOptions = {

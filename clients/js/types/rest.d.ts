@@ -125,26 +125,26 @@ export class Client {
         text?: boolean;
     }): Promise<any>;
 }
-export type Variants = import("../types/wire").Variants;
-export type PlayerCreated = import("../types/wire").PlayerCreated;
-export type Player = import("../types/wire").Player;
-export type Me = import("../types/wire").Me;
-export type PlayerGames = import("../types/wire").PlayerGames;
-export type GameSummary = import("../types/wire").GameSummary;
+export type Variants = import("../types/wire.js").Variants;
+export type PlayerCreated = import("../types/wire.js").PlayerCreated;
+export type Player = import("../types/wire.js").Player;
+export type Me = import("../types/wire.js").Me;
+export type PlayerGames = import("../types/wire.js").PlayerGames;
+export type GameSummary = import("../types/wire.js").GameSummary;
 export type GameStatus = GameSummary["status"];
-export type GameCreated = import("../types/wire").GameCreated;
-export type GameState = import("../types/wire").GameState;
-export type Command = import("../types/wire").Command;
-export type CommandResult = import("../types/wire").CommandResult;
-export type LegalMoves = import("../types/wire").LegalMoves;
-export type Events = import("../types/wire").Events;
-export type Event = import("../types/wire").Event;
-export type Solution = import("../types/wire").Solution;
-export type Hint = import("../types/wire").Hint;
-export type DailyDay = import("../types/wire").DailyDay;
-export type Leaderboard = import("../types/wire").Leaderboard;
-export type Health = import("../types/wire").Health;
-export type CreateGame = import("../types/wire").CreateGame;
+export type GameCreated = import("../types/wire.js").GameCreated;
+export type GameState = import("../types/wire.js").GameState;
+export type Command = import("../types/wire.js").Command;
+export type CommandResult = import("../types/wire.js").CommandResult;
+export type LegalMoves = import("../types/wire.js").LegalMoves;
+export type Events = import("../types/wire.js").Events;
+export type Event = import("../types/wire.js").Event;
+export type Solution = import("../types/wire.js").Solution;
+export type Hint = import("../types/wire.js").Hint;
+export type DailyDay = import("../types/wire.js").DailyDay;
+export type Leaderboard = import("../types/wire.js").Leaderboard;
+export type Health = import("../types/wire.js").Health;
+export type CreateGame = import("../types/wire.js").CreateGame;
 export type LiveOptions = import("./live.js").LiveOptions;
 export type ClientOptions = {
     /**
