@@ -66,7 +66,7 @@ def test_429_503_and_1013_are_waited_out(tmp_path: Path, winning_lines: Path) ->
     try:
         limited = ServiceProcess(None, tmp_path / "limited", SOLITAIRE_RATE_LIMIT_PER_S="1",
                                  SOLITAIRE_RATE_LIMIT_BURST="2", SOLITAIRE_READ_RATE_PER_S="1",
-                                 SOLITAIRE_READ_BURST="2")
+                                 SOLITAIRE_READ_BURST="2", SOLITAIRE_RENAMES_PER_DAY="1")
         pausable = ServiceProcess(store.url, tmp_path / "pausable",
                                   SOLITAIRE_REQUEST_DEADLINE_S="1",
                                   SOLITAIRE_REDIS_TIMEOUT_S="2", SOLITAIRE_REDIS_RETRIES="3")

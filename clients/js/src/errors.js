@@ -80,13 +80,14 @@ export class ApiError extends Error {
   }
 
   /** How long to wait before asking again, in ms, when that may work (`retryable`):
-   *  what a 429 or a 503 says (`retry_after_s`, else 5 s), or a growing wait while the
-   *  service cannot be reached (the `attempt`-th in a row); null when asking again would
-   *  get the same answer. @param {number} [attempt] @returns {number | null} */
+   *  what a 429 or a 503 says (`retry_after_s`, at least 1 s, however long; else 5 s), or
+   *  a growing wait while the service cannot be reached (the `attempt`-th in a row, at most
+   *  30 s); null when asking again would get the same answer.
+   *  @param {number} [attempt] @returns {number | null} */
   retryDelayMs(attempt = 0) {
     if (!this.retryable) return null;
     if (this.code === 'network') return 1000 * Math.min(RETRY_MAX_S, 2 ** attempt);
-    return 1000 * Math.min(RETRY_MAX_S, Math.max(1, this.retryAfterS ?? RETRY_DEFAULT_S));
+    return 1000 * Math.max(1, this.retryAfterS ?? RETRY_DEFAULT_S);
   }
 
   /** The error of an `{"error": {...}}` object (a socket's `error` message).

@@ -294,6 +294,8 @@ export class Client {
       }
       if (!retry || attempt >= this.retries || !error.retryable) throw error;
       if (error.unknownOutcome && !idempotent) throw error;
+      // A longer wait (a day's renames used up) is the caller's to decide: retryAfterS says it.
+      if ((askedS(error, retryAfter) ?? 0) > WAIT_MAX_S) throw error;
       await sleep(1000 * waitS(error, retryAfter, attempt + 1));
     }
   }
@@ -315,13 +317,18 @@ function errorOf(status, raw, commandId) {
   return new ApiError(status, 'http_error', `HTTP ${status}`, {}, commandId);
 }
 
-/** Seconds to wait before attempt number `attempt` (1, 2...).
+/** The wait the service asked for, in seconds (`retry_after_s`, else `Retry-After`), or null.
+ *  @param {ApiError} error @param {string | null} header @returns {number | null} */
+function askedS(error, header) {
+  if (error.retryAfterS != null) return error.retryAfterS;
+  if (header != null && header.trim() !== '' && Number.isFinite(Number(header))) return Number(header);
+  return null;
+}
+
+/** Seconds to wait before attempt number `attempt` (1, 2...); the client waits out no
+ *  more than WAIT_MAX_S (a longer wait asked for is the caller's: the error is thrown).
  *  @param {ApiError} error @param {string | null} header @param {number} attempt */
 export function waitS(error, header, attempt) {
-  let seconds = error.retryAfterS;
-  if (seconds == null && header != null && header.trim() !== '' && Number.isFinite(Number(header))) {
-    seconds = Number(header);
-  }
-  if (seconds == null) seconds = WAIT_DEFAULT_S * 2 ** (attempt - 1);
+  const seconds = askedS(error, header) ?? WAIT_DEFAULT_S * 2 ** (attempt - 1);
   return Math.min(WAIT_MAX_S, Math.max(0, seconds));
 }

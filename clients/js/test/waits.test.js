@@ -24,6 +24,21 @@ test('429: commands past the rate limit are waited out and all applied, once eac
     assert.deepEqual(events.map((e) => e.seq), [1, 2, 3, 4]);
   });
 
+test('429 asking for more than a minute: given to the caller at once, saying how long',
+  { skip: !process.env.SOLITAIRE_LIMITED_URL }, async () => {
+    const url = serviceUrl('SOLITAIRE_LIMITED_URL'); // one rename a day
+    const player = await newPlayer(url, 'Renamer', { retries: 3 });
+    await player.updatePlayer('Renamed');
+    const began = Date.now();
+    await assert.rejects(player.updatePlayer('Again'), (err) => {
+      assert.equal(err.code, 'rate_limited');
+      assert.ok(err.retryAfterS > 80_000, `retry_after_s: ${err.retryAfterS}`);
+      assert.equal(err.retryDelayMs(), 1000 * err.retryAfterS);
+      return true;
+    });
+    assert.ok(Date.now() - began < 10_000, `${Date.now() - began} ms`);
+  });
+
 test('503: a command sent while the store is paused is sent again and applied once',
   { skip: !process.env.SOLITAIRE_STORE_PID }, async () => {
     const url = serviceUrl('SOLITAIRE_PAUSABLE_URL'); // on the store of that pid

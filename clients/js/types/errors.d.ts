@@ -42,9 +42,10 @@ export class ApiError extends Error {
      *  apply it once), or no answer at all to a read. @returns {boolean} */
     get retryable(): boolean;
     /** How long to wait before asking again, in ms, when that may work (`retryable`):
-     *  what a 429 or a 503 says (`retry_after_s`, else 5 s), or a growing wait while the
-     *  service cannot be reached (the `attempt`-th in a row); null when asking again would
-     *  get the same answer. @param {number} [attempt] @returns {number | null} */
+     *  what a 429 or a 503 says (`retry_after_s`, at least 1 s, however long; else 5 s), or
+     *  a growing wait while the service cannot be reached (the `attempt`-th in a row, at most
+     *  30 s); null when asking again would get the same answer.
+     *  @param {number} [attempt] @returns {number | null} */
     retryDelayMs(attempt?: number): number | null;
 }
 export type ErrorInfo = import("../types/wire.js").ErrorInfo;

@@ -1,4 +1,5 @@
-/** Seconds to wait before attempt number `attempt` (1, 2...).
+/** Seconds to wait before attempt number `attempt` (1, 2...); the client waits out no
+ *  more than WAIT_MAX_S (a longer wait asked for is the caller's: the error is thrown).
  *  @param {ApiError} error @param {string | null} header @param {number} attempt */
 export function waitS(error: ApiError, header: string | null, attempt: number): number;
 export function sleep(ms: number): Promise<any>;
