@@ -7,6 +7,7 @@
 
 import { ApiError } from './errors.js';
 import { randomId } from './ids.js';
+import { WAIT_MAX_S } from './rest.js';
 import { GameSocket } from './socket.js';
 import { applyDiff, DiffError, FINAL_STATUSES } from './state.js';
 
@@ -62,6 +63,7 @@ const HASHES_KEPT = 256;
  * @property {(ack: Ack) => void} resolve
  * @property {(err: ApiError) => void} reject
  * @property {any} timer
+ * @property {number} [waits] how many refusals (429, 503) it has waited out
  */
 
 export class LiveGame {
@@ -167,7 +169,8 @@ export class LiveGame {
    * `state` by then when it came over the socket), or rejects with an ApiError: a 422
    * (`rule`), a 409 for a seq the game has left (`staleSeq`, with the game's `seq`),
    * 401/403... An answer lost with the connection is not an error: the command is sent
-   * again with the same command_id when the socket is back, and the service applies it once.
+   * again with the same command_id when the socket is back, and the service applies it once;
+   * a 429 or 503 is waited out and the command sent again as the REST calls are.
    * @param {Command} command
    * @param {{expectedSeq?: number | null, commandId?: string}} [options]
    * @returns {Promise<Ack>}
@@ -214,9 +217,27 @@ export class LiveGame {
     const p = msg.command_id ? this.pending.get(msg.command_id) : undefined;
     if (!p) return false;
     clearTimeout(p.timer);
+    if (msg.type === 'error') {
+      // A limit or a busy store (429, 503): waited out as the REST calls are, then sent
+      // again with its command_id (applied once), up to the client's `retries` times.
+      const err = ApiError.fromInfo(msg.error, undefined, msg.command_id);
+      const wait = err.retryAfterS;
+      if (err.retryable && wait != null && wait <= WAIT_MAX_S
+          && (p.waits ?? 0) < this.client.retries) {
+        p.waits = (p.waits ?? 0) + 1;
+        p.timer = setTimeout(() => {
+          if (this.pending.get(p.message.command_id) !== p) return;
+          this.armTimer(p);
+          if (this.socket.live) this.socket.send(p.message); // else sent when it is back
+        }, 1000 * wait);
+        return true;
+      }
+      this.pending.delete(msg.command_id);
+      p.reject(err);
+      return true;
+    }
     this.pending.delete(msg.command_id);
-    if (msg.type === 'ack') p.resolve(msg);
-    else p.reject(ApiError.fromInfo(msg.error, undefined, msg.command_id));
+    p.resolve(msg);
     return true;
   }
 

@@ -42,7 +42,8 @@ import { randomId } from './ids.js';
  */
 
 const WAIT_DEFAULT_S = 0.2; // per attempt, when a refusal does not say how long
-const WAIT_MAX_S = 60;
+/** The longest wait the client sits out by itself (REST and a live game's commands). */
+export const WAIT_MAX_S = 60;
 
 /** @param {number} ms */
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -39,6 +39,30 @@ test('429 asking for more than a minute: given to the caller at once, saying how
     assert.ok(Date.now() - began < 10_000, `${Date.now() - began} ms`);
   });
 
+test('429 on the socket: commands of a live game past the rate limit are waited out, once each',
+  { skip: !process.env.SOLITAIRE_LIMITED_URL }, async () => {
+    const url = serviceUrl('SOLITAIRE_LIMITED_URL'); // 1 write a second, bursts of 2
+    const owner = await newPlayer(url, 'Steady', { retries: 10 });
+    const { game_id: gameId } = await owner.createGame({ variant, seed });
+    const game = owner.open(gameId);
+    const refusals = [];
+    const onMessage = game.onMessage.bind(game);
+    game.onMessage = (msg) => {
+      if (msg.type === 'error') refusals.push(msg.error.code);
+      onMessage(msg);
+    };
+    try {
+      await until(() => game.status === 'live', 'the socket live', 60000);
+      for (const command of commands.slice(0, 4)) await game.play(command);
+      assert.equal(game.state.seq, 4);
+      assert.ok(refusals.includes('rate_limited'), `refusals: ${refusals}`);
+    } finally {
+      game.close();
+    }
+    const { events } = await owner.getEvents(gameId);
+    assert.deepEqual(events.map((e) => e.seq), [1, 2, 3, 4]); // each applied once
+  });
+
 test('503: a command sent while the store is paused is sent again and applied once',
   { skip: !process.env.SOLITAIRE_STORE_PID }, async () => {
     const url = serviceUrl('SOLITAIRE_PAUSABLE_URL'); // on the store of that pid

@@ -4,6 +4,7 @@
  * @property {(ack: Ack) => void} resolve
  * @property {(err: ApiError) => void} reject
  * @property {any} timer
+ * @property {number} [waits] how many refusals (429, 503) it has waited out
  */
 export class LiveGame {
     /** @param {Client} client @param {string} gameId @param {LiveOptions} [options] */
@@ -62,7 +63,8 @@ export class LiveGame {
      * `state` by then when it came over the socket), or rejects with an ApiError: a 422
      * (`rule`), a 409 for a seq the game has left (`staleSeq`, with the game's `seq`),
      * 401/403... An answer lost with the connection is not an error: the command is sent
-     * again with the same command_id when the socket is back, and the service applies it once.
+     * again with the same command_id when the socket is back, and the service applies it once;
+     * a 429 or 503 is waited out and the command sent again as the REST calls are.
      * @param {Command} command
      * @param {{expectedSeq?: number | null, commandId?: string}} [options]
      * @returns {Promise<Ack>}
@@ -185,6 +187,10 @@ export type Pending = {
     resolve: (ack: Ack) => void;
     reject: (err: ApiError) => void;
     timer: any;
+    /**
+     * how many refusals (429, 503) it has waited out
+     */
+    waits?: number | undefined;
 };
 import { GameSocket } from './socket.js';
 import { ApiError } from './errors.js';

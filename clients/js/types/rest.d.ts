@@ -2,6 +2,8 @@
  *  more than WAIT_MAX_S (a longer wait asked for is the caller's: the error is thrown).
  *  @param {ApiError} error @param {string | null} header @param {number} attempt */
 export function waitS(error: ApiError, header: string | null, attempt: number): number;
+/** The longest wait the client sits out by itself (REST and a live game's commands). */
+export const WAIT_MAX_S: 60;
 export function sleep(ms: number): Promise<any>;
 export class Client {
     /** @param {ClientOptions} [options] */
