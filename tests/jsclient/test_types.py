@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 import yaml
 
 from protocol.schema import OPENAPI_PATH, components
