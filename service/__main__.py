@@ -83,8 +83,8 @@ async def _serve_with_store(settings: Settings, listener: socket.socket | None) 
     finally:
         if watch is not None:
             watch.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watch
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await watch  # an error of its own was logged where it happened
         if embedded is not None:
             await embedded.astop()
             log.info("embedded store stopped")

@@ -1,7 +1,8 @@
 """``python -m clients.python bot``: a greedy player that knows no rules.
 
-It plays only what the server lists as legal (``GET /v1/games/{id}/moves``) and
-sends its choice over the WebSocket (:class:`GameSocket`). The policy, in order:
+It plays only what the server lists as legal (the ``moves`` its game's socket sends
+after each diff) and sends its choice over that WebSocket (:class:`GameSocket`). The
+policy, in order:
 
 1. a move to a foundation (not between foundations);
 2. a move that turns a face-down card up, or empties a pile (not onto an empty one);

@@ -27,5 +27,5 @@ def command_line(*args: str, url: str, player_file: Path | None) -> str:
     if url.rstrip("/") != default_url().rstrip("/"):
         words += ["--url", url]
     if player_file is not None and player_file != identity.default_path():
-        words += ["--player-file", str(player_file)]
+        words += ["--player-file", str(player_file.expanduser().absolute())]
     return shlex.join(words)

@@ -16,6 +16,11 @@ _error_body = msgspec.json.Decoder(ErrorBody)
 RETRYABLE: frozenset[str] = frozenset({"rate_limited", "unavailable"})
 
 
+# The longest wait the client sits out by itself, REST calls and socket commands alike (the
+# JavaScript client's too): a refusal asking for longer is raised, ``retry_after_s`` saying it.
+WAIT_MAX_S = 60.0
+
+
 class ApiError(Exception):
     """An error answered by the service, over REST or the WebSocket.
 

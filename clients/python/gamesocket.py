@@ -46,7 +46,7 @@ from protocol.ws import (
 )
 
 from .commands import CommandLike, as_command, new_command_id
-from .errors import ApiError, ConnectionLost
+from .errors import WAIT_MAX_S, ApiError, ConnectionLost
 
 log = logging.getLogger("clients.python.gamesocket")
 
@@ -603,10 +603,10 @@ class GameSocket:
         if pending is None:
             log.warning("game %s: error from the server: %s", self.game_id, err)
             return
-        if err.retryable and pending.retries < self.command_retries:
+        wait_s = err.retry_after_s or min(self.backoff_max_s, 0.1 * 2**(pending.retries + 1))
+        if err.retryable and pending.retries < self.command_retries and wait_s <= WAIT_MAX_S:
             pending.retries += 1
             pending.generation = -1
-            wait_s = err.retry_after_s or min(self.backoff_max_s, 0.1 * 2**pending.retries)
             self._spawn(self._transmit_later(pending, wait_s))
             return
         del self._pending[pending.message.command_id]

@@ -40,7 +40,7 @@ from protocol.solver import Hint, Solution
 from protocol.variants import VariantInfo, Variants
 
 from .commands import CommandLike, as_command, new_command_id
-from .errors import ApiError
+from .errors import WAIT_MAX_S, ApiError
 from .gamesocket import GameSocket
 
 T = TypeVar("T")
@@ -315,10 +315,6 @@ class Client:
             if wait > WAIT_MAX_S:  # a day's renames used up, say: the caller's to decide
                 raise error
             await asyncio.sleep(wait)
-
-
-# The longest wait the client retries after by itself (the JavaScript client's too).
-WAIT_MAX_S = 60.0
 
 
 def _wait_s(error: ApiError, retry_after: str | None, attempt: int) -> float:

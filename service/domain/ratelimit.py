@@ -8,10 +8,10 @@ worker takes a small lease of requests from it at once and spends it locally
 for at most a second (:data:`LEASE_S`), so a busy subject costs one Redis call per
 few requests; across all workers a subject never gets more than the bucket allows.
 A lease never holds more requests than the bucket refills in that second, so one
-that runs out unspent costs a subject no more than it gets back meanwhile; the
-slow limits (sign-ups, new games by a player, renames) lease nothing, so every one
-of their requests is counted in the store, whichever worker it reaches, and a
-refusal means the bucket itself is empty.
+that runs out unspent costs a subject no more than it gets back meanwhile; a limit
+slower than 2 a second leases nothing (with the default settings: sign-ups, new games
+by a player, renames), so every one of its requests is counted in the store, whichever
+worker it reaches, and a refusal means the bucket itself is empty.
 
 A limit on reads (``reads=True``) lets a read through uncounted while the store
 refuses writes (out of memory, a read-only replica: it still serves reads), rather

@@ -439,7 +439,8 @@ RESTART_RESET_S = 60.0
 
 async def keep_running(server: ServerProcess, check_every_s: float = 0.5) -> None:
     """Until cancelled: whenever ``server``'s process has ended on its own (a crash, the
-    OOM killer, a ``kill -9``), log its exit code and the end of its log, and start it
+    OOM killer, a ``kill -9``; not a clean exit, code 0, as a SIGTERM to the whole
+    process group gives), log its exit code and the end of its log, and start it
     again at the same address, so its data comes back from the append-only file and the
     service's connections find it again. Until then the store is unavailable, as when
     any store is down (503 with Retry-After). Tries that fail wait longer each time
@@ -452,6 +453,10 @@ async def keep_running(server: ServerProcess, check_every_s: float = 0.5) -> Non
             if failures and time.monotonic() - up_since >= RESTART_RESET_S:
                 failures = 0
             continue
+        if server.exit_code == 0:  # stopped on purpose (a SIGTERM to the process group)
+            logger.info("the store server (pid %s) stopped (exit code 0): not starting it "
+                        "again", server.pid)
+            return
         logger.error("the store server (pid %s) exited with %s; its log %s ends with: %s",
                      server.pid, server.exit_code, server.log_path,
                      " | ".join(server.log_tail(3).splitlines()))
@@ -464,8 +469,10 @@ async def keep_running(server: ServerProcess, check_every_s: float = 0.5) -> Non
             try:
                 await server.astart()
                 break
-            except (EmbeddedServerError, OSError) as exc:
+            except EmbeddedServerError as exc:
                 logger.error("the store server could not be started again: %s", exc)
+            except Exception:  # noqa: BLE001 - the watcher outlives any one failed start
+                logger.exception("the store server could not be started again")
         up_since = time.monotonic()
         logger.warning("the store server is running again (pid %s), its data read back from "
                        "its append-only file", server.pid)

@@ -268,3 +268,16 @@ async def test_a_refusal_names_piles_as_the_player_types_them(service_url: str) 
     assert "t99" in refusal and "f0" in refusal and "t0" in refusal
     assert "tableau/" not in refusal and "foundation/" not in refusal
     assert all(len(line) < 80 for line in refusal.splitlines())
+
+
+def test_a_printed_command_names_the_service_and_player_file_when_not_the_defaults(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from clients.python.defaults import DEFAULT_URL, command_line
+
+    monkeypatch.delenv("SOLITAIRE_URL", raising=False)
+    monkeypatch.setenv("SOLITAIRE_PLAYER_FILE", str(tmp_path / "kept.json"))
+    assert command_line("resume", "g_1", url=DEFAULT_URL, player_file=tmp_path / "kept.json") \
+        == "python -m clients.python resume g_1"
+    monkeypatch.chdir(tmp_path)
+    assert command_line("player", url="http://h:1", player_file=Path("other.json")) == (
+        f"python -m clients.python player --url http://h:1 --player-file {tmp_path}/other.json")

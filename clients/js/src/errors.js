@@ -6,7 +6,12 @@
 /** @typedef {ErrorInfo['code'] | 'network' | 'http_error'} ErrorCode */
 /** @typedef {ErrorInfo['details']} ErrorDetails */
 
-const RETRY_DEFAULT_S = 5; // a 429 or 503 that does not say how long
+const RETRY_DEFAULT_S = 5; // a 429 or 503 that does not say how long (retryDelayMs, for a screen)
+/** The longest wait the client sits out by itself (REST calls and a live game's commands);
+ *  a longer one asked for is the caller's: the error is thrown, `retryAfterS` saying it. */
+export const WAIT_MAX_S = 60;
+/** A client's own wait when a 429 or 503 does not say how long: per attempt, doubling. */
+export const WAIT_DEFAULT_S = 0.2;
 const RETRY_MAX_S = 30;
 
 /** The HTTP status of each code, for an error that came over the socket. */

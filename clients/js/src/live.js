@@ -5,9 +5,8 @@
 // once the socket is back). docs/protocol.md "WebSocket", "Ordering", "Resuming with
 // `since`", "Idempotency".
 
-import { ApiError } from './errors.js';
+import { ApiError, WAIT_DEFAULT_S, WAIT_MAX_S } from './errors.js';
 import { randomId } from './ids.js';
-import { WAIT_MAX_S } from './rest.js';
 import { GameSocket } from './socket.js';
 import { applyDiff, DiffError, FINAL_STATUSES } from './state.js';
 
@@ -64,6 +63,7 @@ const HASHES_KEPT = 256;
  * @property {(err: ApiError) => void} reject
  * @property {any} timer
  * @property {number} [waits] how many refusals (429, 503) it has waited out
+ * @property {any} [waitTimer] set while it waits out a refusal, before it is sent again
  */
 
 export class LiveGame {
@@ -221,11 +221,12 @@ export class LiveGame {
       // A limit or a busy store (429, 503): waited out as the REST calls are, then sent
       // again with its command_id (applied once), up to the client's `retries` times.
       const err = ApiError.fromInfo(msg.error, undefined, msg.command_id);
-      const wait = err.retryAfterS;
-      if (err.retryable && wait != null && wait <= WAIT_MAX_S
-          && (p.waits ?? 0) < this.client.retries) {
-        p.waits = (p.waits ?? 0) + 1;
-        p.timer = setTimeout(() => {
+      const waits = p.waits ?? 0;
+      const wait = err.retryAfterS ?? WAIT_DEFAULT_S * 2 ** waits;
+      if (err.retryable && wait <= WAIT_MAX_S && waits < this.client.retries) {
+        p.waits = waits + 1;
+        p.waitTimer = setTimeout(() => {
+          p.waitTimer = null;
           if (this.pending.get(p.message.command_id) !== p) return;
           this.armTimer(p);
           if (this.socket.live) this.socket.send(p.message); // else sent when it is back
@@ -244,6 +245,7 @@ export class LiveGame {
   /** After a reconnection: send again, with the same command_id, what was never answered. */
   resend() {
     for (const p of this.pending.values()) {
+      if (p.waitTimer) continue; // waiting out a refusal: sent when the wait is over
       this.armTimer(p);
       this.socket.send(p.message);
     }
@@ -253,6 +255,7 @@ export class LiveGame {
   failPending(err) {
     for (const p of this.pending.values()) {
       clearTimeout(p.timer);
+      clearTimeout(p.waitTimer);
       p.reject(err);
     }
     this.pending.clear();
@@ -305,13 +308,13 @@ export class LiveGame {
         this.answer(msg);
         break;
       case 'error': {
-        const retry = msg.error?.details?.retry_after_s;
-        if (typeof retry === 'number') this.socket.retryAfter(retry); // before a 1013
         if (this.answer(msg)) {
           // The token expired while the socket was open (it is closed with 1008 next).
           if (msg.error?.code === 'unauthorized') this.emit('error', ApiError.fromInfo(msg.error));
           break;
         }
+        const retry = msg.error?.details?.retry_after_s;
+        if (typeof retry === 'number') this.socket.retryAfter(retry); // before a 1013
         if (msg.error?.code === 'bad_request' && msg.error.details?.since != null) {
           // Our `since` is beyond the game's seq: the state we kept is not the server's
           // (a failover lost what we saw). Throw it away: a snapshot.

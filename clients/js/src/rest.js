@@ -2,7 +2,7 @@
 // operation, named after its operationId. Answers come back as the service sends them
 // (the types of ../types/wire.d.ts); refusals as an ApiError.
 
-import { ApiError } from './errors.js';
+import { ApiError, WAIT_DEFAULT_S, WAIT_MAX_S } from './errors.js';
 import { LiveGame } from './live.js';
 import { randomId } from './ids.js';
 
@@ -37,13 +37,11 @@ import { randomId } from './ids.js';
  * @property {any} [WebSocket] a WebSocket constructor, where there is no global one
  *   (React Native has one; Node 20 without --experimental-websocket does not)
  * @property {number} [retries] how many times a 429 or a retryable 503 is waited out
- *   and sent again (default 3); 0 gives every refusal to the caller at once
+ *   and sent again, by a REST call or a live game's command (default 3; a wait of more
+ *   than WAIT_MAX_S is not); 0 gives every refusal to the caller at once
  * @property {() => void} [onUnauthorized] called when the service refuses the token (401)
  */
 
-const WAIT_DEFAULT_S = 0.2; // per attempt, when a refusal does not say how long
-/** The longest wait the client sits out by itself (REST and a live game's commands). */
-export const WAIT_MAX_S = 60;
 
 /** @param {number} ms */
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,3 +1,8 @@
+/** The longest wait the client sits out by itself (REST calls and a live game's commands);
+ *  a longer one asked for is the caller's: the error is thrown, `retryAfterS` saying it. */
+export const WAIT_MAX_S: 60;
+/** A client's own wait when a 429 or 503 does not say how long: per attempt, doubling. */
+export const WAIT_DEFAULT_S: 0.2;
 export class ApiError extends Error {
     /** The error of an `{"error": {...}}` object (a socket's `error` message).
      *  @param {Partial<ErrorInfo> | null | undefined} info

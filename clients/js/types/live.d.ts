@@ -5,6 +5,7 @@
  * @property {(err: ApiError) => void} reject
  * @property {any} timer
  * @property {number} [waits] how many refusals (429, 503) it has waited out
+ * @property {any} [waitTimer] set while it waits out a refusal, before it is sent again
  */
 export class LiveGame {
     /** @param {Client} client @param {string} gameId @param {LiveOptions} [options] */
@@ -191,6 +192,10 @@ export type Pending = {
      * how many refusals (429, 503) it has waited out
      */
     waits?: number | undefined;
+    /**
+     * set while it waits out a refusal, before it is sent again
+     */
+    waitTimer?: any;
 };
 import { GameSocket } from './socket.js';
 import { ApiError } from './errors.js';

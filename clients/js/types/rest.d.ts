@@ -2,8 +2,6 @@
  *  more than WAIT_MAX_S (a longer wait asked for is the caller's: the error is thrown).
  *  @param {ApiError} error @param {string | null} header @param {number} attempt */
 export function waitS(error: ApiError, header: string | null, attempt: number): number;
-/** The longest wait the client sits out by itself (REST and a live game's commands). */
-export const WAIT_MAX_S: 60;
 export function sleep(ms: number): Promise<any>;
 export class Client {
     /** @param {ClientOptions} [options] */
@@ -170,7 +168,8 @@ export type ClientOptions = {
     WebSocket?: any;
     /**
      * how many times a 429 or a retryable 503 is waited out
-     * and sent again (default 3); 0 gives every refusal to the caller at once
+     * and sent again, by a REST call or a live game's command (default 3; a wait of more
+     * than WAIT_MAX_S is not); 0 gives every refusal to the caller at once
      */
     retries?: number | undefined;
     /**
