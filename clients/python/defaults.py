@@ -19,13 +19,17 @@ def default_url() -> str:
     return os.environ.get(URL_VARIABLE, "").strip() or DEFAULT_URL
 
 
-def command_line(*args: str, url: str, player_file: Path | None) -> str:
+def command_line(*args: str, url: str, player_file: Path | None,
+                 token: str | None = None) -> str:
     """``python -m clients.python <args>``, with ``--url`` and ``--player-file`` where
-    these differ from what the same command would use without them, so that the line,
-    run as printed, reaches the same service as the same player."""
+    these differ from what the same command would use without them, and ``--token`` when
+    the player was given by its token, so that the line, run as printed, reaches the same
+    service as the same player."""
     words = ["python", "-m", "clients.python", *args]
     if url.rstrip("/") != default_url().rstrip("/"):
         words += ["--url", url]
     if player_file is not None and player_file != identity.default_path():
         words += ["--player-file", str(player_file.expanduser().absolute())]
+    if token is not None:
+        words += ["--token", token]
     return shlex.join(words)

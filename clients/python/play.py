@@ -143,7 +143,7 @@ async def play(
             return 1
         return await _play_game(client, created.game_id, created.state,
                                 layouts[created.state.variant], color, read_line, write,
-                                player_file)
+                                player_file, token)
 
 
 # How many unfinished games `resume` offers to choose from.
@@ -181,7 +181,7 @@ async def resume(
             write(f"the game {game_id} is {state.status}: there is nothing left to play")
             return 1
         return await _play_game(client, game_id, state, layouts[state.variant], color,
-                                read_line, write, player_file)
+                                read_line, write, player_file, token)
 
 
 async def _choose(client: Client, read_line: ReadLine, write: Write) -> str | None:
@@ -214,7 +214,7 @@ async def _choose(client: Client, read_line: ReadLine, write: Write) -> str | No
 
 async def _play_game(client: Client, game_id: str, state: GameState, info: VariantInfo,
                      color: bool, read_line: ReadLine, write: Write,
-                     player_file: Path | None) -> int:
+                     player_file: Path | None, token: str | None) -> int:
     async with client.socket(game_id, state=state) as sock:
         write(render(sock.state, info, color=color))
         write("Type h for help.")
@@ -229,7 +229,7 @@ async def _play_game(client: Client, game_id: str, state: GameState, info: Varia
                 continue
             if action.kind == "leave":
                 again = command_line("resume", game_id, url=client.base_url,
-                                     player_file=player_file)
+                                     player_file=player_file, token=token)
                 write(f"Bye. The game {game_id} stays where it is: go on with it with "
                       f"`{again}`.")
                 return 0

@@ -249,6 +249,23 @@ async def test_resume_goes_on_with_an_unfinished_game(service_url: str) -> None:
     assert code == 1 and "no unfinished game" in out
 
 
+async def test_a_game_played_by_token_prints_a_resume_line_with_that_token(
+        service_url: str, player_file: Path) -> None:
+    from clients.python.rest import Client
+
+    async with Client(service_url) as client:
+        token = (await client.create_player("by-token")).token
+    code, out, err = await _run("play", "gate", "--seed", "1", "--url", service_url,
+                                "--token", token, "--no-color", stdin=b"q\n")
+    assert code == 0, err
+    printed = shlex.split(out.split("go on with it with `")[1].split("`")[0])
+    assert printed[-2:] == ["--token", token]
+    # run as printed, the kept player file (none here) plays no part
+    code, out, err = await _run(*printed[3:], "--no-color", stdin=b"resign\n")
+    assert code == 0, err
+    assert out.rstrip().endswith("Resigned.") and not player_file.exists()
+
+
 async def test_resume_lets_the_player_choose_among_unfinished_games(service_url: str) -> None:
     for seed in ("1", "2"):
         await _run("play", "gate", "--seed", seed, "--url", service_url, "--no-color",
