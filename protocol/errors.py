@@ -93,13 +93,14 @@ class ErrorDetails(TypedDict, total=False):
     ]
     limit: Annotated[
         str,
-        Meta(description="429, and the socket's error before a 1009 close: the name of the "
-             "limit that was hit (its setting's name)."),
+        Meta(description="429, 413, and the socket's error before a 1009 close: the name of "
+             "the limit that was hit (its setting's name)."),
     ]
     max_bytes: Annotated[
         int,
-        Meta(ge=1, description="The socket's error before a 1009 close: the most bytes a "
-             "message may have."),
+        Meta(ge=1, description="413, and the socket's error before a 1009 close: the most "
+             "bytes a request body or a socket message may have (exactly that many are "
+             "accepted)."),
     ]
     outcome: Annotated[
         Literal["unknown"],

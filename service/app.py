@@ -88,7 +88,8 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
     app = web.Application(client_max_size=settings.max_body_bytes,
                           middlewares=[metrics_middleware, cors_middleware, error_middleware,
                                        caller_middleware,
-                                       deadline_middleware(settings.request_deadline_s)])
+                                       deadline_middleware(settings.request_deadline_s,
+                                                           settings.max_body_bytes)])
     app[CONTEXT] = build_context(settings, settings.redis_url, clock or Clock())
     app.add_routes(rest.routes)
     app.add_routes(daily_routes)

@@ -30,7 +30,10 @@ class GameSocket(web.WebSocketResponse):
     saying the limit before a 1009 close."""
 
     def __init__(self, *, max_msg_size: int, heartbeat: float) -> None:
-        super().__init__(compress=False, max_msg_size=max_msg_size, heartbeat=heartbeat,
+        # aiohttp refuses a message of ``max_msg_size`` bytes itself (its reader checks
+        # ``>=``); the contract's ``max_bytes`` is the most a message may have, so one
+        # more is given (tests/service/socket/test_ws.py holds both edges).
+        super().__init__(compress=False, max_msg_size=max_msg_size + 1, heartbeat=heartbeat,
                          decode_text=False)
         self.max_msg_size = max_msg_size
 

@@ -176,9 +176,9 @@ export type ErrorInfo = {
     field?: string;
     /** 409: the caller's attempts at this daily challenge. */
     game_ids?: Array<string>;
-    /** 429, and the socket's error before a 1009 close: the name of the limit that was hit (its setting's name). */
+    /** 429, 413, and the socket's error before a 1009 close: the name of the limit that was hit (its setting's name). */
     limit?: string;
-    /** The socket's error before a 1009 close: the most bytes a message may have. */
+    /** 413, and the socket's error before a 1009 close: the most bytes a request body or a socket message may have (exactly that many are accepted). */
     max_bytes?: number;
     /** 429 on a new game: the player's open games, the limit. */
     open_games?: number;

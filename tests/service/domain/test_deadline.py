@@ -13,11 +13,13 @@ assertions); the last ones go through a running instance on a real store.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import os
 import signal
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -224,3 +226,54 @@ async def test_a_body_that_never_arrives_is_the_clients_fault_not_the_stores(
     assert head.startswith("HTTP/1.1 400"), head
     assert body["error"]["code"] == "bad_request", body
     assert "body" in body["error"]["message"] and "outcome" not in body["error"]["details"]
+
+
+async def _raw_answer(base: str, request: bytes) -> tuple[str, dict[str, Any]]:
+    """The status line and JSON body of one request sent as raw bytes."""
+    url = urlsplit(base)
+    reader, writer = await asyncio.open_connection(url.hostname, url.port)
+    try:
+        writer.write(request)
+        await writer.drain()
+        head = (await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)).decode()
+        length = int(next(line.split(":")[1] for line in head.split("\r\n")
+                          if line.lower().startswith("content-length")))
+        return head.split("\r\n")[0], json.loads(await reader.readexactly(length))
+    finally:
+        writer.close()
+
+
+async def test_a_content_length_over_the_limit_is_refused_before_the_body_is_waited_for(
+        redis_url: str, tmp_path: Path) -> None:
+    """No byte of the body is sent: the answer comes from the header alone, long before
+    the (here hour-long) deadline, and says the limit."""
+    settings = settings_for_test(redis_url, tmp_path, request_deadline_s=FOREVER_S,
+                                 max_body_bytes=2000)
+    async with running_service(settings) as base:
+        status, body = await _raw_answer(
+            base, b"POST /v1/players HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 2001\r\n\r\n")
+    assert status.startswith("HTTP/1.1 413"), status
+    assert body["error"]["code"] == "bad_request"
+    assert body["error"]["details"] == {"limit": "max_body_bytes", "max_bytes": 2000}
+    assert "2000 bytes" in body["error"]["message"]
+
+
+async def test_a_body_that_is_not_what_its_content_encoding_says_is_400_not_500(
+        redis_url: str, tmp_path: Path) -> None:
+    settings = settings_for_test(redis_url, tmp_path)
+    async with running_service(settings) as base:
+        def post(body: bytes, encoding: str) -> bytes:
+            return (b"POST /v1/players HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    b"Content-Encoding: " + encoding.encode() + b"\r\n"
+                    b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+        good = gzip.compress(b'{"name": "Ann"}')
+        for body in (b"abcd", good[:10] + b"\x00" * 20):
+            status, answer = await _raw_answer(base, post(body, "gzip"))
+            assert status.startswith("HTTP/1.1 400"), (body, status, answer)
+            assert answer["error"]["code"] == "bad_request"
+            assert "Content-Encoding (gzip)" in answer["error"]["message"]
+        status, answer = await _raw_answer(base, post(good, "gzip"))
+    assert status.startswith("HTTP/1.1 201"), (status, answer)
+    assert answer["name"] == "Ann"

@@ -323,6 +323,24 @@ async def test_a_message_over_the_size_limit_gets_an_error_saying_the_limit_then
     assert error["details"] == {"limit": "max_ws_message_bytes", "max_bytes": limit}
 
 
+async def test_a_message_of_exactly_the_size_limit_is_read_one_byte_more_is_not(
+        api: Api, session: aiohttp.ClientSession, base: str, live: tuple[str, Context]) -> None:
+    """``max_bytes`` is the most a message may have: a client that fills a message to it
+    is answered, not closed."""
+    limit = live[1].settings.max_ws_message_bytes
+    _, token = await api.player()
+    game_id = (await api.create(token, "gilbert", public=True))["game_id"]
+    ping = '{"type": "ping"}'
+    async with socket(session, base, game_id) as sock:
+        await sock.hello(token)
+        await sock.send(ping + " " * (limit - len(ping)))
+        assert (await sock.until(lambda m: m["type"] == "pong"))[-1]["type"] == "pong"
+        await sock.send(ping + " " * (limit + 1 - len(ping)))
+        messages, close = await sock.closed()
+    assert close == 1009, (close, messages)
+    assert [m["type"] for m in messages] == ["error"], messages
+
+
 def test_the_installed_aiohttp_is_one_the_game_socket_was_checked_against() -> None:
     # service/socket/gamesocket.py relies on how aiohttp closes a socket on a message too big
     # (the test above checks it does): another aiohttp, read its source again, then widen

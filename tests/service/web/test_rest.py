@@ -413,7 +413,8 @@ async def test_a_body_over_the_size_limit_is_413(api: Api, owner: tuple[str, str
             "POST", path, token, data=huge, headers={"Content-Type": "application/json"}
         )
         err = check_error(reply, 413, "bad_request")
-        assert "too large" in err["message"]
+        assert "larger than 16384 bytes" in err["message"]
+        assert err["details"] == {"limit": "max_body_bytes", "max_bytes": 16384}
     assert (await api.state(game_id, token))["seq"] == 0
 
 
