@@ -94,7 +94,7 @@ def to_api_error(exc: BaseException, command: bool = True) -> ApiError | None:
     if isinstance(exc, UnknownVariant):
         return ApiError("bad_request", str(exc), {"field": "variant"})
     if isinstance(exc, BadOptions):
-        return ApiError("bad_request", str(exc), {"field": "options"})
+        return ApiError("bad_request", str(exc), {"field": f"options.{exc.option}"})
     if isinstance(exc, BadCommand):
         return ApiError("bad_request", str(exc))
     if isinstance(exc, msgspec.DecodeError):

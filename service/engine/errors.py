@@ -16,7 +16,12 @@ class UnknownVariant(EngineError):
 
 
 class BadOptions(EngineError):
-    """Options that the variant does not define, or of the wrong type."""
+    """Options that the variant does not define, or of the wrong type; ``option``: the
+    first option to blame."""
+
+    def __init__(self, message: str, option: str) -> None:
+        super().__init__(message)
+        self.option = option
 
 
 class BadCommand(EngineError):

@@ -75,12 +75,13 @@ class Variant:
         if unknown:
             known = ", ".join(cls.options_spec) or "none"
             raise BadOptions(f"{cls.id} has no option {', '.join(map(repr, unknown))} "
-                             f"(its options: {known})")
+                             f"(its options: {known})", unknown[0])
         out: dict[str, Any] = {}
         for key, spec in cls.options_spec.items():
             value = given.get(key, spec.default)
             if not isinstance(value, bool):
-                raise BadOptions(f"option {key!r} of {cls.id} is true or false, got {value!r}")
+                raise BadOptions(f"option {key!r} of {cls.id} is true or false, got {value!r}",
+                                 key)
             out[key] = value
         return out
 
