@@ -8,7 +8,9 @@ away at once; one that is killed has them stop counting when its lease runs out
 (:data:`LEASE_S`).
 
 While the store does not answer, a worker counts alone (each worker still holds at
-most the limit), and writes its shares once the store answers again.
+most the limit), and writes its shares once the store answers again. It waits for an
+answer :data:`ANSWER_WITHIN_S` at most: a socket's upgrade takes one, and a store that
+stalls must not hold the upgrade past the request deadline (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import NamedTuple
 
 from service.runtime.background import Background
@@ -29,6 +31,19 @@ LEASE_S = 15.0  # a killed worker's shares count this long at most
 RENEW_S = 5.0  # how often a worker renews its lease (and writes shares the store missed)
 KEEP_S = 24 * 3600  # a count untouched this long is dropped (no socket stays that quiet)
 _BATCH = 100  # shares written in one call when catching up
+ANSWER_WITHIN_S = 1.0  # a take or give-back not answered by then counts alone (above)
+
+
+@contextlib.asynccontextmanager
+async def _answer_within() -> AsyncIterator[None]:
+    """The store's answer within :data:`ANSWER_WITHIN_S`, else a :class:`StoreError`
+    (the call is cancelled: a share it may still have written is written again at the
+    lease's renewal, as after any unanswered call)."""
+    try:
+        async with asyncio.timeout(ANSWER_WITHIN_S):
+            yield
+    except TimeoutError:
+        raise StoreError(f"no answer within {ANSWER_WITHIN_S:g} s") from None
 
 
 class Full(NamedTuple):
@@ -59,8 +74,9 @@ class InstanceCounts:
         self._add(whats, 1)  # before the first await: concurrent takes see it
         sent = {what: self.here[what] for what in whats}
         try:
-            taken = await self.store.take([(w, most, sent[w]) for w, most in limits],
-                                          int(LEASE_S * 1000), KEEP_S)
+            async with _answer_within():
+                taken = await self.store.take([(w, most, sent[w]) for w, most in limits],
+                                              int(LEASE_S * 1000), KEEP_S)
         except StoreError as exc:
             self._unwritten.update(whats)  # counted here alone; written once the store answers
             self._heard(exc)
@@ -85,7 +101,8 @@ class InstanceCounts:
         self._add(whats, -1)
         sent = {what: self.here.get(what, 0) for what in whats}
         try:
-            await self.store.set(list(sent.items()), KEEP_S)
+            async with _answer_within():
+                await self.store.set(list(sent.items()), KEEP_S)
         except StoreError as exc:
             self._unwritten.update(whats)  # written by the lease's next renewal
             self._heard(exc)

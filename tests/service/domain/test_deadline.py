@@ -206,6 +206,41 @@ async def test_a_paused_store_gets_503_within_the_deadline_and_a_resend_applies_
         await sock.ws.close()
 
 
+async def test_a_socket_opened_while_the_store_is_paused_is_answered_within_the_deadline(
+        tcp_server: EmbeddedServer, tmp_path: Path) -> None:
+    """The upgrade counts the socket against its address in the store (a per-instance
+    limit): a store that does not answer is waited for a second at most, and the hello
+    then gets its 503 within the deadline and the close 1013. The store's own timeout is
+    set far longer here (30 s, 3 retries): before the fix the upgrade waited for it."""
+    settings = settings_for_test(
+        tcp_server.url, tmp_path, request_deadline_s=2.0, redis_timeout_s=30.0, redis_retries=3
+    )
+    async with (
+        running_app(settings) as (base, _ctx),
+        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as session,
+    ):
+        api = Api(session, base)
+        _, token = await api.player()
+        game_id = (await api.create(token, "gilbert", seed=5))["game_id"]
+        assert tcp_server.pid is not None
+        os.kill(tcp_server.pid, signal.SIGSTOP)
+        try:
+            async with asyncio.timeout(15):  # the deadline and the count's second, and room
+                ws = await session.ws_connect(f"{base}/v1/games/{game_id}/ws")
+                await ws.send_json({"type": "hello", "token": token})
+                msg = await ws.receive()
+                assert msg.type is aiohttp.WSMsgType.TEXT, msg
+                error = json.loads(msg.data)["error"]
+                assert error["code"] == "unavailable" and error["details"]["retry_after_s"] >= 1
+                assert (await ws.receive()).type is aiohttp.WSMsgType.CLOSE
+                assert ws.close_code == 1013
+        finally:
+            os.kill(tcp_server.pid, signal.SIGCONT)
+        # The store back: the same address opens a socket and plays.
+        sock, _ = await connect(session, base, game_id, token)
+        await sock.ws.close()
+
+
 async def test_a_body_that_never_arrives_is_the_clients_fault_not_the_stores(
         redis_url: str, tmp_path: Path) -> None:
     """A request whose Content-Length promises more than is sent waits until the request
