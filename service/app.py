@@ -58,7 +58,7 @@ from service.web.caller import caller_middleware
 from service.web.cors import cors_middleware
 from service.web.daily import routes as daily_routes
 from service.web.deadline import deadline_middleware
-from service.web.error_middleware import error_middleware
+from service.web.error_middleware import SOCKET_ROUTE, error_middleware
 from service.web.responses import Handler
 
 log = logging.getLogger("service")
@@ -94,7 +94,7 @@ def create_app(settings: Settings, clock: Clock | None = None) -> web.Applicatio
     app.add_routes(rest.routes)
     app.add_routes(daily_routes)
     app.add_routes(solver_rest.routes)
-    app.router.add_get("/v1/games/{game_id}/ws", ws.websocket_handler)
+    app.router.add_get(SOCKET_ROUTE, ws.websocket_handler)
     _add_web_client(app)
     app.cleanup_ctx.append(_running)
     # Before aiohttp waits for the handlers still running (a socket's, for ever), not after.

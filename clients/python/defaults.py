@@ -28,8 +28,8 @@ def command_line(*args: str, url: str, player_file: Path | None,
     words = ["python", "-m", "clients.python", *args]
     if url.rstrip("/") != default_url().rstrip("/"):
         words += ["--url", url]
-    if player_file is not None and player_file != identity.default_path():
-        words += ["--player-file", str(player_file.expanduser().absolute())]
-    if token is not None:
+    if token is not None:  # the player file plays no part then
         words += ["--token", token]
+    elif player_file is not None and player_file != identity.default_path():
+        words += ["--player-file", str(player_file.expanduser().absolute())]
     return shlex.join(words)

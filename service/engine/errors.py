@@ -23,6 +23,10 @@ class BadOptions(EngineError):
         super().__init__(message)
         self.option = option
 
+    def __reduce__(self) -> tuple[type[BadOptions], tuple[str, str]]:
+        # As raised in a solver's process and re-raised in the service's: both arguments.
+        return type(self), (str(self), self.option)
+
 
 class BadCommand(EngineError):
     """Input no game can take: a seed out of range, a move of fewer than one card (the

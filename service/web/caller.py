@@ -18,6 +18,7 @@ from service.context import context
 from service.domain.auth import bearer_token
 from service.domain.errors import ApiError
 from service.web.cors import API_PREFIX
+from service.web.error_middleware import is_socket
 from service.web.responses import Handler
 
 # The request's player: None when it sent no token; absent until checked.
@@ -49,7 +50,6 @@ def required_player(request: web.Request) -> str:
 @web.middleware
 async def caller_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Check the token of every ``/v1`` request that sends one, but a socket's upgrade."""
-    if (request.path.startswith(API_PREFIX)
-            and request.headers.get("Upgrade", "").lower() != "websocket"):
+    if request.path.startswith(API_PREFIX) and not is_socket(request):
         caller_of(request)
     return await handler(request)

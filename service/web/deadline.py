@@ -12,7 +12,7 @@ from aiohttp.typedefs import Middleware
 from protocol.errors import PAYLOAD_TOO_LARGE
 from service.domain.deadline import deadline
 from service.domain.errors import ApiError
-from service.web.error_middleware import is_command
+from service.web.error_middleware import is_command, is_socket
 from service.web.responses import Handler
 
 
@@ -27,22 +27,24 @@ def too_large(max_bytes: int) -> ApiError:
 def deadline_middleware(seconds: float, max_body_bytes: int) -> Middleware:
     """An aiohttp middleware bounding every request but a WebSocket's (whose
     commands are bounded one by one in :mod:`service.socket.session`), and reading its
-    body first: a ``Content-Length`` over ``max_body_bytes`` is refused before a byte of
-    the body is waited for."""
+    body first: a ``Content-Length`` over ``max_body_bytes`` (of a body not compressed:
+    a compressed one counts as it decompresses) is refused before a byte of the body is
+    waited for."""
 
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.headers.get("Upgrade", "").lower() == "websocket":
+        if is_socket(request):
             return await handler(request)
         budget = seconds
         if request.body_exists:
-            if (request.content_length or 0) > max_body_bytes:
+            encoded = "Content-Encoding" in request.headers  # counted as it decompresses
+            if not encoded and (request.content_length or 0) > max_body_bytes:
                 raise too_large(max_body_bytes)
             # The body first (aiohttp keeps it for the handler): one that does not arrive
             # in time is the client's doing, not the store's, and nothing was begun.
             started = asyncio.get_running_loop().time()
             try:
-                async with asyncio.timeout(seconds):
+                async with asyncio.timeout(seconds if seconds > 0 else None):
                     await request.read()
             except TimeoutError:
                 raise ApiError("bad_request", f"the request body did not arrive within the "
@@ -50,14 +52,15 @@ def deadline_middleware(seconds: float, max_body_bytes: int) -> Middleware:
                                "Content-Length says", {"deadline_s": seconds}) from None
             except web.HTTPRequestEntityTooLarge:
                 raise too_large(max_body_bytes) from None
-            except web.RequestPayloadError as exc:
+            except web.RequestPayloadError:
                 # Bytes that are not what Content-Encoding says (gzip that is not gzip):
                 # the client's input, so a 400, and nothing was begun.
-                encoding = request.headers.get("Content-Encoding", "")
-                raise ApiError("bad_request", f"the request body could not be read ({exc}): "
-                               f"send it encoded as its Content-Encoding ({encoding or 'none'}) "
-                               "says, or without one") from None
-            budget = max(seconds - (asyncio.get_running_loop().time() - started), 0.001)
+                encoding = request.headers.get("Content-Encoding", "none")
+                raise ApiError("bad_request", "the request body could not be decoded as its "
+                               f"Content-Encoding ({encoding}) says: send it so encoded "
+                               "(gzip or deflate), or not encoded at all") from None
+            if seconds > 0:  # 0: no deadline (service/domain/deadline.py)
+                budget = max(seconds - (asyncio.get_running_loop().time() - started), 0.001)
         write = request.method not in ("GET", "HEAD", "OPTIONS")
         async with deadline(budget, write=write, shown=seconds, command=is_command(request)):
             return await handler(request)

@@ -4,6 +4,7 @@ options checked, layouts as RULES.md names them, seeds in range."""
 from __future__ import annotations
 
 import json
+import pickle
 import re
 from pathlib import Path
 
@@ -37,8 +38,12 @@ def test_an_unknown_variant_is_refused_naming_the_known_ones(variant_id):
 @pytest.mark.parametrize("variant_id", ["gilbert", "shamrocks", "caprice"])
 def test_variants_without_options_refuse_any(variant_id):
     assert Game.deal(variant_id, 0, {}).variant.options == {}
-    with pytest.raises(BadOptions):
+    with pytest.raises(BadOptions) as info:
         Game.deal(variant_id, 0, {"single_card_moves": True})
+    assert info.value.option == "single_card_moves"
+    # Raised in a solver's process, it crosses back whole (a pool's job is pickled).
+    again = pickle.loads(pickle.dumps(info.value))
+    assert (str(again), again.option) == (str(info.value), "single_card_moves")
 
 
 @pytest.mark.parametrize("seed", [0, 1, MAX_SEED - 1])
