@@ -2,8 +2,11 @@
 
 Ranking (PROTOCOL.md): won first, then more foundation cards, then shorter
 duration, then fewer moves, then earlier finish; the player id breaks what is
-left. Marked entries (a new player's, a machine-paced one: docs/reliability.md,
-"The daily leaderboard's integrity") come after every unmarked one. The order
+left. Marked entries (docs/reliability.md, "The daily leaderboard's integrity") come
+after the unmarked ones, in groups: the human-paced entries of players made on the
+day, then the machine-paced ones (of players from before the day, then of new ones).
+So no machine-paced entry is above a human-paced one, and among each, no new player is
+above one from before the day. The order
 is encoded in a fixed-width string of digits, the *sort key*:
 the leaderboard is a sorted set whose members all have score 0 and begin with
 ``<sort key><player id>``, so Redis orders them by bytes, which is exactly the
@@ -93,7 +96,7 @@ class Standing:
 
     ``finished_at`` is None for an attempt ranked as it stood when its day ended;
     it then ranks as if it finished at the day's end (``finish_ms``). ``new_player``
-    and ``machine_paced`` are its marks: a marked entry ranks after every unmarked one.
+    and ``machine_paced`` are its marks, which put it in a later group (:attr:`group`).
     """
 
     player_id: str
@@ -113,14 +116,16 @@ class Standing:
         return self.status == "won"
 
     @property
-    def marked(self) -> bool:
-        return self.new_player or self.machine_paced
+    def group(self) -> int:
+        """0 unmarked, 1 a new player's (human-paced), 2 machine-paced, 3 both: ranked
+        in that order of groups, then by the results within each."""
+        return 2 * self.machine_paced + self.new_player
 
     def sort_key(self) -> str:
         """Fixed-width digits whose byte order is the ranking order (smaller ranks higher)."""
         cards_short = MAX_FOUNDATION_CARDS - min(self.foundation_cards, MAX_FOUNDATION_CARDS)
-        # One digit for both: 0 won, 1 not, 2 and 3 the same when marked.
-        return (str((2 if self.marked else 0) + (0 if self.won else 1))
+        # One digit for both: the group (0-3) twice, plus 1 when not won.
+        return (str(2 * self.group + (0 if self.won else 1))
                 + f"{cards_short:0{CARDS_DIGITS}d}"
                 + f"{_clamp(self.duration_ms, DURATION_DIGITS):0{DURATION_DIGITS}d}"
                 + f"{_clamp(self.moves, MOVES_DIGITS):0{MOVES_DIGITS}d}"

@@ -421,8 +421,10 @@ async def test_more_attempts_when_the_setting_allows_and_the_best_counts(
         first = (await api.attempt(token))["game_id"]
         for command in line[:60]:
             await api.command(token, first, command)
+            clock.advance(0.25)  # paced like a person: a machine-paced one ranks below any other
         await api.command(token, first, {"type": "resign"})
         good = (await api.board(token))["me"]
+        assert not good["machine_paced"]
         second = (await api.attempt(token))["game_id"]
         await api.command(token, second, {"type": "resign"})
         await api.attempt(token, expect=409)

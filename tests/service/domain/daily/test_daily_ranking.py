@@ -38,8 +38,9 @@ def at(clock_time: str) -> datetime:
 def spec_order(s: Standing) -> tuple[object, ...]:
     """PROTOCOL.md: won first, then more foundation cards, then shorter duration, then
     fewer moves, then earlier finish (then the player id, so the order is total); marked
-    entries (a new player's, a machine-paced one) after every unmarked one (issue 23)."""
-    return (s.new_player or s.machine_paced, not s.won, -s.foundation_cards, s.duration_ms,
+    entries after the unmarked ones: machine-paced ones after every human-paced one, and
+    within each, a new player's after those of players from before the day (issue 23)."""
+    return (s.machine_paced, s.new_player, not s.won, -s.foundation_cards, s.duration_ms,
             s.moves, s.finish_ms, s.player_id)
 
 
@@ -131,9 +132,24 @@ def test_an_earlier_finish_ranks_higher() -> None:
         standing(finish_ms=epoch_ms(datetime(2026, 11, 29, 2, tzinfo=UTC))).sort_key()
 
 
+def test_no_bot_ranks_above_a_person_nor_a_new_player_above_an_older_one_of_its_kind() -> None:
+    """An outside client's board: a bot's better result does not lift it above a person,
+    however new the person; a new player's better result does not lift it above an older
+    player of its kind (a person, or a bot)."""
+    old_person = standing("p_a", fc=18, duration=1575, moves=12)
+    new_person = standing("p_b", fc=36, duration=4575, moves=35, new_player=True)
+    old_bot = standing("p_c", fc=40, duration=257, moves=39, machine_paced=True)
+    new_bot = standing("p_d", won=True, fc=52, duration=251, moves=80, new_player=True,
+                       machine_paced=True)
+    board = [new_bot, old_bot, new_person, old_person]
+    assert sorted(board, key=lambda s: s.member().encode()) == [
+        old_person, new_person, old_bot, new_bot]
+
+
 @given(st.lists(st.tuples(st.booleans(), st.integers(0, 104), st.integers(0, 10**9),
                           st.integers(0, 10**6), st.integers(0, 4 * 10**12),
-                          st.sampled_from([(False, False), (True, False), (False, True)])),
+                          st.sampled_from([(False, False), (True, False), (False, True),
+                                           (True, True)])),
                 min_size=2, max_size=40))
 def test_the_sort_key_orders_exactly_as_the_ranking(
         rows: list[tuple[bool, int, int, int, int, tuple[bool, bool]]]) -> None:
