@@ -190,7 +190,7 @@ async function loadDaily(section, ctx, attempt = 0) {
     })), message);
 }
 
-/** The leaderboard's marks (docs/protocol.md): an entry after every unmarked one, and why. */
+/** The leaderboard's marks (docs/protocol.md): an entry after the unmarked ones, and why. */
 const MARKS = [
   ['new_player', 'new', 'signed up after the day began'],
   ['machine_paced', 'machine-paced', 'played faster than a person plays'],

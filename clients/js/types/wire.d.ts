@@ -347,11 +347,14 @@ export type Leaderboard = {
 /**
  * One ranked attempt. Ranking: won first, then more foundation cards, then
  * shorter duration, then fewer moves, then earlier finish; attempts equal in all five
- * are ordered by player id, each with a rank of its own. Marked entries (`new_player`,
- * `machine_paced`) come after every unmarked one, in the same order among themselves.
+ * are ordered by player id, each with a rank of its own. Marked entries come after the
+ * unmarked ones, in groups ordered the same way within: `new_player` alone, then
+ * `machine_paced` alone, then both; so no machine-paced entry ranks above a
+ * human-paced one.
  *
  * `new_player`: the player signed up after the challenge's day began (UTC), so a
- * player made on the day cannot rank above those who were there before it.
+ * player made on the day cannot rank above those of its kind (human-paced, or
+ * machine-paced) who were there before it.
  * `machine_paced`: faster than a person can play (less than the server's
  * `machine_pace_ms_per_move`, 100 ms by default, per move on average, over 10 moves
  * or more).
